@@ -1,0 +1,145 @@
+#include "heap/Config.h"
+
+#include <cstring>
+
+#include "heap/LineBuffer.h"
+
+namespace heapgraph {
+namespace {
+
+bool Equals(const char* a, size_t a_len, const char* b) {
+  return a_len == strlen(b) && memcmp(a, b, a_len) == 0;
+}
+
+bool ParseUnsigned(const char* text, size_t length, uint64_t* out) {
+  if (length == 0 || length > 19) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < length; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseBool(const char* text, size_t length, bool* out) {
+  if (Equals(text, length, "1") || Equals(text, length, "true") || Equals(text, length, "yes")) {
+    *out = true;
+    return true;
+  }
+  if (Equals(text, length, "0") || Equals(text, length, "false") || Equals(text, length, "no")) {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+bool ParseRange(const char* text, size_t length, uint64_t lo, uint64_t hi, uint32_t* out) {
+  uint64_t v;
+  if (!ParseUnsigned(text, length, &v) || v < lo || v > hi) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool CopyPath(const char* text, size_t length, char* out) {
+  if (length >= Config::kMaxPath) return false;
+  memcpy(out, text, length);
+  out[length] = '\0';
+  return true;
+}
+
+void Complain(const char* what, const char* key, size_t key_len, const char* value,
+              size_t value_len, const char* expected) {
+  LineBuffer line;
+  line.Append("heapgraph: ").Append(what).Append(" '").Append(key, key_len);
+  if (value != nullptr) line.Append("=").Append(value, value_len);
+  line.Append("' in HEAPGRAPH_OPTIONS");
+  if (expected != nullptr) line.Append(" (expected ").Append(expected).Append(")");
+  line.Append("; ignored\n");
+  line.WriteTo(2);
+}
+
+}  // namespace
+
+bool ParseByteSize(const char* text, size_t length, uint64_t* out) {
+  if (length == 0) return false;
+  uint64_t multiplier = 1;
+  char unit = text[length - 1];
+  if (unit == 'k' || unit == 'K') multiplier = uint64_t{1} << 10;
+  if (unit == 'm' || unit == 'M') multiplier = uint64_t{1} << 20;
+  if (unit == 'g' || unit == 'G') multiplier = uint64_t{1} << 30;
+  if (multiplier != 1) --length;
+  uint64_t v;
+  if (!ParseUnsigned(text, length, &v)) return false;
+  if (v > UINT64_MAX / multiplier) return false;
+  *out = v * multiplier;
+  return true;
+}
+
+bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len) {
+  const char* expected = nullptr;
+  bool ok = false;
+  if (Equals(key, key_len, "dir")) {
+    expected = "a path shorter than 512 bytes";
+    ok = value_len > 0 && CopyPath(value, value_len, dir);
+  } else if (Equals(key, key_len, "depth")) {
+    expected = "1..64";
+    ok = ParseRange(value, value_len, 1, 64, &depth);
+  } else if (Equals(key, key_len, "large_threshold")) {
+    expected = "a byte count such as 8M, or 0 to disable";
+    ok = ParseByteSize(value, value_len, &large_threshold);
+  } else if (Equals(key, key_len, "large_log")) {
+    expected = "'stderr' or a path";
+    ok = Equals(value, value_len, "stderr") ? (large_log[0] = '\0', true)
+                                            : value_len > 0 && CopyPath(value, value_len, large_log);
+  } else if (Equals(key, key_len, "shards")) {
+    expected = "a power of two in 1..1024";
+    uint32_t v;
+    ok = ParseRange(value, value_len, 1, 1024, &v) && (v & (v - 1)) == 0;
+    if (ok) shards = v;
+  } else if (Equals(key, key_len, "shard_capacity_log2")) {
+    expected = "10..28";
+    ok = ParseRange(value, value_len, 10, 28, &shard_capacity_log2);
+  } else if (Equals(key, key_len, "stack_slots_log2")) {
+    expected = "16..28";
+    ok = ParseRange(value, value_len, 16, 28, &stack_slots_log2);
+  } else if (Equals(key, key_len, "mmap")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &record_mmap);
+  } else if (Equals(key, key_len, "enabled")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &enabled);
+  } else if (Equals(key, key_len, "paused")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &start_paused);
+  } else {
+    Complain("unknown option", key, key_len, nullptr, 0, nullptr);
+    return false;
+  }
+  if (!ok) Complain("bad value for option", key, key_len, value, value_len, expected);
+  return ok;
+}
+
+int Config::Parse(const char* options) {
+  if (options == nullptr) return 0;
+  int rejected = 0;
+  const char* p = options;
+  while (*p != '\0') {
+    const char* end = p;
+    while (*end != '\0' && *end != ',' && *end != ':') ++end;
+    if (end != p) {
+      const char* eq = static_cast<const char*>(memchr(p, '=', static_cast<size_t>(end - p)));
+      if (eq == nullptr) {
+        Complain("missing '=' in option", p, static_cast<size_t>(end - p), nullptr, 0, "key=value");
+        ++rejected;
+      } else if (!ApplyEntry(p, static_cast<size_t>(eq - p), eq + 1,
+                             static_cast<size_t>(end - eq - 1))) {
+        ++rejected;
+      }
+    }
+    p = (*end == '\0') ? end : end + 1;
+  }
+  return rejected;
+}
+
+}  // namespace heapgraph

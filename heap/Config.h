@@ -1,0 +1,36 @@
+// heap/: recorder configuration, parsed from HEAPGRAPH_OPTIONS ("key=value" pairs separated by ','
+// or ':') without allocating. A bad entry prints one line on stderr and leaves that key at its
+// previous value; parsing never fails the host. Includes libc only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapgraph {
+
+struct Config {
+  static constexpr size_t kMaxPath = 512;
+
+  char dir[kMaxPath] = "";         // root of per-process recording directories ("" = default)
+  uint32_t depth = 32;              // frames captured per allocation, 1..64
+  uint64_t large_threshold = 8u << 20;  // bytes; 0 disables the large-allocation monitor
+  char large_log[kMaxPath] = "";   // "" = stderr, else a file appended to
+  uint32_t shards = 64;             // live-allocation tree shards, power of two
+  uint32_t shard_capacity_log2 = 22;  // max nodes per shard = 2^this
+  uint32_t stack_slots_log2 = 22;   // stack table slots = 2^this (8 bytes each)
+  bool record_mmap = true;          // anonymous mmap/munmap/mremap as VM regions
+  bool enabled = true;              // false: interpose but never record
+  bool start_paused = false;
+
+  // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
+  // rejection has already been reported on stderr as one line prefixed "heapgraph: ".
+  int Parse(const char* options);
+
+  // Applies a single key=value entry; false (after one line on stderr) if rejected.
+  bool ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len);
+};
+
+// Parses "123", "8K", "8M", "1G" (binary units). Returns false on garbage or overflow.
+bool ParseByteSize(const char* text, size_t length, uint64_t* out);
+
+}  // namespace heapgraph

@@ -1,0 +1,114 @@
+#include "heap/MappedFile.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace heapgraph {
+namespace {
+
+// Raw syscalls: the preload library interposes mmap/munmap, and its own mappings must not be
+// recorded as the host's VM regions.
+void* RawMmap(void* addr, uint64_t length, int prot, int flags, int fd, uint64_t offset) {
+  long r = syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
+  if (r < 0 && r > -4096) return MAP_FAILED;
+  return reinterpret_cast<void*>(r);
+}
+
+bool WriteAll(int fd, const uint8_t* data, uint64_t length, uint64_t offset) {
+  while (length > 0) {
+    ssize_t n = pwrite(fd, data, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    offset += static_cast<uint64_t>(n);
+    length -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool MappedFile::OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out) {
+  int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return false;
+  }
+  *fd_out = fd;
+  return true;
+}
+
+bool MappedFile::Create(int dir_fd, const char* name, uint64_t size) {
+  int fd;
+  if (!OpenNew(dir_fd, name, size, &fd)) return false;
+  void* p = RawMmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return false;
+  }
+  data_ = static_cast<uint8_t*>(p);
+  size_ = size;
+  fd_ = fd;
+  return true;
+}
+
+bool MappedFile::Reserve(uint64_t offset, uint64_t length) {
+  if (offset >= size_) return false;
+  if (length > size_ - offset) length = size_ - offset;
+  if (fallocate_unsupported_) return true;
+  int r;
+  do {
+    r = fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length));
+  } while (r != 0 && errno == EINTR);
+  if (r == 0) return true;
+  if (errno == EOPNOTSUPP) {
+    fallocate_unsupported_ = true;
+    return true;
+  }
+  return false;
+}
+
+bool MappedFile::MoveTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) {
+  int fd;
+  if (!OpenNew(dir_fd, name, size_, &fd)) return false;
+  for (size_t i = 0; i < range_count; ++i) {
+    const Range& r = ranges[i];
+    if (r.offset >= size_) continue;
+    uint64_t length = r.length > size_ - r.offset ? size_ - r.offset : r.length;
+    if (!WriteAll(fd, data_ + r.offset, length, r.offset)) {
+      close(fd);
+      return false;
+    }
+  }
+  void* p = RawMmap(data_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return false;
+  }
+  close(fd_);
+  fd_ = fd;
+  return true;
+}
+
+void MappedFile::Sync() const {
+  if (data_ != nullptr) msync(data_, size_, MS_ASYNC);
+}
+
+void MappedFile::Unmap() {
+  if (data_ != nullptr) syscall(SYS_munmap, data_, size_);
+  if (fd_ >= 0) close(fd_);
+  data_ = nullptr;
+  size_ = 0;
+  fd_ = -1;
+}
+
+}  // namespace heapgraph

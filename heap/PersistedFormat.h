@@ -1,0 +1,191 @@
+// heap/: the on-disk layout of a recording directory (version 1), shared by the recorder (writer,
+// inside the host process) and the readers (heapgraph dump, FOOM reports). Plain structs only; no
+// code. Every file starts with a 16-byte FileHeader. docs/recording-format.md describes the same.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace heapgraph::format {
+
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint64_t kPageSize = 4096;
+
+// Magic strings (8 bytes, not NUL-terminated when 8 chars long).
+inline constexpr char kTreeMagic[8] = {'H', 'G', 'T', 'R', 'E', 'E', '0', '1'};
+inline constexpr char kStackMagic[8] = {'H', 'G', 'S', 'T', 'A', 'C', 'K', '1'};
+inline constexpr char kModuleMagic[8] = {'H', 'G', 'M', 'O', 'D', 'S', '0', '1'};
+inline constexpr char kSessionMagic[8] = {'H', 'G', 'S', 'E', 'S', 'S', '0', '1'};
+
+// File names inside a per-process recording directory.
+inline constexpr const char* kHeapTreeFile = "heap.tree";
+inline constexpr const char* kVmTreeFile = "vm.tree";
+inline constexpr const char* kStackFile = "stacks";
+inline constexpr const char* kModuleFile = "modules";
+inline constexpr const char* kSessionFile = "session";
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;  // bytes before the payload this file describes
+};
+
+// Which allocation function produced a block. The report's category is derived from it: heap
+// functions give the seed's size category ("Malloc 48.00KiB"), mmap/mremap give "VM: anonymous".
+enum class AllocFunction : uint8_t {
+  kNone = 0,  // a free tree node
+  kMalloc = 1,
+  kCalloc = 2,
+  kRealloc = 3,
+  kReallocArray = 4,
+  kMemalign = 5,
+  kPosixMemalign = 6,
+  kAlignedAlloc = 7,
+  kValloc = 8,
+  kPvalloc = 9,
+  kMmap = 16,
+  kMremap = 17,
+};
+inline constexpr bool IsVmFunction(AllocFunction f) {
+  return f == AllocFunction::kMmap || f == AllocFunction::kMremap;
+}
+
+// ---------------------------------------------------------------------------------------------
+// heap.tree / vm.tree: one sharded, array-backed splay tree of live blocks (seed 000).
+//
+// [TreeHeader][ShardHeader x shard_count] ... padding to nodes_offset ...
+// [shard 0: TreeNode x shard_capacity][shard 1: ...] ...
+// Node 0 of each shard is the splay header/null sentinel and never holds a block.
+// A block lives in shard (address >> shard_shift) & (shard_count - 1).
+struct TreeHeader {
+  FileHeader file;
+  uint32_t node_size;  // sizeof(TreeNode)
+  uint32_t shard_count;
+  uint32_t shard_shift;
+  uint32_t reserved0;
+  uint64_t shard_capacity;  // nodes per shard, including node 0
+  uint64_t nodes_offset;    // file offset of shard 0's node array; page aligned
+};
+
+// Invariant (writer): while a shard mutates a node, `writing` holds 1 + that node's index; it is 0
+// when the shard is consistent. A reader that finds writing != 0 after a kill reports that one
+// node as torn. Splay rotations change only left/right links, which readers never use.
+struct alignas(64) ShardHeader {
+  std::atomic<uint32_t> lock;  // meaningless on disk
+  uint32_t root;
+  uint32_t free_head;  // free nodes are chained through `left`
+  uint32_t used;       // nodes [1, used) have been handed out at least once
+  uint32_t writing;
+  uint32_t reserved0;
+  uint64_t live_count;
+  uint64_t live_bytes;
+  uint64_t dropped;  // inserts refused: shard full or disk full
+  uint64_t backed_bytes;  // bytes of this shard's node array reserved on disk (fallocate)
+};
+static_assert(sizeof(ShardHeader) == 64);
+
+// 28 bytes: address (48 bits), size (40 bits), function, stack id, sequence, two child indices.
+// A free node has address 0 and function kNone.
+struct TreeNode {
+  uint32_t addr_lo;
+  uint16_t addr_hi;
+  uint8_t size_hi;
+  AllocFunction function;
+  uint32_t size_lo;
+  uint32_t left;
+  uint32_t right;
+  uint32_t stack;  // StackStore id of the allocation stack (0 = none captured)
+  uint32_t seq;    // low 32 bits of the process-wide allocation sequence number
+
+  uint64_t address() const { return (uint64_t{addr_hi} << 32) | addr_lo; }
+  uint64_t size() const { return (uint64_t{size_hi} << 32) | size_lo; }
+  void set_address(uint64_t a) {
+    addr_lo = static_cast<uint32_t>(a);
+    addr_hi = static_cast<uint16_t>(a >> 32);
+  }
+  void set_size(uint64_t s) {
+    size_lo = static_cast<uint32_t>(s);
+    size_hi = static_cast<uint8_t>(s >> 32);
+  }
+};
+static_assert(sizeof(TreeNode) == 28);
+inline constexpr uint64_t kMaxBlockSize = (uint64_t{1} << 40) - 1;  // larger sizes are clamped
+
+// ---------------------------------------------------------------------------------------------
+// stacks: a suffix-sharing hash table of 64-bit nodes (seed 000). A node is
+//   parent (28 bits) << 36 | prefix index (8 bits) << 28 | address low 28 bits.
+// parent 0 means "outermost frame"; slot 0 is never used, so a stack id is the slot index of its
+// innermost frame and id 0 is "no stack". The full return address of a node is
+//   prefixes[prefix index] << 28 | low 28 bits.
+// Prefix 0 is reserved so that an empty slot (0) is never a valid node.
+inline constexpr uint32_t kStackParentBits = 28;
+inline constexpr uint32_t kStackPrefixBits = 8;
+inline constexpr uint32_t kStackLowBits = 28;
+inline constexpr uint32_t kMaxStackPrefixes = 1u << kStackPrefixBits;
+inline constexpr uint32_t kMaxStackDepth = 64;
+
+struct StackHeader {
+  FileHeader file;
+  uint32_t slot_bits;  // table has 1 << slot_bits slots
+  uint32_t max_depth;
+  uint64_t slots_offset;
+  std::atomic<uint32_t> prefix_count;  // prefixes [1, prefix_count) are valid
+  uint32_t reserved0;
+  std::atomic<uint64_t> node_count;   // nodes stored
+  std::atomic<uint64_t> stack_count;  // stacks whose innermost node was new
+  std::atomic<uint64_t> dropped;      // stacks not stored: table full
+  uint64_t prefixes[kMaxStackPrefixes];
+};
+
+// ---------------------------------------------------------------------------------------------
+// modules: loaded-module map. Rewritten under a sequence counter (odd while a writer is active).
+inline constexpr uint32_t kMaxSegments = 8;
+inline constexpr uint32_t kMaxBuildId = 32;
+inline constexpr uint32_t kMaxModulePath = 256;
+
+struct ModuleSegment {
+  uint64_t vaddr;  // p_vaddr (add load_bias for the runtime address)
+  uint64_t memsz;
+  uint32_t flags;  // PF_R | PF_W | PF_X
+  uint32_t reserved0;
+};
+
+enum ModuleState : uint32_t { kModuleLoaded = 1, kModuleUnloaded = 2 };
+
+struct ModuleRecord {
+  uint64_t load_bias;
+  uint64_t start;  // lowest runtime address of a PT_LOAD segment
+  uint64_t end;    // one past the highest
+  uint32_t state;  // ModuleState
+  uint32_t segment_count;
+  ModuleSegment segments[kMaxSegments];
+  uint32_t build_id_len;
+  uint8_t build_id[kMaxBuildId];
+  char path[kMaxModulePath];  // NUL-terminated, truncated if longer
+};
+
+struct ModuleHeader {
+  FileHeader file;
+  uint32_t record_size;
+  uint32_t capacity;
+  std::atomic<uint32_t> count;
+  std::atomic<uint32_t> sequence;  // odd while being written
+};
+
+// ---------------------------------------------------------------------------------------------
+// session: who wrote this directory.
+struct SessionHeader {
+  FileHeader file;
+  int32_t pid;
+  uint32_t max_depth;
+  uint64_t start_time_ns;  // CLOCK_REALTIME at recorder start
+  uint64_t boot_time_ticks;  // process start time from /proc/self/stat (clock ticks since boot)
+  std::atomic<uint64_t> sequence;  // allocations recorded so far
+  std::atomic<uint32_t> state;     // SessionState
+  uint32_t reserved0;
+  char executable[kMaxModulePath];
+};
+enum SessionState : uint32_t { kSessionRecording = 1, kSessionExited = 2 };
+
+}  // namespace heapgraph::format

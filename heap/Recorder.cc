@@ -1,0 +1,422 @@
+#include "heap/Recorder.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "heap/Config.h"
+#include "heap/LargeAllocationMonitor.h"
+#include "heap/LineBuffer.h"
+#include "heap/LiveAllocationTree.h"
+#include "heap/ModuleMap.h"
+#include "heap/RecordingDirectory.h"
+#include "heap/SessionFile.h"
+#include "heap/StackCapture.h"
+#include "heap/StackStore.h"
+#include "heap/heapgraph.h"
+
+namespace heapgraph::recorder {
+namespace {
+
+using format::AllocFunction;
+
+// Process-wide recorder state machine. Only kActive records allocations; kActive and kPaused
+// apply frees; kForkPending moves the recording to the child's own directory on the next hook.
+enum Mode : uint32_t {
+  kUninitialized = 0,
+  kInitializing,
+  kActive,
+  kPaused,
+  kDisabled,
+  kForkPending,
+};
+
+constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
+constexpr uint32_t kVmCapacityLog2 = 18;
+constexpr uint32_t kStackCacheEntries = 256;  // per thread, direct-mapped
+
+struct StackCacheEntry {
+  uint64_t hash;
+  uint32_t id;
+};
+
+struct State {
+  std::atomic<uint32_t> mode{kUninitialized};
+  std::atomic<uint32_t> depth{32};
+  Config config;
+  RecordingDirectory directory;
+  LiveAllocationTree heap;
+  LiveAllocationTree vm;
+  StackStore stacks;
+  ModuleMap modules;
+  SessionFile session;
+  LargeAllocationMonitor large;
+  uint32_t mode_before_fork = kUninitialized;
+};
+
+constinit State g;
+
+__thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
+__thread uint64_t t_seq_next __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint64_t t_seq_end __attribute__((tls_model("initial-exec"))) = 0;
+__thread StackCacheEntry t_stack_cache[kStackCacheEntries]
+    __attribute__((tls_model("initial-exec")));
+
+// Sets the re-entrancy guard for the lifetime of a hook; no-op (and `entered` false) if it was set.
+class GuardScope {
+ public:
+  GuardScope() : entered_(!t_guard) { t_guard = true; }
+  ~GuardScope() {
+    if (entered_) t_guard = false;
+  }
+
+ private:
+  bool entered_;
+};
+
+void Complain(const char* what, const char* detail) {
+  LineBuffer line;
+  line.Append("heapgraph: ").Append(what);
+  if (detail != nullptr && detail[0] != '\0') line.Append(": ").Append(detail);
+  line.Append("; recording disabled, the program continues\n");
+  line.WriteTo(2);
+}
+
+void FindOwnCode() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&RecordAlloc), &info) == 0) return;
+  struct Search {
+    uintptr_t base;
+    uintptr_t begin, end;
+  } search = {reinterpret_cast<uintptr_t>(info.dli_fbase), 0, 0};
+  dl_iterate_phdr(
+      [](dl_phdr_info* phdr, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        for (int i = 0; i < phdr->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = phdr->dlpi_phdr[i];
+          uintptr_t begin = phdr->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          if (s->base < phdr->dlpi_addr + ph.p_vaddr - ph.p_offset) continue;
+          uintptr_t self = reinterpret_cast<uintptr_t>(&RecordAlloc);
+          if (self >= begin && self < begin + ph.p_memsz) {
+            s->begin = begin;
+            s->end = begin + ph.p_memsz;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+  StackCapture::SetOwnCode(search.begin, search.end);
+}
+
+// Creates every file of a recording directory; false after one line on stderr.
+bool CreateFiles() {
+  char error[256];
+  const Config& c = g.config;
+  if (!g.directory.Create(c.dir, error, sizeof(error))) {
+    Complain("cannot create the recording directory", error);
+    return false;
+  }
+  int fd = g.directory.fd();
+  if (!g.session.Create(fd, c.depth) ||
+      !g.heap.Create(fd, format::kHeapTreeFile, c.shards, c.shard_capacity_log2) ||
+      !g.vm.Create(fd, format::kVmTreeFile, kVmShards, kVmCapacityLog2) ||
+      !g.stacks.Create(fd, format::kStackFile, c.stack_slots_log2, c.depth) ||
+      !g.modules.Create(fd, format::kModuleFile)) {
+    Complain("cannot create the recording files in", g.directory.path());
+    return false;
+  }
+  return true;
+}
+
+void ForkPrepare() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && mode != kPaused) return;
+  t_guard = true;
+  g.heap.LockAll();
+  g.vm.LockAll();
+}
+
+void ForkParent() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && mode != kPaused) return;
+  g.vm.UnlockAll();
+  g.heap.UnlockAll();
+  t_guard = false;
+}
+
+void ForkChild() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && mode != kPaused) return;
+  g.vm.UnlockAll();
+  g.heap.UnlockAll();
+  g.mode_before_fork = mode;
+  g.mode.store(kForkPending, std::memory_order_release);
+  t_guard = false;
+}
+
+// In a forked child (single-threaded): continue in a directory of our own, starting from a copy
+// of the parent's state at fork time, which is exactly the child's heap.
+void MoveToChildDirectory() {
+  uint32_t expected = kForkPending;
+  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  char error[256];
+  bool ok = g.directory.Create(g.config.dir, error, sizeof(error));
+  int fd = g.directory.fd();
+  ok = ok && g.session.Create(fd, g.config.depth) && g.heap.MoveTo(fd, format::kHeapTreeFile) &&
+       g.vm.MoveTo(fd, format::kVmTreeFile) && g.stacks.MoveTo(fd, format::kStackFile) &&
+       g.modules.MoveTo(fd, format::kModuleFile);
+  if (!ok) {
+    // Never go on writing into the parent's files.
+    Complain("cannot move the recording of a forked child", error);
+    g.mode.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  t_seq_next = t_seq_end = 0;
+  g.mode.store(g.mode_before_fork, std::memory_order_release);
+}
+
+void Initialize() {
+  uint32_t expected = kUninitialized;
+  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  g.config.Parse(getenv("HEAPGRAPH_OPTIONS"));
+  if (!g.config.enabled) {
+    g.mode.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  g.depth.store(g.config.depth, std::memory_order_relaxed);
+  StackCapture::Initialize();
+  FindOwnCode();
+  if (!CreateFiles()) {
+    g.mode.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  g.large.Configure(g.config.large_threshold, g.config.large_log);
+  g.modules.Refresh();
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
+}
+
+// Slow path of every hook: brings the recorder up (or over to a forked child's directory).
+uint32_t SettleMode() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kUninitialized) Initialize();
+  if (mode == kForkPending) MoveToChildDirectory();
+  return g.mode.load(std::memory_order_acquire);
+}
+
+uint32_t NextSequence() {
+  if (t_seq_next == t_seq_end) {
+    t_seq_next = g.session.TakeSequenceBlock();
+    t_seq_end = t_seq_next + SessionFile::kSequenceBlock;
+  }
+  return static_cast<uint32_t>(t_seq_next++);
+}
+
+uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
+  uint64_t h = 0x84222325cbf29ce4ull ^ depth;
+  for (uint32_t i = 0; i < depth; ++i) h = (h ^ frames[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+// Stack id for the captured frames. A per-thread cache keyed by a 64-bit hash of the frames
+// skips the table walk for stacks this thread saw recently (a false hit needs a 64-bit collision).
+uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
+  uint64_t hash = HashFrames(frames, depth);
+  StackCacheEntry& entry = t_stack_cache[hash % kStackCacheEntries];
+  if (entry.hash == hash && entry.id != 0) return entry.id;
+  uint32_t new_nodes = 0;
+  uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
+  // A frame we have never seen may come from a module loaded since the last refresh.
+  if (new_nodes != 0) g.modules.Refresh();
+  entry.hash = hash;
+  entry.id = id;
+  return id;
+}
+
+void Record(LiveAllocationTree& tree, void* address, size_t size, AllocFunction function) {
+  uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
+  uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
+  BlockRecord block;
+  block.address = reinterpret_cast<uintptr_t>(address);
+  block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
+  block.stack = InternStack(frames, depth);
+  block.seq = NextSequence();
+  block.function = function;
+  tree.Insert(block);
+  if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
+}
+
+}  // namespace
+
+bool InHook() { return t_guard; }
+
+void RecordAlloc(void* address, size_t size, AllocFunction function) {
+  if (t_guard || address == nullptr) return;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  Record(g.heap, address, size, function);
+}
+
+void RecordFree(void* address) {
+  if (t_guard || address == nullptr) return;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kForkPending) mode = SettleMode();
+  if (mode != kActive && mode != kPaused) return;
+  g.heap.Remove(reinterpret_cast<uintptr_t>(address), nullptr);
+}
+
+ReallocTicket BeginRealloc(void* old_address) {
+  ReallocTicket ticket;
+  if (t_guard) return ticket;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kForkPending) mode = SettleMode();
+  if (mode != kActive && mode != kPaused) return ticket;
+  ticket.recorded = g.heap.Remove(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  return ticket;
+}
+
+void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFunction function) {
+  if (result != nullptr) {
+    RecordAlloc(result, size, function);
+  } else if (size != 0 && ticket.recorded && !t_guard) {
+    GuardScope guard;
+    g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
+  }
+}
+
+void RecordMap(void* address, size_t length, AllocFunction function) {
+  if (t_guard || address == nullptr || !g.config.record_mmap) return;
+  RecordUnmap(address, length);
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  Record(g.vm, address, length, function);
+}
+
+void RecordRemap(void* old_address, size_t old_length, void* address, size_t length) {
+  if (t_guard || old_address == nullptr || !g.config.record_mmap) return;
+  bool recorded;
+  {
+    GuardScope guard;
+    BlockRecord region;
+    uint64_t old_begin = reinterpret_cast<uintptr_t>(old_address);
+    recorded = g.vm.Floor(old_begin, &region) && region.address + region.size > old_begin;
+  }
+  if (!recorded) return;
+  RecordUnmap(old_address, old_length);
+  RecordMap(address, length, AllocFunction::kMremap);
+}
+
+// Removes [address, address + length) from the VM regions; a region cut in the middle keeps its
+// outer parts (with the original stack and sequence number).
+void RecordUnmap(void* address, size_t length) {
+  if (t_guard || address == nullptr || length == 0) return;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kForkPending) mode = SettleMode();
+  if (mode != kActive && mode != kPaused) return;
+  uint64_t begin = reinterpret_cast<uintptr_t>(address);
+  uint64_t end = begin + length;
+  BlockRecord region;
+  // Regions starting inside the range, then a region that starts before it and overlaps it.
+  for (int guard_steps = 0; guard_steps < 4096; ++guard_steps) {
+    if (!g.vm.Floor(end - 1, &region) || region.address + region.size <= begin) break;
+    g.vm.Remove(region.address, nullptr);
+    if (region.address < begin) {
+      BlockRecord head = region;
+      head.size = begin - region.address;
+      g.vm.Insert(head);
+    }
+    if (region.address + region.size > end) {
+      BlockRecord tail = region;
+      tail.address = end;
+      tail.size = region.address + region.size - end;
+      g.vm.Insert(tail);
+    }
+  }
+}
+
+}  // namespace heapgraph::recorder
+
+using namespace heapgraph;
+using namespace heapgraph::recorder;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int heapgraph_set_options(const char* options) {
+  GuardScope guard;
+  SettleMode();
+  Config runtime = g.config;
+  int rejected = runtime.Parse(options);
+  g.depth.store(runtime.depth, std::memory_order_relaxed);
+  g.large.set_threshold(runtime.large_threshold);
+  if (runtime.start_paused != g.config.start_paused) {
+    runtime.start_paused ? heapgraph_pause() : heapgraph_resume();
+  }
+  g.config.depth = runtime.depth;
+  g.config.large_threshold = runtime.large_threshold;
+  g.config.start_paused = runtime.start_paused;
+  return rejected;
+}
+
+__attribute__((visibility("default"))) void heapgraph_pause(void) {
+  uint32_t expected = kActive;
+  g.mode.compare_exchange_strong(expected, kPaused);
+}
+
+__attribute__((visibility("default"))) void heapgraph_resume(void) {
+  uint32_t expected = kPaused;
+  g.mode.compare_exchange_strong(expected, kActive);
+}
+
+__attribute__((visibility("default"))) int heapgraph_is_recording(void) {
+  GuardScope guard;
+  return SettleMode() == kActive ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) const char* heapgraph_recording_dir(void) {
+  GuardScope guard;
+  uint32_t mode = SettleMode();
+  return mode == kActive || mode == kPaused ? g.directory.path() : nullptr;
+}
+
+__attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
+    heapgraph_large_alloc_callback callback, void* user_data) {
+  g.large.SetCallback(callback, user_data);
+}
+
+__attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void) {
+  t_guard = true;
+}
+
+__attribute__((visibility("default"))) void heapgraph_sync(void) {
+  g.heap.file().Sync();
+  g.vm.file().Sync();
+  g.stacks.file().Sync();
+}
+
+}  // extern "C"
+
+namespace {
+
+__attribute__((constructor(101))) void StartRecorder() {
+  GuardScope guard;
+  SettleMode();
+}
+
+__attribute__((destructor(101))) void StopRecorder() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kActive || mode == kPaused) g.session.MarkExited();
+}
+
+}  // namespace

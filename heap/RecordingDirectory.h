@@ -1,0 +1,36 @@
+// heap/: the per-process recording directory <root>/<pid>-<start ticks>/. Created without following
+// symlinks, mode 0700, inside a root that must belong to the current user and not be writable by
+// others (unless it is a sticky directory such as /tmp, where only our own subdirectory is used).
+// Uses libc syscalls only (callable from the first allocation hook).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapgraph {
+
+class RecordingDirectory {
+ public:
+  static constexpr size_t kMaxPath = 600;
+
+  // Opens (creating as needed) `root` ("" = $TMPDIR/heapgraph-<uid> or /tmp/heapgraph-<uid>) and
+  // creates this process's directory in it. On failure returns false and fills `error` with a
+  // one-line reason.
+  bool Create(const char* root, char* error, size_t error_size);
+
+  int fd() const { return fd_; }
+  const char* path() const { return path_; }
+  int root_fd() const { return root_fd_; }
+
+  // Start time of this process in clock ticks since boot (/proc/self/stat field 22), 0 if unknown.
+  static uint64_t ProcessStartTicks();
+
+ private:
+  bool OpenRoot(const char* root, char* error, size_t error_size);
+
+  int root_fd_ = -1;
+  int fd_ = -1;
+  char path_[kMaxPath] = "";
+};
+
+}  // namespace heapgraph

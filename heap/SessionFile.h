@@ -1,0 +1,27 @@
+// heap/: the `session` file of a recording directory: which process wrote it, when it started,
+// how many allocation sequence numbers were handed out, and whether it exited cleanly.
+#pragma once
+
+#include <cstdint>
+
+#include "heap/MappedFile.h"
+#include "heap/PersistedFormat.h"
+
+namespace heapgraph {
+
+class SessionFile {
+ public:
+  static constexpr uint64_t kSequenceBlock = 1024;
+
+  bool Create(int dir_fd, uint32_t max_depth);
+  void MarkExited();
+  // Reserves kSequenceBlock consecutive sequence numbers; returns the first.
+  uint64_t TakeSequenceBlock();
+  format::SessionHeader* header() const { return header_; }
+
+ private:
+  MappedFile file_;
+  format::SessionHeader* header_ = nullptr;
+};
+
+}  // namespace heapgraph

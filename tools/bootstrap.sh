@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The README's two set-up commands: `bash tools/bootstrap.sh demo` and `bash tools/bootstrap.sh test`.
+# Installs missing Debian packages (apt-get, as root), configures and builds, then runs the demo or
+# the test suite. Environment: BUILD_DIR (default build), JOBS (default nproc).
+set -euo pipefail
+mode="${1:-}"
+case "$mode" in demo | test) ;; *) echo "usage: bash tools/bootstrap.sh demo|test" >&2; exit 2 ;; esac
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+jobs="${JOBS:-$(nproc)}"
+
+packages=(build-essential cmake pkg-config clang libclang-rt-14-dev libunwind-dev libcapstone-dev
+  libboost-graph-dev libdw-dev libelf-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libfmt-dev libcli11-dev valgrind heaptrack)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bootstrap: missing Debian packages and not root; run as root or install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGRAPH_WERROR=ON >/dev/null
+cmake --build "$build" -j "$jobs"
+
+if [ "$mode" = demo ]; then
+  exec "$build/tools/heapgraph" record --preload "$build/heap/libheapgraph.so" -- "$build/examples/demo_app"
+fi
+cd "$build"
+ctest --output-on-failure -j "$jobs" --timeout 600
