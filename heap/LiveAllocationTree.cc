@@ -88,16 +88,14 @@ void LiveAllocationTree::UnlockAll() {
   for (uint32_t i = shard_count_; i > 0; --i) shards_[i - 1].Unlock();
 }
 
-bool LiveAllocationTree::MoveTo(int dir_fd, const char* name) {
+bool LiveAllocationTree::CopyTo(int dir_fd, const char* name) const {
   MappedFile::Range ranges[kMaxShards + 1];
   ranges[0] = {0, header_->nodes_offset};
   for (uint32_t i = 0; i < shard_count_; ++i) {
     uint64_t offset = header_->nodes_offset + i * header_->shard_capacity * sizeof(TreeNode);
     ranges[i + 1] = {offset, shards_[i].header()->backed_bytes};
   }
-  if (!file_.MoveTo(dir_fd, name, ranges, shard_count_ + 1)) return false;
-  for (uint32_t i = 0; i <= shard_count_; ++i) file_.Reserve(ranges[i].offset, ranges[i].length);
-  return true;
+  return file_.CopyTo(dir_fd, name, ranges, shard_count_ + 1);
 }
 
 uint64_t LiveAllocationTree::LiveCount() const {

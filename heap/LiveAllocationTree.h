@@ -32,9 +32,12 @@ class LiveAllocationTree {
   void LockAll();
   void UnlockAll();
 
-  // Fork support: moves the tree to a new file in `dir_fd` (see MappedFile::MoveTo). Requires
-  // LockAll or a single-threaded process.
-  bool MoveTo(int dir_fd, const char* name);
+  // Fork support (MappedFile::CopyTo / Adopt). CopyTo requires LockAll: the copy is then exactly
+  // the state the child inherits.
+  bool CopyTo(int dir_fd, const char* name) const;
+  bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
+  // After Adopt in a forked child: the copy was taken with every lock held; release them all.
+  void ReleaseCopiedLocks() { UnlockAll(); }
 
   uint32_t shard_count() const { return shard_count_; }
   SplayShard& shard(uint32_t i) { return shards_[i]; }

@@ -77,18 +77,25 @@ bool MappedFile::Reserve(uint64_t offset, uint64_t length) {
   return false;
 }
 
-bool MappedFile::MoveTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) {
-  int fd;
-  if (!OpenNew(dir_fd, name, size_, &fd)) return false;
-  for (size_t i = 0; i < range_count; ++i) {
+bool MappedFile::CopyTo(int dir_fd, const char* name, const Range* ranges,
+                        size_t range_count) const {
+  MappedFile copy;
+  if (!copy.OpenNew(dir_fd, name, size_, &copy.fd_)) return false;
+  copy.size_ = size_;
+  bool ok = true;
+  for (size_t i = 0; i < range_count && ok; ++i) {
     const Range& r = ranges[i];
-    if (r.offset >= size_) continue;
+    if (r.offset >= size_ || r.length == 0) continue;
     uint64_t length = r.length > size_ - r.offset ? size_ - r.offset : r.length;
-    if (!WriteAll(fd, data_ + r.offset, length, r.offset)) {
-      close(fd);
-      return false;
-    }
+    ok = copy.Reserve(r.offset, length) && WriteAll(copy.fd_, data_ + r.offset, length, r.offset);
   }
+  close(copy.fd_);
+  return ok;
+}
+
+bool MappedFile::Adopt(int dir_fd, const char* name) {
+  int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
   void* p = RawMmap(data_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED) {
     close(fd);

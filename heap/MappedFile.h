@@ -27,9 +27,12 @@ class MappedFile {
   // without fallocate are accepted as they are.
   bool Reserve(uint64_t offset, uint64_t length);
 
-  // Fork support: creates `name` in `dir_fd`, copies `ranges` of the current contents into it,
-  // and maps the new file over the same addresses, so the child stops writing the parent's file.
-  bool MoveTo(int dir_fd, const char* name, const Range* ranges, size_t range_count);
+  // Fork support, parent side: writes a new file `name` in `dir_fd` of the same size holding
+  // `ranges` of the current contents (the rest stays sparse), with those ranges reserved.
+  bool CopyTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) const;
+  // Fork support, child side: maps the existing file `name` in `dir_fd` (made by CopyTo) over the
+  // same addresses, so this process stops writing the file it shares with its parent.
+  bool Adopt(int dir_fd, const char* name);
 
   // Flushes dirty pages to the file system (not needed for kill survival; for power loss).
   void Sync() const;

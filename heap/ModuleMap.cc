@@ -96,9 +96,10 @@ bool ModuleMap::Create(int dir_fd, const char* name, uint32_t capacity) {
   return true;
 }
 
-bool ModuleMap::MoveTo(int dir_fd, const char* name) {
+bool ModuleMap::CopyTo(int dir_fd, const char* name) const {
+  // The whole file: its records are reserved up front, so appends can never raise SIGBUS.
   MappedFile::Range all = {0, file_.size()};
-  return file_.MoveTo(dir_fd, name, &all, 1) && file_.Reserve(0, file_.size());
+  return file_.CopyTo(dir_fd, name, &all, 1);
 }
 
 void ModuleMap::Lock() {

@@ -19,7 +19,11 @@ class ModuleMap {
   static constexpr uint32_t kDefaultCapacity = 2048;
 
   bool Create(int dir_fd, const char* name, uint32_t capacity = kDefaultCapacity);
-  bool MoveTo(int dir_fd, const char* name);
+  // Fork support (MappedFile::CopyTo / Adopt); CopyTo requires Lock().
+  bool CopyTo(int dir_fd, const char* name) const;
+  bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
+  void Lock();
+  void Unlock();
 
   // Re-reads the loader's list: appends new modules, marks vanished ones unloaded. Cheap when
   // nothing changed since the last call (the loader's add/remove counters are compared first).
@@ -34,8 +38,6 @@ class ModuleMap {
  private:
   struct Visit;
   static int OnModule(dl_phdr_info* info, size_t size, void* data);
-  void Lock();
-  void Unlock();
 
   MappedFile file_;
   format::ModuleHeader* header_ = nullptr;

@@ -26,14 +26,13 @@ namespace {
 using format::AllocFunction;
 
 // Process-wide recorder state machine. Only kActive records allocations; kActive and kPaused
-// apply frees; kForkPending moves the recording to the child's own directory on the next hook.
+// apply frees.
 enum Mode : uint32_t {
   kUninitialized = 0,
   kInitializing,
   kActive,
   kPaused,
   kDisabled,
-  kForkPending,
 };
 
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
@@ -56,7 +55,10 @@ struct State {
   ModuleMap modules;
   SessionFile session;
   LargeAllocationMonitor large;
-  uint32_t mode_before_fork = kUninitialized;
+  // Fork: the child's directory, prepared by the parent while every lock is held.
+  RecordingDirectory staging;
+  bool staging_ready = false;
+  uint64_t sequence_at_fork = 0;
 };
 
 constinit State g;
@@ -135,51 +137,59 @@ bool CreateFiles() {
   return true;
 }
 
+bool Recording(uint32_t mode) { return mode == kActive || mode == kPaused; }
+
+// Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
+// or module update), copy the trees and the module map into a staging directory for the child
+// and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
 void ForkPrepare() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode != kActive && mode != kPaused) return;
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   t_guard = true;
+  g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
+  int from = g.directory.fd();
+  g.staging_ready = g.directory.CreateForkStaging(&g.staging);
+  int to = g.staging.fd();
+  g.staging_ready = g.staging_ready && g.heap.CopyTo(to, format::kHeapTreeFile) &&
+                    g.vm.CopyTo(to, format::kVmTreeFile) &&
+                    g.stacks.LinkInto(from, to, format::kStackFile) &&
+                    g.modules.CopyTo(to, format::kModuleFile);
+  g.sequence_at_fork = g.session.header()->sequence.load(std::memory_order_relaxed);
 }
 
 void ForkParent() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode != kActive && mode != kPaused) return;
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   g.vm.UnlockAll();
   g.heap.UnlockAll();
+  g.modules.Unlock();
+  g.staging.CloseDirectory();  // the child claims it
   t_guard = false;
 }
 
+// Fork, child side (single-threaded, async-signal-safe calls only): claim the staging directory
+// and map its files over the parent's before touching any lock word, since the parent's lock words
+// live in files the parent keeps using.
 void ForkChild() {
   uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode != kActive && mode != kPaused) return;
-  g.vm.UnlockAll();
-  g.heap.UnlockAll();
-  g.mode_before_fork = mode;
-  g.mode.store(kForkPending, std::memory_order_release);
-  t_guard = false;
-}
-
-// In a forked child (single-threaded): continue in a directory of our own, starting from a copy
-// of the parent's state at fork time, which is exactly the child's heap.
-void MoveToChildDirectory() {
-  uint32_t expected = kForkPending;
-  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
-  char error[256];
-  bool ok = g.directory.Create(g.config.dir, error, sizeof(error));
-  int fd = g.directory.fd();
-  ok = ok && g.session.Create(fd, g.config.depth) && g.heap.MoveTo(fd, format::kHeapTreeFile) &&
-       g.vm.MoveTo(fd, format::kVmTreeFile) && g.stacks.MoveTo(fd, format::kStackFile) &&
-       g.modules.MoveTo(fd, format::kModuleFile);
+  if (!Recording(mode)) return;
+  int fd = g.staging.fd();
+  bool ok = g.staging_ready && g.staging.ClaimForCurrentProcess() &&
+            g.heap.Adopt(fd, format::kHeapTreeFile) && g.vm.Adopt(fd, format::kVmTreeFile) &&
+            g.modules.Adopt(fd, format::kModuleFile) &&
+            g.session.Create(fd, g.config.depth, g.sequence_at_fork);
+  g.modules.Unlock();  // process-local lock word
   if (!ok) {
-    // Never go on writing into the parent's files.
-    Complain("cannot move the recording of a forked child", error);
+    // Still mapping the parent's files: never write them again.
     g.mode.store(kDisabled, std::memory_order_release);
+    Complain("cannot set up the recording of a forked child", g.staging.path());
     return;
   }
+  g.heap.ReleaseCopiedLocks();
+  g.vm.ReleaseCopiedLocks();
+  g.directory = g.staging;
   t_seq_next = t_seq_end = 0;
-  g.mode.store(g.mode_before_fork, std::memory_order_release);
+  t_guard = false;
 }
 
 void Initialize() {
@@ -203,11 +213,9 @@ void Initialize() {
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
 }
 
-// Slow path of every hook: brings the recorder up (or over to a forked child's directory).
+// Slow path of every hook: brings the recorder up on first use.
 uint32_t SettleMode() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kUninitialized) Initialize();
-  if (mode == kForkPending) MoveToChildDirectory();
+  if (g.mode.load(std::memory_order_acquire) == kUninitialized) Initialize();
   return g.mode.load(std::memory_order_acquire);
 }
 
@@ -268,9 +276,7 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
 void RecordFree(void* address) {
   if (t_guard || address == nullptr) return;
   GuardScope guard;
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kForkPending) mode = SettleMode();
-  if (mode != kActive && mode != kPaused) return;
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   g.heap.Remove(reinterpret_cast<uintptr_t>(address), nullptr);
 }
 
@@ -278,9 +284,7 @@ ReallocTicket BeginRealloc(void* old_address) {
   ReallocTicket ticket;
   if (t_guard) return ticket;
   GuardScope guard;
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kForkPending) mode = SettleMode();
-  if (mode != kActive && mode != kPaused) return ticket;
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return ticket;
   ticket.recorded = g.heap.Remove(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
   return ticket;
 }
@@ -322,9 +326,7 @@ void RecordRemap(void* old_address, size_t old_length, void* address, size_t len
 void RecordUnmap(void* address, size_t length) {
   if (t_guard || address == nullptr || length == 0) return;
   GuardScope guard;
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kForkPending) mode = SettleMode();
-  if (mode != kActive && mode != kPaused) return;
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   uint64_t begin = reinterpret_cast<uintptr_t>(address);
   uint64_t end = begin + length;
   BlockRecord region;
@@ -386,8 +388,7 @@ __attribute__((visibility("default"))) int heapgraph_is_recording(void) {
 
 __attribute__((visibility("default"))) const char* heapgraph_recording_dir(void) {
   GuardScope guard;
-  uint32_t mode = SettleMode();
-  return mode == kActive || mode == kPaused ? g.directory.path() : nullptr;
+  return Recording(SettleMode()) ? g.directory.path() : nullptr;
 }
 
 __attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
@@ -415,8 +416,7 @@ __attribute__((constructor(101))) void StartRecorder() {
 }
 
 __attribute__((destructor(101))) void StopRecorder() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kActive || mode == kPaused) g.session.MarkExited();
+  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.MarkExited();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "heap/RecordingDirectory.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,33 +104,79 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
   }
   LineBuffer line;
   line.Append(path).AppendChar('/').AppendChar('\0');
-  memcpy(path_, line.data(), line.size() < kMaxPath ? line.size() : kMaxPath - 1);
+  memcpy(root_path_, line.data(), line.size() < kMaxPath ? line.size() : kMaxPath - 1);
   return true;
 }
 
-bool RecordingDirectory::Create(const char* root, char* error, size_t error_size) {
-  if (!OpenRoot(root, error, error_size)) return false;
-  size_t root_len = strlen(path_);
+void RecordingDirectory::SetName(const char* name) {
+  size_t n = strnlen(name, kMaxName - 1);
+  memcpy(name_, name, n);
+  name_[n] = '\0';
+  LineBuffer line;
+  line.Append(root_path_).Append(name_).AppendChar('\0');
+  size_t length = line.size() < kMaxPath ? line.size() : kMaxPath;
+  memcpy(path_, line.data(), length);
+  path_[kMaxPath - 1] = '\0';
+}
+
+bool RecordingDirectory::MakeDirectory(const char* name) {
+  if (mkdirat(root_fd_, name, 0700) != 0) return false;
+  fd_ = openat(root_fd_, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) return false;
+  SetName(name);
+  return true;
+}
+
+bool RecordingDirectory::CreateForkStaging(RecordingDirectory* staging) const {
+  staging->root_fd_ = root_fd_;
+  memcpy(staging->root_path_, root_path_, sizeof(root_path_));
+  for (uint64_t attempt = 0; attempt < 1000; ++attempt) {
+    LineBuffer name;
+    name.AppendDecimal(static_cast<uint64_t>(getpid())).Append("-fork-").AppendDecimal(attempt)
+        .AppendChar('\0');
+    if (staging->MakeDirectory(name.data())) return true;
+    if (errno != EEXIST) return false;
+  }
+  return false;
+}
+
+bool RecordingDirectory::ClaimForCurrentProcess() {
   uint64_t ticks = ProcessStartTicks();
   for (int attempt = 0; attempt < 100; ++attempt) {
     LineBuffer name;
     name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
     if (attempt > 0) name.AppendChar('.').AppendDecimal(static_cast<uint64_t>(attempt));
     name.AppendChar('\0');
-    if (mkdirat(root_fd_, name.data(), 0700) != 0) {
-      if (errno == EEXIST) continue;
-      SetErrno(error, error_size, "cannot create recording directory in", path_);
-      return false;
+    // RENAME_NOREPLACE: never clobber another process's recording.
+    if (renameat2(root_fd_, name_, root_fd_, name.data(), RENAME_NOREPLACE) == 0) {
+      SetName(name.data());
+      return true;
     }
-    fd_ = openat(root_fd_, name.data(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd_ < 0) {
-      SetErrno(error, error_size, "cannot open recording directory in", path_);
-      return false;
-    }
-    if (root_len + name.size() < kMaxPath) memcpy(path_ + root_len, name.data(), name.size());
-    return true;
+    if (errno != EEXIST) return false;
   }
-  SetErrno(error, error_size, "too many stale recording directories for this pid in", path_);
+  return false;
+}
+
+void RecordingDirectory::CloseDirectory() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+bool RecordingDirectory::Create(const char* root, char* error, size_t error_size) {
+  if (!OpenRoot(root, error, error_size)) return false;
+  uint64_t ticks = ProcessStartTicks();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    LineBuffer name;
+    name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
+    if (attempt > 0) name.AppendChar('.').AppendDecimal(static_cast<uint64_t>(attempt));
+    name.AppendChar('\0');
+    if (MakeDirectory(name.data())) return true;
+    if (errno != EEXIST) {
+      SetErrno(error, error_size, "cannot create recording directory in", root_path_);
+      return false;
+    }
+  }
+  SetErrno(error, error_size, "too many stale recording directories for this pid in", root_path_);
   return false;
 }
 

@@ -18,6 +18,14 @@ class RecordingDirectory {
   // one-line reason.
   bool Create(const char* root, char* error, size_t error_size);
 
+  // Fork support, parent side: an empty directory "<pid>-fork-<n>" next to this one, for the
+  // child to claim. The staging object shares this one's root descriptor.
+  bool CreateForkStaging(RecordingDirectory* staging) const;
+  // Fork support, child side: renames a staging directory to this process's own name.
+  bool ClaimForCurrentProcess();
+  // Closes the directory descriptor (the parent's copy of a staging directory).
+  void CloseDirectory();
+
   int fd() const { return fd_; }
   const char* path() const { return path_; }
   int root_fd() const { return root_fd_; }
@@ -26,10 +34,17 @@ class RecordingDirectory {
   static uint64_t ProcessStartTicks();
 
  private:
+  static constexpr size_t kMaxName = 64;
+
   bool OpenRoot(const char* root, char* error, size_t error_size);
+  // mkdirat + openat of `name` in the root; false (errno set) if it exists or cannot be made.
+  bool MakeDirectory(const char* name);
+  void SetName(const char* name);
 
   int root_fd_ = -1;
   int fd_ = -1;
+  char root_path_[kMaxPath] = "";  // ends with '/'
+  char name_[kMaxName] = "";
   char path_[kMaxPath] = "";
 };
 

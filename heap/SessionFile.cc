@@ -9,7 +9,7 @@
 
 namespace heapgraph {
 
-bool SessionFile::Create(int dir_fd, uint32_t max_depth) {
+bool SessionFile::Create(int dir_fd, uint32_t max_depth, uint64_t first_sequence) {
   if (!file_.Create(dir_fd, format::kSessionFile, format::kPageSize) ||
       !file_.Reserve(0, format::kPageSize)) {
     return false;
@@ -24,6 +24,7 @@ bool SessionFile::Create(int dir_fd, uint32_t max_depth) {
   header_->boot_time_ticks = RecordingDirectory::ProcessStartTicks();
   ssize_t n = readlink("/proc/self/exe", header_->executable, format::kMaxModulePath - 1);
   header_->executable[n > 0 ? n : 0] = '\0';
+  header_->sequence.store(first_sequence, std::memory_order_relaxed);
   header_->state.store(format::kSessionRecording, std::memory_order_relaxed);
   header_->file.version = format::kVersion;
   header_->file.header_size = sizeof(format::SessionHeader);

@@ -13,7 +13,8 @@ class SessionFile {
  public:
   static constexpr uint64_t kSequenceBlock = 1024;
 
-  bool Create(int dir_fd, uint32_t max_depth);
+  // `first_sequence`: where sequence numbers continue from (a forked child continues its parent's).
+  bool Create(int dir_fd, uint32_t max_depth, uint64_t first_sequence = 0);
   void MarkExited();
   // Reserves kSequenceBlock consecutive sequence numbers; returns the first.
   uint64_t TakeSequenceBlock();

@@ -53,10 +53,8 @@ bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32
   return true;
 }
 
-bool StackStore::MoveTo(int dir_fd, const char* name) {
-  MappedFile::Range all = {0, file_.size()};
-  if (!file_.MoveTo(dir_fd, name, &all, 1)) return false;
-  return file_.Reserve(0, file_.size());
+bool StackStore::LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const {
+  return linkat(from_dir_fd, name, to_dir_fd, name, 0) == 0;
 }
 
 void StackStore::Unmap() {
@@ -65,23 +63,25 @@ void StackStore::Unmap() {
   prefix_of_ = nullptr;
 }
 
-// Assigns prefix indices under a spin lock; the persisted prefix is written before the index is
-// published, so every node that uses an index can be decoded by a reader.
+// Assigns prefix indices under the lock in the file header (another process sharing the table
+// after fork may have added the prefix: the persisted list is searched first). The persisted
+// prefix is written before its index is published, so every node using it can be decoded.
 uint32_t StackStore::PrefixIndex(uint64_t high) {
   uint8_t known = prefix_of_[high].load(std::memory_order_acquire);
   if (known != 0) return known;
-  while (prefix_lock_.exchange(1, std::memory_order_acquire) != 0) sched_yield();
-  uint32_t index = prefix_of_[high].load(std::memory_order_relaxed);
-  if (index == 0) {
-    uint32_t count = header_->prefix_count.load(std::memory_order_relaxed);
-    if (count < format::kMaxStackPrefixes) {
-      header_->prefixes[count] = high;
-      header_->prefix_count.store(count + 1, std::memory_order_release);
-      prefix_of_[high].store(static_cast<uint8_t>(count), std::memory_order_release);
-      index = count;
-    }
+  while (header_->prefix_lock.exchange(1, std::memory_order_acquire) != 0) sched_yield();
+  uint32_t count = header_->prefix_count.load(std::memory_order_relaxed);
+  uint32_t index = 0;
+  for (uint32_t i = 1; i < count && index == 0; ++i) {
+    if (header_->prefixes[i] == high) index = i;
   }
-  prefix_lock_.store(0, std::memory_order_release);
+  if (index == 0 && count < format::kMaxStackPrefixes) {
+    header_->prefixes[count] = high;
+    header_->prefix_count.store(count + 1, std::memory_order_release);
+    index = count;
+  }
+  header_->prefix_lock.store(0, std::memory_order_release);
+  if (index != 0) prefix_of_[high].store(static_cast<uint8_t>(index), std::memory_order_release);
   return index;
 }
 

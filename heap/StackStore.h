@@ -17,7 +17,10 @@ class StackStore {
   static uint64_t FileSize(uint32_t slot_bits);
 
   bool Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth);
-  bool MoveTo(int dir_fd, const char* name);
+  // Fork support: the table only ever gains nodes, each published by one CAS, and prefixes are
+  // appended under a lock kept in the file, so parent and child keep sharing one table; the
+  // child's directory gets a hard link to it.
+  bool LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const;
   void Unmap();
 
   // Stores frames[0..depth) (innermost first) and returns the stack id; 0 when depth is 0 or the
@@ -51,7 +54,6 @@ class StackStore {
   uint64_t max_nodes_ = 0;
   // Process-local: address >> 28 -> prefix index (0 = not assigned yet). Anonymous memory.
   std::atomic<uint8_t>* prefix_of_ = nullptr;
-  std::atomic<uint32_t> prefix_lock_{0};
 };
 
 }  // namespace heapgraph
