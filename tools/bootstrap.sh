@@ -33,5 +33,13 @@ cmake --build "$build" -j "$jobs"
 if [ "$mode" = demo ]; then
   exec "$build/tools/heapgraph" record --preload "$build/heap/libheapgraph.so" -- "$build/examples/demo_app"
 fi
-cd "$build"
-ctest --output-on-failure -j "$jobs" --timeout 600
+(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
+
+# Second pass: everything that does not interpose malloc, under ASan + UBSan.
+asan="${build}-asan"
+cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DHEAPGRAPH_WERROR=ON -DHEAPGRAPH_SANITIZE=ON \
+  -DHEAPGRAPH_BUILD_BENCH=OFF >/dev/null
+cmake --build "$asan" -j "$jobs" --target sanitizable_tests heapgraph
+cd "$asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure -j "$jobs" --timeout 600 -L sanitizable
