@@ -1,0 +1,73 @@
+#include "scanner/HeapMarker.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace heapgraph::scanner {
+
+HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers)
+    : index_(index), interior_(interior_pointers) {
+  marked_.assign(index.size(), 0);
+  work_.reserve(1024);
+  buffer_.resize(kChunkBytes / sizeof(uint64_t));
+}
+
+void HeapMarker::Mark(uint64_t word) {
+  uint32_t block = Lookup(word);
+  if (block == BlockIndex::kNotFound || marked_[block] != 0) return;
+  marked_[block] = 1;
+  ++stats_.marked_blocks;
+  work_.push_back(block);
+}
+
+void HeapMarker::ScanChunk(const uint64_t* words, size_t count, uint64_t* counter) {
+  uint64_t lowest = index_.lowest(), highest = index_.highest();
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t w = words[i];
+    if (w >= lowest && w < highest) Mark(w);  // the range filter rejects most words cheaply
+  }
+  *counter += count;
+}
+
+void HeapMarker::ScanWords(const uint64_t* words, size_t count) {
+  ScanChunk(words, count, &stats_.root_words);
+}
+
+void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
+  begin = (begin + 7) & ~uint64_t{7};
+  pid_t self = getpid();
+  while (begin + sizeof(uint64_t) <= end) {
+    size_t want = end - begin < kChunkBytes ? end - begin : kChunkBytes;
+    want &= ~size_t{7};
+    iovec local = {buffer_.data(), want};
+    iovec remote = {reinterpret_cast<void*>(begin), want};
+    ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
+    if (got > 0) ScanChunk(buffer_.data(), static_cast<size_t>(got) / 8, &stats_.root_words);
+    if (got == static_cast<ssize_t>(want)) {
+      begin += want;
+      continue;
+    }
+    // A fault stopped the read: skip the page that holds the first unread byte.
+    uint64_t bad = begin + (got > 0 ? static_cast<uint64_t>(got) : 0);
+    ++stats_.unreadable_pages;
+    begin = (bad | 4095) + 1;
+  }
+}
+
+void HeapMarker::Propagate() {
+  uint64_t lowest = index_.lowest(), highest = index_.highest();
+  while (!work_.empty()) {
+    uint32_t i = work_.back();
+    work_.pop_back();
+    const BlockRange& b = index_.block(i);
+    auto* words = reinterpret_cast<const uint64_t*>(b.begin);
+    size_t count = b.size / sizeof(uint64_t);
+    for (size_t w = 0; w < count; ++w) {
+      uint64_t v = words[w];
+      if (v >= lowest && v < highest) Mark(v);
+    }
+    stats_.heap_words += count;
+  }
+}
+
+}  // namespace heapgraph::scanner

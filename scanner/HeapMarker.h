@@ -1,0 +1,69 @@
+// scanner/: conservative marking. Every aligned 8-byte word of a root range, and of every block
+// found reachable, that points into a block (interior pointers count unless disabled) marks that
+// block; marking is transitive through a work list. Root ranges are read with process_vm_readv in
+// 64 KiB chunks, so unmapped or PROT_NONE pages inside a root are skipped and counted, never fatal.
+// Heap blocks are read directly: they are live malloc memory. No host malloc (MmapAllocator).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "scanner/BlockIndex.h"
+#include "scanner/MmapAllocator.h"
+
+namespace heapgraph::scanner {
+
+struct MarkStats {
+  uint64_t root_words = 0;
+  uint64_t heap_words = 0;
+  uint64_t unreadable_pages = 0;
+  uint64_t marked_blocks = 0;
+};
+
+class HeapMarker {
+ public:
+  HeapMarker(const BlockIndex& index, bool interior_pointers = true);
+
+  // Treats the memory [begin, end) of this process as a root.
+  void ScanRoot(uint64_t begin, uint64_t end);
+  // Treats already-copied words (saved registers) as a root.
+  void ScanWords(const uint64_t* words, size_t count);
+  // Marks everything reachable from the marked blocks.
+  void Propagate();
+
+  bool marked(uint32_t block) const { return marked_[block] != 0; }
+  const MarkStats& stats() const { return stats_; }
+
+  // Calls visit(j) for every block j that a word of block i points to (i's outgoing edges).
+  template <typename Visit>
+  void ForEachReference(uint32_t i, Visit&& visit) const;
+
+ private:
+  static constexpr size_t kChunkBytes = 64 * 1024;
+
+  uint32_t Lookup(uint64_t word) const {
+    return interior_ ? index_.Find(word) : index_.FindStart(word);
+  }
+  void Mark(uint64_t word);
+  void ScanChunk(const uint64_t* words, size_t count, uint64_t* counter);
+
+  const BlockIndex& index_;
+  bool interior_;
+  std::vector<uint8_t, MmapAllocator<uint8_t>> marked_;
+  std::vector<uint32_t, MmapAllocator<uint32_t>> work_;
+  std::vector<uint64_t, MmapAllocator<uint64_t>> buffer_;
+  MarkStats stats_;
+};
+
+template <typename Visit>
+void HeapMarker::ForEachReference(uint32_t i, Visit&& visit) const {
+  const BlockRange& b = index_.block(i);
+  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
+  for (size_t w = 0; w < b.size / sizeof(uint64_t); ++w) {
+    uint32_t target = Lookup(words[w]);
+    if (target != BlockIndex::kNotFound) visit(target);
+  }
+}
+
+}  // namespace heapgraph::scanner

@@ -1,0 +1,98 @@
+#include "scanner/HeapMarker.h"
+
+#include <sys/mman.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace heapgraph::scanner {
+namespace {
+
+using Blocks = std::vector<BlockRange, MmapAllocator<BlockRange>>;
+
+// Real malloc'd blocks of 64 bytes (8 pointer slots), indexed in address order.
+class HeapMarkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 8; ++i) blocks_.push_back(static_cast<uint64_t*>(calloc(8, 8)));
+    std::sort(blocks_.begin(), blocks_.end());
+    Blocks ranges;
+    for (uint64_t* b : blocks_) ranges.push_back({reinterpret_cast<uint64_t>(b), 64});
+    index_ = std::make_unique<BlockIndex>(ranges);
+  }
+  void TearDown() override {
+    for (uint64_t* b : blocks_) free(b);
+  }
+  uint64_t Addr(int i, int offset = 0) { return reinterpret_cast<uint64_t>(blocks_[i]) + offset; }
+
+  std::vector<uint64_t*> blocks_;
+  std::unique_ptr<BlockIndex> index_;
+};
+
+TEST_F(HeapMarkerTest, MarksTransitivelyFromARoot) {
+  blocks_[0][3] = Addr(1);
+  blocks_[1][0] = Addr(2, 40);  // interior pointer
+  blocks_[5][0] = Addr(6);      // unreachable chain
+  uint64_t root[2] = {0, Addr(0)};
+  HeapMarker marker(*index_);
+  marker.ScanRoot(reinterpret_cast<uint64_t>(root), reinterpret_cast<uint64_t>(root + 2));
+  marker.Propagate();
+  EXPECT_TRUE(marker.marked(0));
+  EXPECT_TRUE(marker.marked(1));
+  EXPECT_TRUE(marker.marked(2));
+  EXPECT_FALSE(marker.marked(5));
+  EXPECT_FALSE(marker.marked(6));
+  EXPECT_EQ(marker.stats().marked_blocks, 3u);
+}
+
+TEST_F(HeapMarkerTest, StartOnlyModeIgnoresInteriorPointers) {
+  uint64_t root[2] = {Addr(3, 8), Addr(4)};
+  HeapMarker marker(*index_, /*interior_pointers=*/false);
+  marker.ScanWords(root, 2);
+  marker.Propagate();
+  EXPECT_FALSE(marker.marked(3));
+  EXPECT_TRUE(marker.marked(4));
+}
+
+TEST_F(HeapMarkerTest, CyclesTerminate) {
+  blocks_[2][0] = Addr(3);
+  blocks_[3][0] = Addr(2);
+  uint64_t root = Addr(2);
+  HeapMarker marker(*index_);
+  marker.ScanWords(&root, 1);
+  marker.Propagate();
+  EXPECT_TRUE(marker.marked(2));
+  EXPECT_TRUE(marker.marked(3));
+  EXPECT_EQ(marker.stats().marked_blocks, 2u);
+}
+
+TEST_F(HeapMarkerTest, UnreadablePagesInARootAreSkippedAndCounted) {
+  long page = sysconf(_SC_PAGESIZE);
+  auto* area = static_cast<uint8_t*>(
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(area, MAP_FAILED);
+  reinterpret_cast<uint64_t*>(area)[0] = Addr(0);
+  reinterpret_cast<uint64_t*>(area + 2 * page)[5] = Addr(7);
+  ASSERT_EQ(mprotect(area + page, page, PROT_NONE), 0);
+  HeapMarker marker(*index_);
+  marker.ScanRoot(reinterpret_cast<uint64_t>(area), reinterpret_cast<uint64_t>(area + 3 * page));
+  marker.Propagate();
+  EXPECT_TRUE(marker.marked(0));
+  EXPECT_TRUE(marker.marked(7));
+  EXPECT_EQ(marker.stats().unreadable_pages, 1u);
+  munmap(area, 3 * page);
+}
+
+TEST_F(HeapMarkerTest, ForEachReferenceListsOutgoingEdges) {
+  blocks_[4][1] = Addr(5);
+  blocks_[4][6] = Addr(6, 63);
+  HeapMarker marker(*index_);
+  std::vector<uint32_t> targets;
+  marker.ForEachReference(4, [&](uint32_t j) { targets.push_back(j); });
+  EXPECT_EQ(targets, (std::vector<uint32_t>{5, 6}));
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner
