@@ -1,0 +1,55 @@
+// graph/: the leak graph: unreachable blocks and the references among them. Strongly connected
+// components give cycles; the condensation's source components are the leak roots. Each source
+// component yields exactly one direct leak, its representative: the member allocated first
+// (smallest sequence number, then lowest address), since the object created first is usually the
+// one that created and owns the rest. Every other leaked block is indirect. A direct leak's
+// retained size is the size of its subtree in the dominator tree (Lengauer-Tarjan) rooted at a
+// virtual vertex linked to every representative, so a block reachable from two leak roots is
+// counted for neither. May include heap/, roots/ and scanner/.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace heapgraph::graph {
+
+struct LeakedBlock {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t sequence = 0;
+};
+
+struct LeakRoot {
+  uint32_t representative = 0;    // vertex index
+  std::vector<uint32_t> members;  // the source component, representative first; 1 if acyclic
+  bool cyclic = false;            // more than one member, or a block pointing to itself
+  uint64_t retained_bytes = 0;    // dominator subtree, representative included
+  uint64_t retained_blocks = 0;
+};
+
+class LeakGraph {
+ public:
+  // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
+  LeakGraph(std::vector<LeakedBlock> blocks, const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+
+  const std::vector<LeakRoot>& roots() const { return roots_; }  // largest retained first
+  bool is_direct(uint32_t v) const { return direct_[v] != 0; }
+  uint32_t component(uint32_t v) const { return component_[v]; }
+  // Members of every cyclic component (sources or not), each list in address order.
+  const std::vector<std::vector<uint32_t>>& cycles() const { return cycles_; }
+  // The dominator of v (UINT32_MAX for representatives, which hang off the virtual root).
+  uint32_t immediate_dominator(uint32_t v) const { return idom_[v]; }
+
+ private:
+  void FindComponents(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+  void ComputeDominators(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+
+  std::vector<LeakedBlock> blocks_;
+  std::vector<uint32_t> component_;
+  std::vector<uint8_t> direct_;
+  std::vector<uint32_t> idom_;
+  std::vector<LeakRoot> roots_;
+  std::vector<std::vector<uint32_t>> cycles_;
+};
+
+}  // namespace heapgraph::graph
