@@ -1,0 +1,370 @@
+#include "report/Symbolizer.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdlib>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <utility>
+
+namespace heapgraph::report {
+namespace {
+
+struct DwflDeleter {
+  void operator()(Dwfl* dwfl) const { dwfl_end(dwfl); }
+};
+using DwflPtr = std::unique_ptr<Dwfl, DwflDeleter>;
+
+// Null selects libdwfl's default debug-info search path (":.debug:/usr/lib/debug").
+char* g_debuginfo_path = nullptr;
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+// A source position; unknown is an empty file and line 0 (never one without the other).
+struct Location {
+  std::string file;
+  int line = 0;
+};
+
+std::string Demangle(const char* name) {
+  if (name[0] != '_' || name[1] != 'Z') return name;
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return name;
+  std::string result(demangled);
+  std::free(demangled);
+  return result;
+}
+
+// Reads a string attribute, following DW_AT_abstract_origin and DW_AT_specification, so inlined
+// instances and out-of-line definitions find the name on their declaration.
+const char* IntegratedString(Dwarf_Die* die, unsigned int name) {
+  Dwarf_Attribute attr;
+  return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
+// Bounds descents into (possibly corrupt) DIE trees and reference chains; real code nests a few
+// dozen deep.
+constexpr int kMaxScopeDepth = 256;
+
+// The DIE whose parents are the function's lexical scope: follows DW_AT_abstract_origin (inlined
+// and concrete instances) and DW_AT_specification (out-of-class definitions) to the declaration.
+Dwarf_Die DeclarationOf(Dwarf_Die die) {
+  for (int hops = 0; hops < kMaxScopeDepth; ++hops) {
+    Dwarf_Attribute attr;
+    Dwarf_Die target;
+    if (dwarf_formref_die(dwarf_attr(&die, DW_AT_abstract_origin, &attr), &target) == nullptr &&
+        dwarf_formref_die(dwarf_attr(&die, DW_AT_specification, &attr), &target) == nullptr) {
+      break;
+    }
+    die = target;
+  }
+  return die;
+}
+
+// How an enclosing DIE appears in a qualified name; empty when it does not (e.g. the CU).
+std::string ScopeName(Dwarf_Die* scope) {
+  const char* name = dwarf_diename(scope);
+  switch (dwarf_tag(scope)) {
+    case DW_TAG_namespace:
+      return name != nullptr ? name : "(anonymous namespace)";
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
+    case DW_TAG_subprogram:
+      return name != nullptr ? name : "(anonymous)";
+    default:
+      return "";
+  }
+}
+
+// Appends "scope::" for each DIE enclosing the one at offset `target` below `parent`, outermost
+// first. Descends only into the child whose subtree, [its offset, next sibling's offset), holds
+// `target`, so the cost is the siblings along one path, not the whole CU.
+void AppendEnclosingScopes(Dwarf_Die* parent, Dwarf_Off target, int depth, std::string* out) {
+  Dwarf_Die child;
+  if (depth >= kMaxScopeDepth || dwarf_child(parent, &child) != 0) return;
+  while (dwarf_dieoffset(&child) < target) {
+    Dwarf_Die next;
+    int status = dwarf_siblingof(&child, &next);
+    if (status < 0) return;
+    if (status > 0 || target < dwarf_dieoffset(&next)) {  // `target` is inside `child`.
+      std::string name = ScopeName(&child);
+      if (!name.empty()) *out += name + "::";
+      AppendEnclosingScopes(&child, target, depth + 1, out);
+      return;
+    }
+    child = next;
+  }
+}
+
+// The function's name: its demangled linkage name (namespaces, classes and parameters) when it
+// has one; otherwise DW_AT_name qualified by the scopes enclosing its declaration, without
+// parameters (GCC emits no linkage name for e.g. functions in anonymous namespaces).
+std::string DieFunctionName(Dwarf_Die* die) {
+  for (unsigned int attr : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    if (const char* linkage = IntegratedString(die, attr)) return Demangle(linkage);
+  }
+  const char* name = IntegratedString(die, DW_AT_name);
+  if (name == nullptr) return "";
+  Dwarf_Die declaration = DeclarationOf(*die);
+  Dwarf_Die cu;
+  std::string qualified;
+  if (dwarf_diecu(&declaration, &cu, nullptr, nullptr) != nullptr) {
+    AppendEnclosingScopes(&cu, dwarf_dieoffset(&declaration), 0, &qualified);
+  }
+  return qualified + name;
+}
+
+// A compile unit and an address translated into its DWARF address space (module address minus
+// the DWARF bias). `cu` is null when no CU covers the address.
+struct CuAddress {
+  Dwarf_Die* cu = nullptr;
+  Dwarf_Addr addr = 0;
+};
+
+// The CUs of one module by address range. libdwfl's own lookup (dwfl_module_addrdie) searches
+// .debug_aranges only, which clang does not emit by default; this index covers that case from the
+// CUs' DW_AT_low_pc/high_pc/ranges. Built on first use, then immutable.
+class CuIndex {
+ public:
+  CuAddress Find(Dwfl_Module* module, Dwarf_Addr addr);
+
+ private:
+  // [low, high) in DWARF addresses. CU DIEs are owned by libdwfl and live as long as the module.
+  struct Range {
+    Dwarf_Addr low;
+    Dwarf_Addr high;
+    Dwarf_Die* cu;
+  };
+  void Build(Dwfl_Module* module);
+
+  bool built_ = false;
+  Dwarf_Addr bias_ = 0;
+  std::vector<Range> ranges_;  // Sorted by low.
+};
+
+CuAddress CuIndex::Find(Dwfl_Module* module, Dwarf_Addr addr) {
+  Dwarf_Addr bias = 0;
+  if (Dwarf_Die* cu = dwfl_module_addrdie(module, addr, &bias)) return {cu, addr - bias};
+  if (!built_) Build(module);
+  Dwarf_Addr dwarf_addr = addr - bias_;
+  auto after = std::upper_bound(ranges_.begin(), ranges_.end(), dwarf_addr,
+                                [](Dwarf_Addr a, const Range& range) { return a < range.low; });
+  if (after == ranges_.begin() || dwarf_addr >= std::prev(after)->high) return {};
+  return {std::prev(after)->cu, dwarf_addr};
+}
+
+void CuIndex::Build(Dwfl_Module* module) {
+  built_ = true;
+  Dwarf_Die* cu = nullptr;
+  Dwarf_Addr bias = 0;
+  while ((cu = dwfl_module_nextcu(module, cu, &bias)) != nullptr) {
+    bias_ = bias;  // One Dwarf per module, so one bias for all its CUs.
+    Dwarf_Addr base = 0;
+    Dwarf_Addr low = 0;
+    Dwarf_Addr high = 0;
+    for (ptrdiff_t next = 0; (next = dwarf_ranges(cu, next, &base, &low, &high)) > 0;) {
+      if (low < high) ranges_.push_back({low, high, cu});
+    }
+  }
+  std::sort(ranges_.begin(), ranges_.end(),
+            [](const Range& a, const Range& b) { return a.low < b.low; });
+}
+
+Location LineAt(const CuAddress& at) {
+  if (at.cu == nullptr) return {};
+  Dwarf_Line* row = dwarf_getsrc_die(at.cu, at.addr);
+  if (row == nullptr) return {};
+  int line = 0;
+  const char* file = dwarf_linesrc(row, nullptr, nullptr);
+  // Line 0 marks compiler-generated code: no source position.
+  if (dwarf_lineno(row, &line) != 0 || line <= 0 || file == nullptr) return {};
+  return {file, line};
+}
+
+// Where an inlined subroutine was called from, in the enclosing scope's source.
+Location CallSite(Dwarf_Die* inlined) {
+  Location site;
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) != 0 || value == 0 ||
+      value > INT_MAX) {
+    return {};
+  }
+  site.line = static_cast<int>(value);
+  Dwarf_Die cu;
+  Dwarf_Files* files = nullptr;
+  const char* file = nullptr;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 &&
+      dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr &&
+      dwarf_getsrcfiles(&cu, &files, nullptr) == 0) {
+    file = dwarf_filesrc(files, value, nullptr, nullptr);
+  }
+  if (file == nullptr) return {};
+  site.file = file;
+  return site;
+}
+
+// DIEs that carry code addresses and may nest more of them.
+bool IsCodeScope(int tag) {
+  switch (tag) {
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+    case DW_TAG_with_stmt:
+    case DW_TAG_entry_point:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// DIEs without addresses that may own code scopes.
+bool MayOwnCodeScopes(int tag) {
+  switch (tag) {
+    case DW_TAG_namespace:
+    case DW_TAG_module:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Appends to *chain the code scopes under `parent` that contain `addr`, outermost first, each
+// the parent of the next: the physical nesting, in which an inlined_subroutine sits inside the
+// scope it was inlined into. Returns whether any scope was found. (dwarf_getscopes is not used:
+// in elfutils 0.188 it finds no scope for some clang-built inlined code, and leaks its partial
+// result when that happens.)
+bool FindCodeScopes(Dwarf_Die* parent, Dwarf_Addr addr, int depth, std::vector<Dwarf_Die>* chain) {
+  Dwarf_Die child;
+  if (depth >= kMaxScopeDepth || dwarf_child(parent, &child) != 0) return false;
+  do {
+    int tag = dwarf_tag(&child);
+    if (IsCodeScope(tag) && dwarf_haspc(&child, addr) > 0) {
+      chain->push_back(child);  // `child` stays valid: chain may reallocate.
+      FindCodeScopes(&child, addr, depth + 1, chain);
+      return true;
+    }
+    if (MayOwnCodeScopes(tag) && FindCodeScopes(&child, addr, depth + 1, chain)) return true;
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
+// Frames from DWARF, innermost first, ending with the containing DW_TAG_subprogram. Empty when
+// no CU covers the address or no subprogram encloses it.
+std::vector<SourceFrame> DwarfFrames(const CuAddress& at) {
+  std::vector<Dwarf_Die> chain;
+  if (at.cu == nullptr || !FindCodeScopes(at.cu, at.addr, 0, &chain)) return {};
+  std::vector<SourceFrame> frames;
+  Location position = LineAt(at);  // Position inside the current (innermost) scope.
+  for (auto scope = chain.rbegin(); scope != chain.rend(); ++scope) {
+    int tag = dwarf_tag(&*scope);
+    if (tag == DW_TAG_inlined_subroutine) {
+      frames.push_back({DieFunctionName(&*scope), position.file, position.line, true});
+      position = CallSite(&*scope);
+    } else if (tag == DW_TAG_subprogram) {
+      frames.push_back({DieFunctionName(&*scope), position.file, position.line, false});
+      return frames;
+    }
+  }
+  return {};
+}
+
+// One frame named from .symtab (or .dynsym when stripped), at `position`.
+std::optional<SourceFrame> SymbolTableFrame(Dwfl_Module* module, Dwarf_Addr addr,
+                                            const Location& position) {
+  GElf_Off offset = 0;
+  GElf_Sym symbol;
+  GElf_Word section = 0;
+  Elf* elf = nullptr;
+  Dwarf_Addr bias = 0;
+  const char* name = dwfl_module_addrinfo(module, addr, &offset, &symbol, &section, &elf, &bias);
+  if (name == nullptr || name[0] == '\0') return std::nullopt;
+  return SourceFrame{Demangle(name), position.file, position.line, false};
+}
+
+bool ModuleContains(Dwfl_Module* module, Dwarf_Addr addr) {
+  Dwarf_Addr low = 0;
+  Dwarf_Addr high = 0;
+  dwfl_module_info(module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+  return low <= addr && addr < high;
+}
+
+// DWARF frames when DWARF names the containing function; otherwise the symbol table names it
+// (the whole result, or just the outermost DWARF frame's missing name).
+std::vector<SourceFrame> Resolve(Dwfl_Module* module, CuIndex& cus, Dwarf_Addr addr) {
+  if (!ModuleContains(module, addr)) return {};
+  CuAddress at = cus.Find(module, addr);
+  std::vector<SourceFrame> frames = DwarfFrames(at);
+  if (!frames.empty() && !frames.back().function.empty()) return frames;
+  std::optional<SourceFrame> symbol = SymbolTableFrame(module, addr, LineAt(at));
+  if (!symbol) return frames;
+  if (frames.empty()) return {std::move(*symbol)};
+  frames.back().function = std::move(symbol->function);
+  return frames;
+}
+
+// Reports `path` alone into a fresh offline Dwfl at base 0 with p_vaddr added, so module
+// addresses equal the file's own virtual addresses (bias 0) for ET_EXEC and ET_DYN alike.
+// Returns null, and leaves *module null, when the file cannot be opened as ELF.
+DwflPtr ReportElf(const std::string& path, Dwfl_Module** module) {
+  *module = nullptr;
+  DwflPtr dwfl(dwfl_begin(&kOfflineCallbacks));
+  if (dwfl == nullptr) return nullptr;
+  dwfl_report_begin(dwfl.get());
+  Dwfl_Module* reported = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1,
+                                          /*base=*/0, /*add_p_vaddr=*/true);
+  if (dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0 || reported == nullptr) return nullptr;
+  *module = reported;
+  return dwfl;
+}
+
+}  // namespace
+
+// Invariant: `module` is non-null iff `dwfl` is, and `module` belongs to `dwfl`.
+struct Symbolizer::Module {
+  DwflPtr dwfl;
+  Dwfl_Module* module = nullptr;
+  CuIndex cus;
+  std::unordered_map<uint64_t, std::vector<SourceFrame>> results;  // Keyed by ELF vaddr.
+};
+
+Symbolizer::Symbolizer() = default;
+Symbolizer::~Symbolizer() = default;
+
+Symbolizer::Module& Symbolizer::ModuleFor(const std::string& elf_path) {
+  auto [it, inserted] = modules_.try_emplace(elf_path);
+  if (inserted) {
+    it->second = std::make_unique<Module>();
+    it->second->dwfl = ReportElf(elf_path, &it->second->module);
+  }
+  return *it->second;
+}
+
+std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint64_t elf_vaddr) {
+  Module& module = ModuleFor(elf_path);
+  if (module.module == nullptr) return {};
+  auto [it, inserted] = module.results.try_emplace(elf_vaddr);
+  if (inserted) it->second = Resolve(module.module, module.cus, elf_vaddr);
+  return it->second;
+}
+
+}  // namespace heapgraph::report

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace heapgraph::report {
+
+// One source-level frame of a machine address. `file` is the DWARF path joined with the
+// compilation directory (so usually absolute). It is empty exactly when `line` is 0: position
+// unknown, e.g. a stripped library named through .dynsym, or compiler-generated code.
+struct SourceFrame {
+  std::string function;
+  std::string file;
+  int line = 0;
+  bool inlined = false;
+};
+
+// Maps addresses inside ELF files on disk to functions, files and lines using elfutils (libdwfl)
+// in offline mode: nothing is attached to a live process. Separate debug info is found through the
+// standard elfutils search (build-id under /usr/lib/debug/.build-id, .gnu_debuglink; debuginfod
+// only when DEBUGINFOD_URLS is set in the environment).
+//
+// Every file is opened once and kept open for the Symbolizer's lifetime; every (file, address)
+// result is memoized, so repeated addresses are cheap. Not thread-safe: use one per thread.
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // `elf_vaddr` is the ELF's own virtual address: runtime address minus the module's load bias.
+  // The address is used exactly as given. For a return address taken from a stack, the caller
+  // passes (return address - 1) so that the call instruction, not the one after it, is found.
+  //
+  // Returns frames innermost first: inlined callees first (inlined=true), each carrying the
+  // position inside it; the containing out-of-line function last (inlined=false). C++ names are
+  // demangled. Names come from DWARF when present, else from .symtab/.dynsym (then one frame,
+  // with a line only if a line table still covers the address). Empty when the file is missing,
+  // unreadable or not ELF, or nothing (DWARF or symbol) covers the address.
+  std::vector<SourceFrame> Symbolize(const std::string& elf_path, uint64_t elf_vaddr);
+
+ private:
+  struct Module;
+
+  // Opens `elf_path` on first use. A file that failed to open is remembered (as a Module with a
+  // null Dwfl_Module), so it is not retried.
+  Module& ModuleFor(const std::string& elf_path);
+
+  std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+};
+
+}  // namespace heapgraph::report
