@@ -12,11 +12,13 @@ bool Equals(const char* a, size_t a_len, const char* b) {
 }
 
 bool ParseUnsigned(const char* text, size_t length, uint64_t* out) {
-  if (length == 0 || length > 19) return false;
+  if (length == 0) return false;
   uint64_t v = 0;
   for (size_t i = 0; i < length; ++i) {
     if (text[i] < '0' || text[i] > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+    uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
   }
   *out = v;
   return true;
@@ -48,11 +50,25 @@ bool CopyPath(const char* text, size_t length, char* out) {
   return true;
 }
 
+// Appends at most 128 bytes of user text, control characters as '?', so the line stays one line.
+void AppendEcho(LineBuffer& line, const char* text, size_t length) {
+  constexpr size_t kMaxEcho = 128;
+  for (size_t i = 0; i < length && i < kMaxEcho; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    line.AppendChar(c < 0x20 || c == 0x7f ? '?' : text[i]);
+  }
+  if (length > kMaxEcho) line.Append("...");
+}
+
 void Complain(const char* what, const char* key, size_t key_len, const char* value,
               size_t value_len, const char* expected) {
   LineBuffer line;
-  line.Append("heapgraph: ").Append(what).Append(" '").Append(key, key_len);
-  if (value != nullptr) line.Append("=").Append(value, value_len);
+  line.Append("heapgraph: ").Append(what).Append(" '");
+  AppendEcho(line, key, key_len);
+  if (value != nullptr) {
+    line.Append("=");
+    AppendEcho(line, value, value_len);
+  }
   line.Append("' in HEAPGRAPH_OPTIONS");
   if (expected != nullptr) line.Append(" (expected ").Append(expected).Append(")");
   line.Append("; ignored\n");

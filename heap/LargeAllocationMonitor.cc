@@ -32,6 +32,9 @@ const char* AllocFunctionName(AllocFunction function) {
 
 void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path) {
   threshold_.store(threshold, std::memory_order_relaxed);
+  int old = fd_;
+  fd_ = 2;
+  if (old != 2) close(old);
   if (log_path != nullptr && log_path[0] != '\0') {
     int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,6 +97,11 @@ bool MappedFile::CopyTo(int dir_fd, const char* name, const Range* ranges,
 bool MappedFile::Adopt(int dir_fd, const char* name) {
   int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size_) {
+    close(fd);  // a shorter file would raise SIGBUS later
+    return false;
+  }
   void* p = RawMmap(data_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED) {
     close(fd);

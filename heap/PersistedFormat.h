@@ -131,7 +131,7 @@ struct StackHeader {
   uint32_t max_depth;
   uint64_t slots_offset;
   std::atomic<uint32_t> prefix_count;  // prefixes [1, prefix_count) are valid
-  std::atomic<uint32_t> prefix_lock;   // held while a prefix is appended (shared across fork)
+  std::atomic<int32_t> prefix_lock;    // pid of the process appending a prefix, 0 when free
   std::atomic<uint64_t> node_count;   // nodes stored
   std::atomic<uint64_t> stack_count;  // stacks whose innermost node was new
   std::atomic<uint64_t> dropped;      // stacks not stored: table full

@@ -129,7 +129,7 @@ bool CreateFiles() {
   if (!g.session.Create(fd, c.depth) ||
       !g.heap.Create(fd, format::kHeapTreeFile, c.shards, c.shard_capacity_log2) ||
       !g.vm.Create(fd, format::kVmTreeFile, kVmShards, kVmCapacityLog2) ||
-      !g.stacks.Create(fd, format::kStackFile, c.stack_slots_log2, c.depth) ||
+      !g.stacks.Create(fd, format::kStackFile, c.stack_slots_log2, format::kMaxStackDepth) ||
       !g.modules.Create(fd, format::kModuleFile)) {
     Complain("cannot create the recording files in", g.directory.path());
     return false;

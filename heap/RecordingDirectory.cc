@@ -78,7 +78,12 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
     DefaultRoot(path, sizeof(path));
   } else {
     size_t n = strlen(root);
-    if (n >= sizeof(path)) return false;
+    if (n >= sizeof(path)) {
+      LineBuffer line;
+      line.Append("recording root is too long (").AppendDecimal(n).Append(" bytes)");
+      SetError(error, error_size, line);
+      return false;
+    }
     memcpy(path, root, n + 1);
   }
   if (!MakeParents(path)) {
@@ -92,11 +97,14 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
   }
   struct stat st;
   bool sticky = fstat(root_fd_, &st) == 0 && (st.st_mode & S_ISVTX) != 0;
-  bool safe = st.st_uid == geteuid() ? (st.st_mode & 022) == 0 || sticky : sticky;
+  // Ours and private, or ours/root's with the sticky bit (/tmp): nobody else can rename our entries.
+  bool safe = st.st_uid == geteuid() ? (st.st_mode & 022) == 0 || sticky
+                                     : st.st_uid == 0 && sticky;
   if (!safe) {
     LineBuffer line;
     line.Append("recording root ").Append(path).Append(
-        " is not owned by this user or is writable by others; refusing to use it");
+        " is not owned by this user (nor a sticky directory of root's) or is writable by others; "
+        "refusing to use it");
     SetError(error, error_size, line);
     close(root_fd_);
     root_fd_ = -1;

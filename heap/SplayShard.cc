@@ -118,8 +118,10 @@ uint32_t SplayShard::NewNode() {
   index = header_->used;
   uint64_t end = (uint64_t{index} + 1) * sizeof(TreeNode);
   if (end > header_->backed_bytes) {
-    if (!file_->Reserve(file_offset_ + header_->backed_bytes, kReserveChunkBytes)) return 0;
-    header_->backed_bytes += kReserveChunkBytes;
+    uint64_t chunk = uint64_t{capacity_} * sizeof(TreeNode) - header_->backed_bytes;
+    if (chunk > kReserveChunkBytes) chunk = kReserveChunkBytes;
+    if (!file_->Reserve(file_offset_ + header_->backed_bytes, chunk)) return 0;
+    header_->backed_bytes += chunk;
   }
   header_->used = index + 1;
   return index;

@@ -1,10 +1,12 @@
 #include "heap/StackStore.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace heapgraph {
@@ -31,7 +33,10 @@ uint64_t StackStore::FileSize(uint32_t slot_bits) {
 }
 
 bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth) {
-  if (slot_bits > format::kStackParentBits) return false;
+  if (slot_bits < 10 || slot_bits > format::kStackParentBits ||
+      max_depth > format::kMaxStackDepth) {
+    return false;
+  }
   long table = syscall(SYS_mmap, nullptr, kPrefixTableSize, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (table < 0 && table > -4096) return false;
@@ -66,10 +71,25 @@ void StackStore::Unmap() {
 // Assigns prefix indices under the lock in the file header (another process sharing the table
 // after fork may have added the prefix: the persisted list is searched first). The persisted
 // prefix is written before its index is published, so every node using it can be decoded.
+// The lock word holds the owner's pid because parent and child share it after fork: a process
+// killed while holding it (a window of a few stores) must not hang the other forever, so a waiter
+// that finds the owner gone takes the lock over.
+void StackStore::LockPrefixes() {
+  int32_t self = getpid();
+  for (unsigned spins = 1;; ++spins) {
+    int32_t owner = 0;
+    if (header_->prefix_lock.compare_exchange_weak(owner, self, std::memory_order_acquire)) return;
+    if (spins % 1024 == 0 && owner != 0 && kill(owner, 0) != 0 && errno == ESRCH) {
+      header_->prefix_lock.compare_exchange_strong(owner, 0, std::memory_order_relaxed);
+    }
+    sched_yield();
+  }
+}
+
 uint32_t StackStore::PrefixIndex(uint64_t high) {
   uint8_t known = prefix_of_[high].load(std::memory_order_acquire);
   if (known != 0) return known;
-  while (header_->prefix_lock.exchange(1, std::memory_order_acquire) != 0) sched_yield();
+  LockPrefixes();
   uint32_t count = header_->prefix_count.load(std::memory_order_relaxed);
   uint32_t index = 0;
   for (uint32_t i = 1; i < count && index == 0; ++i) {
@@ -105,6 +125,7 @@ uint64_t StackStore::FirstSlot(uint64_t node) const {
 }
 
 uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes) {
+  if (depth > header_->max_depth) depth = header_->max_depth;  // keep the innermost frames
   uint32_t parent = 0;
   uint32_t created = 0;
   bool new_leaf = false;

@@ -43,6 +43,7 @@ class StackStore {
 
   bool Encode(uint64_t address, uint32_t parent, uint64_t* node);
   uint32_t PrefixIndex(uint64_t high);
+  void LockPrefixes();
   uint64_t Decode(uint64_t node) const;
   uint64_t FirstSlot(uint64_t node) const;
 
