@@ -34,7 +34,9 @@ constexpr uint32_t kMaxShards = 4096;
 constexpr uint64_t kMaxShardCapacity = uint64_t{1} << 32;  // node indices are 32-bit
 constexpr uint32_t kMinSlotBits = 10, kMaxSlotBits = 30;
 constexpr uint64_t kNodesPerRead = 4096;
+// A module-map rewrite takes microseconds; a writer that died mid-rewrite never finishes.
 constexpr int kModuleReadAttempts = 5;
+constexpr std::chrono::microseconds kModuleRetryDelay{100};
 constexpr uint64_t kLowMask = (uint64_t{1} << format::kStackLowBits) - 1;
 constexpr uint32_t kParentShift = format::kStackLowBits + format::kStackPrefixBits;
 
@@ -49,7 +51,9 @@ struct InputFile {
   throw RecordingError(file + ": " + problem);
 }
 
-std::string Num(uint64_t value) { return std::to_string(value); }
+std::string Num(uint64_t value) {
+  return std::to_string(value);
+}
 
 std::shared_ptr<const int> OwnFd(int fd) {
   return std::shared_ptr<const int>(new int(fd), [](const int* p) {
@@ -111,8 +115,8 @@ std::string MagicName(const char (&magic)[8]) {
 
 void CheckMagic(const InputFile& file, const FileHeader& header, const char (&expected)[8]) {
   if (memcmp(header.magic, expected, sizeof(expected)) == 0) return;
-  for (const char* other : {format::kTreeMagic, format::kStackMagic, format::kModuleMagic,
-                            format::kSessionMagic}) {
+  for (const char* other :
+       {format::kTreeMagic, format::kStackMagic, format::kModuleMagic, format::kSessionMagic}) {
     if (memcmp(header.magic, other, sizeof(header.magic)) == 0) {
       Fail(file.name, "wrong file type (magic " + MagicName(header.magic) + ", expected " +
                           MagicName(expected) + ")");
@@ -137,8 +141,8 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out) {
                         Num(format::kVersion) + ")");
   }
   if (header.header_size < sizeof(H)) {
-    Fail(file.name, "corrupt header (header_size " + Num(header.header_size) + " < " +
-                        Num(sizeof(H)) + ")");
+    Fail(file.name,
+         "corrupt header (header_size " + Num(header.header_size) + " < " + Num(sizeof(H)) + ")");
   }
   if (file.size < header.header_size) {
     Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
@@ -151,7 +155,9 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out) {
   Fail(file.name, std::string("corrupt header (") + field + " " + Num(value) + ")");
 }
 
-bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool IsPowerOfTwo(uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 
 void ValidateTreeHeader(const InputFile& file, const TreeHeader& h) {
   if (h.node_size != sizeof(TreeNode)) {
@@ -213,25 +219,21 @@ struct TreeOutput {
 ShardStats ReadShardHeader(const InputFile& file, TreeKind kind, const TreeHeader& h,
                            uint32_t shard, uint32_t* writing) {
   ShardHeader header;
-  ReadAt(file, kShardHeadersOffset + uint64_t{shard} * sizeof(ShardHeader), &header,
-         sizeof(header), "shard header");
+  ReadAt(file, kShardHeadersOffset + uint64_t{shard} * sizeof(ShardHeader), &header, sizeof(header),
+         "shard header");
   std::string where = "shard " + Num(shard) + " corrupt (";
   if (header.used > h.shard_capacity) {
-    Fail(file.name, where + "used " + Num(header.used) + " > capacity " +
-                        Num(h.shard_capacity) + ")");
+    Fail(file.name,
+         where + "used " + Num(header.used) + " > capacity " + Num(h.shard_capacity) + ")");
   }
   if (header.writing > h.shard_capacity) {
-    Fail(file.name, where + "writing " + Num(header.writing) + " > capacity " +
-                        Num(h.shard_capacity) + ")");
+    Fail(file.name,
+         where + "writing " + Num(header.writing) + " > capacity " + Num(h.shard_capacity) + ")");
   }
   *writing = header.writing;
-  return ShardStats{kind,
-                    shard,
-                    header.used,
-                    h.shard_capacity,
-                    header.live_count,
-                    header.live_bytes,
-                    header.dropped};
+  return ShardStats{
+      kind,          shard, header.used, h.shard_capacity, header.live_count, header.live_bytes,
+      header.dropped};
 }
 
 // Reads nodes [1, used) of one shard in bounded chunks (memory stays O(kNodesPerRead) however
@@ -242,8 +244,8 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
   if (stats.used <= 1) return;
   // shard * capacity * 28 < 2^12 * 2^32 * 2^5 cannot overflow; adding nodes_offset can.
   uint64_t base;
-  if (__builtin_add_overflow(
-          h.nodes_offset, uint64_t{stats.shard} * h.shard_capacity * sizeof(TreeNode), &base)) {
+  if (__builtin_add_overflow(h.nodes_offset,
+                             uint64_t{stats.shard} * h.shard_capacity * sizeof(TreeNode), &base)) {
     Fail(file.name, "corrupt (shard node array lies beyond 2^64)");
   }
   CheckExtent(file, base, uint64_t{stats.used} * sizeof(TreeNode), "shard node array");
@@ -257,7 +259,9 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
       if (writing != 0 && index == writing - 1) continue;  // torn: already reported
       const TreeNode& node = chunk[i];
       NodeState state = Classify(node);
-      if (state == NodeState::kInvalid) out.torn->push_back({stats.tree, stats.shard, index, false});
+      if (state == NodeState::kInvalid) {
+        out.torn->push_back({stats.tree, stats.shard, index, false});
+      }
       if (state != NodeState::kLive) continue;
       out.blocks->push_back({node.address(), node.size(), node.function, node.stack, node.seq,
                              stats.shard, stats.tree});
@@ -298,8 +302,8 @@ bool ReadModuleSnapshot(const InputFile& file, uint32_t records_offset,
   ReadAt(file, 0, &before, sizeof(before), "header");
   uint32_t count = before.count.load(std::memory_order_relaxed);
   if (count > before.capacity) {
-    Fail(file.name, "corrupt header (count " + Num(count) + " > capacity " +
-                        Num(before.capacity) + ")");
+    Fail(file.name,
+         "corrupt header (count " + Num(count) + " > capacity " + Num(before.capacity) + ")");
   }
   uint64_t length = uint64_t{count} * sizeof(ModuleRecord);
   CheckExtent(file, records_offset, length, "module record array");
@@ -400,7 +404,7 @@ void RecordingReader::ReadModules() {
   std::vector<ModuleRecord> records;
   bool stable = false;
   for (int attempt = 0; attempt < kModuleReadAttempts && !stable; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (attempt > 0) std::this_thread::sleep_for(kModuleRetryDelay);
     stable = ReadModuleSnapshot(*file, h.file.header_size, &records);
   }
   if (!stable) warnings_.push_back(file->name + ": torn (writer was active)");
@@ -459,8 +463,8 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
   if (stack_id == 0) return frames;
   const std::string corrupt = "corrupt node ";
   if (stack_id >= stack_stats_.slots) {
-    Fail(format::kStackFile, corrupt + Num(stack_id) + " (stack id >= slot count " +
-                                 Num(stack_stats_.slots) + ")");
+    Fail(format::kStackFile,
+         corrupt + Num(stack_id) + " (stack id >= slot count " + Num(stack_stats_.slots) + ")");
   }
   // Invariant: `slot` < slots at the top of every iteration; the depth bound ends any cycle.
   for (uint64_t slot = stack_id;;) {
@@ -470,8 +474,8 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
     }
     uint64_t node = ReadSlot(slot);
     if (node == 0) Fail(format::kStackFile, corrupt + Num(slot) + " (empty slot)");
-    uint32_t prefix = static_cast<uint32_t>(node >> format::kStackLowBits) &
-                      (format::kMaxStackPrefixes - 1);
+    uint32_t prefix =
+        static_cast<uint32_t>(node >> format::kStackLowBits) & (format::kMaxStackPrefixes - 1);
     if (prefix == 0 || prefix >= stack_stats_.prefix_count) {
       Fail(format::kStackFile, corrupt + Num(slot) + " (prefix index " + Num(prefix) +
                                    " not in [1, " + Num(stack_stats_.prefix_count) + "))");
@@ -480,8 +484,8 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
     uint64_t parent = node >> kParentShift;
     if (parent == 0) return frames;
     if (parent >= stack_stats_.slots) {
-      Fail(format::kStackFile, corrupt + Num(slot) + " (parent " + Num(parent) +
-                                   " >= slot count " + Num(stack_stats_.slots) + ")");
+      Fail(format::kStackFile, corrupt + Num(slot) + " (parent " + Num(parent) + " >= slot count " +
+                                   Num(stack_stats_.slots) + ")");
     }
     slot = parent;
   }

@@ -1,0 +1,263 @@
+// Runs the built `heapgraph` binary (HEAPGRAPH_CLI) on synthetic recording directories.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/reader/SyntheticRecording.h"
+
+extern char** environ;
+
+namespace heapgraph {
+namespace {
+
+using format::AllocFunction;
+using synthetic::Files;
+using synthetic::Patch;
+using synthetic::SyntheticRecording;
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal when killed
+  std::string out;
+  std::string err;
+};
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class HeapgraphCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/cli-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    SyntheticRecording rec;
+    uint32_t stack = rec.AddStack({0x7f0000001234, 0x555500001000});
+    rec.AddModule("/nonexistent/libfoo.so", 0x7f0000000000, 0x7f0000000000, 0x7f0000010000,
+                  {0xab, 0xcd, 0x01, 0x02});
+    rec.AddModule("/nonexistent/app", 0x555500000000, 0x555500000000, 0x555500010000, {});
+    for (uint64_t a = 0x1000; a < 0x4000; a += 0x1000) {
+      rec.AddBlock(TreeKind::kHeap, a, 48, AllocFunction::kMalloc, stack);
+    }
+    rec.AddBlock(TreeKind::kHeap, 0x5000, 100, AllocFunction::kMalloc, 0);
+    rec.AddBlock(TreeKind::kVm, 0x7e0000000000, 8 << 20, AllocFunction::kMmap, stack);
+    rec.SetSession(777, "/nonexistent/app");
+    files_ = rec.Build();
+    good_ = WriteDir("good", files_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  std::string WriteDir(const std::string& name, const Files& files) {
+    std::string dir = root_ + "/" + name;
+    std::filesystem::create_directory(dir);
+    synthetic::WriteFiles(dir, files);
+    return dir;
+  }
+
+  // Runs HEAPGRAPH_CLI with `args`, capturing stdout and stderr through files.
+  RunResult Run(const std::vector<std::string>& args) {
+    std::string out = root_ + "/stdout", err = root_ + "/stderr";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<std::string> all = {HEAPGRAPH_CLI};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid;
+    RunResult result;
+    int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) return result;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    result.out = ReadWholeFile(out);
+    result.err = ReadWholeFile(err);
+    return result;
+  }
+
+  // A harmless library to preload in place of libheapgraph.so: the C library itself.
+  static std::string HarmlessPreload() {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&fclose), &info);
+    return info.dli_fname != nullptr ? info.dli_fname : "";
+  }
+
+  // `heapgraph record` of /bin/sh running `script`; the script stands in for the recorder.
+  RunResult Record(const std::string& script, std::vector<std::string> extra = {}) {
+    std::filesystem::create_directory(root_ + "/records");
+    std::vector<std::string> args = {"record", "--preload",        HarmlessPreload(),
+                                     "--dir",  root_ + "/records", "--no-symbols"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--", "/bin/sh", "-c", script});
+    return Run(args);
+  }
+
+  // Shell code that copies the good recording where the recorder would have put it.
+  std::string FakeRecorder() const {
+    return "opts=${HEAPGRAPH_OPTIONS#dir=}; cp -r " + good_ + " \"${opts%%,*}/$$-12345\"";
+  }
+
+  std::string root_;
+  Files files_;
+  std::string good_;
+};
+
+TEST_F(HeapgraphCliTest, DumpPrintsSummaryAndGroups) {
+  RunResult r = Run({"dump", good_, "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind(good_ + ": 5 live blocks, 8.00 MiB, 2 unique stacks, 0 torn, 0 dropped, "
+                                "2 modules (pid 777, /nonexistent/app, exited)\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\n#1 1 block, 8.00 MiB, VM: anonymous (stack 2)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n#2 3 blocks, 144 B, Malloc 48 B (stack 2)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\n    #0 0x7f0000001234 libfoo.so+0x1234 (build-id abcd0102)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n    #1 0x555500001000 app+0x1000\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n#3 1 block, 100 B, Malloc 100 B (stack 0)\n    (no stack captured)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(HeapgraphCliTest, DumpWithSymbolizationOfMissingFilesStillWorks) {
+  RunResult r = Run({"dump", good_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("libfoo.so+0x1234"), std::string::npos);
+}
+
+TEST_F(HeapgraphCliTest, DumpTopLimitsGroups) {
+  RunResult r = Run({"dump", good_, "--top", "1", "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.find("#2 "), std::string::npos);
+  EXPECT_NE(r.out.find("... 2 more groups"), std::string::npos) << r.out;
+}
+
+TEST_F(HeapgraphCliTest, DumpJson) {
+  RunResult r = Run({"dump", good_, "--json", "--no-symbols"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["summary"]["live_blocks"], 5);
+  EXPECT_EQ(doc["summary"]["live_bytes"], 144 + 100 + (8 << 20));
+  EXPECT_EQ(doc["summary"]["unique_stacks"], 2);
+  EXPECT_EQ(doc["session"]["pid"], 777);
+  ASSERT_EQ(doc["groups"].size(), 3u);
+  EXPECT_EQ(doc["groups"][0]["category"], "VM: anonymous");
+  EXPECT_EQ(doc["groups"][1]["count"], 3);
+  const nlohmann::json& frame = doc["groups"][1]["frames"][0];
+  EXPECT_EQ(frame["address"], 0x7f0000001234ull);
+  EXPECT_EQ(frame["module"], "/nonexistent/libfoo.so");
+  EXPECT_EQ(frame["offset"], 0x1234);
+  EXPECT_EQ(frame["build_id"], "abcd0102");
+}
+
+TEST_F(HeapgraphCliTest, CorruptRecordingExitsTwoWithOneLine) {
+  Files files = files_;
+  Patch(files, format::kStackFile, offsetof(format::FileHeader, version), uint32_t{7});
+  RunResult r = Run({"dump", WriteDir("bad-version", files)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: stacks: unsupported format version 7 (this reader knows 1)\n");
+
+  files = files_;
+  Patch(files, format::kStackFile, SyntheticRecording::SlotOffset(2),
+        SyntheticRecording::EncodeNode(2, 1, 0));
+  r = Run({"dump", WriteDir("cycle", files), "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("heapgraph: stacks: corrupt node 2 (", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+
+  files = files_;
+  files[format::kHeapTreeFile].resize(100);
+  r = Run({"dump", WriteDir("truncated", files)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: heap.tree: truncated (file is 100 bytes, header needs 4096)\n");
+}
+
+TEST_F(HeapgraphCliTest, MissingDirectoryAndUsageErrorsExitTwo) {
+  RunResult r = Run({"dump", root_ + "/nothing-here"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("heapgraph: " + root_ + "/nothing-here: ", 0), 0u) << r.err;
+  EXPECT_EQ(Run({}).exit_code, 2);
+  EXPECT_EQ(Run({"dump"}).exit_code, 2);
+  EXPECT_EQ(Run({"--help"}).exit_code, 0);
+}
+
+TEST_F(HeapgraphCliTest, MissingSessionIsAWarningOnly) {
+  Files files = files_;
+  files.erase(format::kSessionFile);
+  RunResult r = Run({"dump", WriteDir("no-session", files), "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "heapgraph: warning: session: missing\n");
+}
+
+TEST_F(HeapgraphCliTest, RecordPassesExitStatusAndDumps) {
+  RunResult r = Record(FakeRecorder() + "; exit 3");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find(": 5 live blocks, 8.00 MiB"), std::string::npos) << r.out << r.err;
+}
+
+TEST_F(HeapgraphCliTest, RecordReportsSignalAs128Plus) {
+  RunResult r = Record(FakeRecorder() + "; kill -9 $$");
+  EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
+  EXPECT_NE(r.out.find(": 5 live blocks"), std::string::npos);
+}
+
+TEST_F(HeapgraphCliTest, RecordSetsEnvironment) {
+  std::string env_file = root_ + "/env";
+  RunResult r = Record(FakeRecorder() + "; echo \"$HEAPGRAPH_OPTIONS|$LD_PRELOAD\" > " + env_file,
+                       {"--options", "depth=8"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadWholeFile(env_file), "dir=" + root_ + "/records,depth=8|" +
+                                         std::filesystem::canonical(HarmlessPreload()).string() +
+                                         "\n");
+}
+
+TEST_F(HeapgraphCliTest, RecordWithoutRecordingExitsTwo) {
+  RunResult r = Record("exit 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no recording directory for pid"), std::string::npos) << r.err;
+}
+
+TEST_F(HeapgraphCliTest, RecordOfMissingProgramExits127AndLeavesNoTemporaryRoot) {
+  // Without --dir the root is a fresh mkdtemp under $TMPDIR; it must not be left behind empty.
+  std::string tmp = root_ + "/tmp";
+  std::filesystem::create_directory(tmp);
+  const char* old = getenv("TMPDIR");
+  std::string saved = old != nullptr ? old : "";
+  setenv("TMPDIR", tmp.c_str(), 1);
+  RunResult r = Run({"record", "--preload", HarmlessPreload(), "--", root_ + "/no-such-program"});
+  if (old != nullptr) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("cannot run"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+}
+
+}  // namespace
+}  // namespace heapgraph
