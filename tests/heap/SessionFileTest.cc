@@ -1,0 +1,200 @@
+// tests/heap: SessionFile: the header it writes, sequence blocks (also across threads), the exit
+// mark, and the file as RecordingReader reads it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heap/LiveAllocationTree.h"
+#include "heap/ModuleMap.h"
+#include "heap/PersistedFormat.h"
+#include "heap/RecordingDirectory.h"
+#include "heap/RecordingReader.h"
+#include "heap/SessionFile.h"
+#include "heap/StackStore.h"
+
+namespace heapgraph {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-session-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) abort();
+    path_ = pattern;
+    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  ~TempDir() {
+    close(fd_);
+    std::filesystem::remove_all(path_);
+  }
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+uint64_t RealtimeNs() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+// The persisted header, read through a descriptor of our own.
+std::unique_ptr<format::SessionHeader> ReadSession(const TempDir& dir) {
+  auto h = std::make_unique<format::SessionHeader>();
+  int fd = openat(dir.fd(), format::kSessionFile, O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(ssize_t(sizeof(*h)), pread(fd, h.get(), sizeof(*h), 0));
+  close(fd);
+  return h;
+}
+
+TEST(SessionFileTest, CreateDescribesThisProcess) {
+  TempDir dir;
+  SessionFile session;
+  uint64_t before = RealtimeNs();
+  ASSERT_TRUE(session.Create(dir.fd(), 24));
+  uint64_t after = RealtimeNs();
+
+  auto h = ReadSession(dir);
+  EXPECT_EQ(0, memcmp(h->file.magic, format::kSessionMagic, 8));
+  EXPECT_EQ(format::kVersion, h->file.version);
+  EXPECT_EQ(sizeof(format::SessionHeader), h->file.header_size);
+  EXPECT_EQ(getpid(), h->pid);
+  EXPECT_EQ(24u, h->max_depth);
+  EXPECT_GE(h->start_time_ns, before);
+  EXPECT_LE(h->start_time_ns, after);
+  EXPECT_EQ(RecordingDirectory::ProcessStartTicks(), h->boot_time_ticks);
+  EXPECT_EQ(0u, h->sequence.load());
+  EXPECT_EQ(uint32_t{format::kSessionRecording}, h->state.load());
+  EXPECT_EQ(std::filesystem::read_symlink("/proc/self/exe").string(), h->executable);
+  EXPECT_EQ(session.header()->pid, h->pid);
+}
+
+TEST(SessionFileTest, FileIsOnePagePrivateToTheUser) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 32));
+  struct stat st;
+  ASSERT_EQ(0, fstatat(dir.fd(), format::kSessionFile, &st, 0));
+  EXPECT_EQ(off_t(format::kPageSize), st.st_size);
+  EXPECT_EQ(0600u, st.st_mode & 07777);
+  EXPECT_LE(sizeof(format::SessionHeader), format::kPageSize);
+}
+
+TEST(SessionFileTest, CreateRefusesAnExistingSessionFile) {
+  TempDir dir;
+  SessionFile first, second;
+  ASSERT_TRUE(first.Create(dir.fd(), 32));
+  first.TakeSequenceBlock();
+  EXPECT_FALSE(second.Create(dir.fd(), 16));
+  EXPECT_EQ(32u, ReadSession(dir)->max_depth);
+  EXPECT_EQ(SessionFile::kSequenceBlock, ReadSession(dir)->sequence.load());
+}
+
+TEST(SessionFileTest, SequenceBlocksAreConsecutiveAndPersisted) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 32));
+  EXPECT_EQ(0u, session.TakeSequenceBlock());
+  EXPECT_EQ(SessionFile::kSequenceBlock, session.TakeSequenceBlock());
+  EXPECT_EQ(2 * SessionFile::kSequenceBlock, session.TakeSequenceBlock());
+  EXPECT_EQ(3 * SessionFile::kSequenceBlock, ReadSession(dir)->sequence.load());
+}
+
+TEST(SessionFileTest, FirstSequenceContinuesWhereAParentLeftOff) {
+  TempDir dir;
+  SessionFile session;
+  const uint64_t parent = 5 * SessionFile::kSequenceBlock + 17;
+  ASSERT_TRUE(session.Create(dir.fd(), 32, parent));
+  EXPECT_EQ(parent, ReadSession(dir)->sequence.load());
+  EXPECT_EQ(parent, session.TakeSequenceBlock());
+  EXPECT_EQ(parent + SessionFile::kSequenceBlock, session.TakeSequenceBlock());
+}
+
+TEST(SessionFileTest, ConcurrentSequenceBlocksNeverOverlap) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 32));
+  constexpr int kThreads = 4, kBlocks = 5000;
+  std::vector<std::vector<uint64_t>> taken(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kBlocks; ++i) taken[t].push_back(session.TakeSequenceBlock());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::set<uint64_t> all;
+  for (const auto& blocks : taken) {
+    EXPECT_TRUE(std::is_sorted(blocks.begin(), blocks.end()));
+    all.insert(blocks.begin(), blocks.end());
+  }
+  ASSERT_EQ(size_t{kThreads * kBlocks}, all.size());
+  EXPECT_EQ(0u, *all.begin());
+  EXPECT_EQ(uint64_t{kThreads * kBlocks - 1} * SessionFile::kSequenceBlock, *all.rbegin());
+  for (uint64_t first : all) ASSERT_EQ(0u, first % SessionFile::kSequenceBlock);
+  EXPECT_EQ(uint64_t{kThreads * kBlocks} * SessionFile::kSequenceBlock,
+            ReadSession(dir)->sequence.load());
+}
+
+TEST(SessionFileTest, MarkExitedIsPersisted) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 32));
+  session.MarkExited();
+  EXPECT_EQ(uint32_t{format::kSessionExited}, ReadSession(dir)->state.load());
+}
+
+TEST(SessionFileTest, MarkExitedWithoutAFileIsHarmless) {
+  SessionFile session;
+  session.MarkExited();
+  EXPECT_EQ(nullptr, session.header());
+}
+
+TEST(SessionFileTest, RecordingReaderReadsTheSession) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 20, 3000));
+  session.TakeSequenceBlock();
+  session.MarkExited();
+  auto tree = std::make_unique<LiveAllocationTree>();
+  ASSERT_TRUE(tree->Create(dir.fd(), format::kHeapTreeFile, 1, 10));
+  StackStore stacks;
+  ASSERT_TRUE(stacks.Create(dir.fd(), format::kStackFile, 10, 20));
+  ModuleMap modules;
+  ASSERT_TRUE(modules.Create(dir.fd(), format::kModuleFile, 4));
+
+  RecordingReader reader(dir.path());
+  ASSERT_TRUE(reader.session().has_value());
+  const SessionInfo& info = *reader.session();
+  EXPECT_EQ(getpid(), info.pid);
+  EXPECT_EQ(20u, info.max_depth);
+  EXPECT_EQ(session.header()->start_time_ns, info.start_time_ns);
+  EXPECT_EQ(RecordingDirectory::ProcessStartTicks(), info.boot_time_ticks);
+  EXPECT_EQ(3000 + SessionFile::kSequenceBlock, info.sequence);
+  EXPECT_EQ(uint32_t{format::kSessionExited}, info.state);
+  EXPECT_EQ(std::filesystem::read_symlink("/proc/self/exe").string(), info.executable);
+  for (const std::string& warning : reader.warnings()) {
+    EXPECT_EQ(std::string::npos, warning.find("session")) << warning;
+  }
+  stacks.Unmap();
+}
+
+}  // namespace
+}  // namespace heapgraph
