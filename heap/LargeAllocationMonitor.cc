@@ -1,6 +1,7 @@
 #include "heap/LargeAllocationMonitor.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +54,12 @@ void LargeAllocationMonitor::SetCallback(LargeAllocationCallback callback, void*
   callback_.store(callback, std::memory_order_release);
 }
 
+void LargeAllocationMonitor::LockLog() {
+  while (log_lock_.exchange(1, std::memory_order_acquire) != 0) sched_yield();
+}
+
+void LargeAllocationMonitor::UnlockLog() { log_lock_.store(0, std::memory_order_release); }
+
 void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction function,
                                     const uintptr_t* frames, uint32_t depth,
                                     const ModuleMap* modules) {
@@ -62,6 +69,7 @@ void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction 
       .Append(AllocFunctionName(function)).Append(" at ")
       .AppendHex(reinterpret_cast<uintptr_t>(address)).Append(" (thread ")
       .AppendDecimal(static_cast<uint64_t>(syscall(SYS_gettid))).Append(")\n");
+  LockLog();
   line.WriteTo(fd_);
   for (uint32_t i = 0; i < depth; ++i) {
     line.Clear();
@@ -80,6 +88,7 @@ void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction 
     line.Append("\n");
     line.WriteTo(fd_);
   }
+  UnlockLog();
   LargeAllocationCallback callback = callback_.load(std::memory_order_acquire);
   if (callback != nullptr) {
     callback(address, size, frames, depth, user_data_.load(std::memory_order_relaxed));

@@ -32,7 +32,11 @@ class LargeAllocationMonitor {
               const uintptr_t* frames, uint32_t depth, const ModuleMap* modules);
 
  private:
+  void LockLog();
+  void UnlockLog();
+
   std::atomic<uint64_t> threshold_{0};
+  std::atomic<uint32_t> log_lock_{0};  // one record's lines are never interleaved with another's
   std::atomic<uint64_t> reported_{0};
   int fd_ = 2;
   std::atomic<LargeAllocationCallback> callback_{nullptr};

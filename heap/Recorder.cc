@@ -33,6 +33,7 @@ enum Mode : uint32_t {
   kActive,
   kPaused,
   kDisabled,
+  kClaimPending,  // forked child: recording into the staging directory, not yet renamed
 };
 
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
@@ -59,6 +60,7 @@ struct State {
   RecordingDirectory staging;
   bool staging_ready = false;
   uint64_t sequence_at_fork = 0;
+  uint32_t mode_before_fork = kUninitialized;
 };
 
 constinit State g;
@@ -138,11 +140,13 @@ bool CreateFiles() {
 }
 
 bool Recording(uint32_t mode) { return mode == kActive || mode == kPaused; }
+void ClaimChildDirectory();
 
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
 // or module update), copy the trees and the module map into a staging directory for the child
 // and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
 void ForkPrepare() {
+  if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   t_guard = true;
   g.modules.Lock();
@@ -167,15 +171,16 @@ void ForkParent() {
   t_guard = false;
 }
 
-// Fork, child side (single-threaded, async-signal-safe calls only): claim the staging directory
-// and map its files over the parent's before touching any lock word, since the parent's lock words
-// live in files the parent keeps using.
+// Fork, child side (single-threaded, async-signal-safe calls only): map the staging directory's
+// files over the parent's before touching any lock word, since the parent's lock words live in
+// files the parent keeps using. The directory is renamed to this process's name only at its first
+// hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
 void ForkChild() {
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
-  bool ok = g.staging_ready && g.staging.ClaimForCurrentProcess() &&
-            g.heap.Adopt(fd, format::kHeapTreeFile) && g.vm.Adopt(fd, format::kVmTreeFile) &&
+  bool ok = g.staging_ready && g.heap.Adopt(fd, format::kHeapTreeFile) &&
+            g.vm.Adopt(fd, format::kVmTreeFile) &&
             g.modules.Adopt(fd, format::kModuleFile) &&
             g.session.Create(fd, g.config.depth, g.sequence_at_fork);
   g.modules.Unlock();  // process-local lock word
@@ -189,7 +194,18 @@ void ForkChild() {
   g.vm.ReleaseCopiedLocks();
   g.directory = g.staging;
   t_seq_next = t_seq_end = 0;
+  g.mode_before_fork = mode;
+  g.mode.store(kClaimPending, std::memory_order_release);
   t_guard = false;
+}
+
+// First hook of a forked child: give the staging directory this process's name. If the rename
+// fails the recording simply stays under the staging name.
+void ClaimChildDirectory() {
+  uint32_t expected = kClaimPending;
+  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  g.directory.ClaimForCurrentProcess();
+  g.mode.store(g.mode_before_fork, std::memory_order_release);
 }
 
 void Initialize() {
@@ -213,10 +229,18 @@ void Initialize() {
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
 }
 
-// Slow path of every hook: brings the recorder up on first use.
+// Slow path of every hook: brings the recorder up on first use, names a forked child's directory.
 uint32_t SettleMode() {
-  if (g.mode.load(std::memory_order_acquire) == kUninitialized) Initialize();
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kUninitialized) Initialize();
+  if (mode == kClaimPending) ClaimChildDirectory();
   return g.mode.load(std::memory_order_acquire);
+}
+
+// The mode for hooks that apply frees: those must settle a pending claim too.
+uint32_t FreeMode() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  return mode == kClaimPending ? SettleMode() : mode;
 }
 
 uint32_t NextSequence() {
@@ -276,7 +300,7 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
 void RecordFree(void* address) {
   if (t_guard || address == nullptr) return;
   GuardScope guard;
-  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  if (!Recording(FreeMode())) return;
   g.heap.Remove(reinterpret_cast<uintptr_t>(address), nullptr);
 }
 
@@ -284,7 +308,7 @@ ReallocTicket BeginRealloc(void* old_address) {
   ReallocTicket ticket;
   if (t_guard) return ticket;
   GuardScope guard;
-  if (!Recording(g.mode.load(std::memory_order_acquire))) return ticket;
+  if (!Recording(FreeMode())) return ticket;
   ticket.recorded = g.heap.Remove(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
   return ticket;
 }
@@ -326,7 +350,7 @@ void RecordRemap(void* old_address, size_t old_length, void* address, size_t len
 void RecordUnmap(void* address, size_t length) {
   if (t_guard || address == nullptr || length == 0) return;
   GuardScope guard;
-  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  if (!Recording(FreeMode())) return;
   uint64_t begin = reinterpret_cast<uintptr_t>(address);
   uint64_t end = begin + length;
   BlockRecord region;
@@ -416,7 +440,8 @@ __attribute__((constructor(101))) void StartRecorder() {
 }
 
 __attribute__((destructor(101))) void StopRecorder() {
-  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.MarkExited();
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (Recording(mode) || mode == kClaimPending) g.session.MarkExited();
 }
 
 }  // namespace
