@@ -1,0 +1,81 @@
+// tests/programs: helpers shared by the child programs that the recorder's process tests run.
+// Protocol: a program prints "key value..." lines on stdout, then "ready <pid>", then (usually)
+// blocks until its stdin is closed so that the test can read its recording while it is alive.
+// Nothing here allocates after LineBufferedStdout(): stdout uses a static buffer, so a block freed
+// by the program is never reused behind the test's back by stdio.
+#pragma once
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace hgprog {
+
+inline constexpr size_t kSinkSlots = 1 << 16;
+// Every pointer the program keeps is stored here: the compiler cannot drop an allocation whose
+// result escapes to a volatile global.
+inline void* volatile g_sink[kSinkSlots];
+inline std::atomic<size_t> g_sink_next{0};
+
+inline void Keep(void* p) {
+  g_sink[g_sink_next.fetch_add(1) % kSinkSlots] = p;
+}
+
+inline void LineBufferedStdout() {
+  static char buffer[1 << 16];
+  setvbuf(stdout, buffer, _IOLBF, sizeof(buffer));
+}
+
+inline void PrintAddress(const char* name, const void* address) {
+  printf("%s %#jx\n", name, static_cast<uintmax_t>(reinterpret_cast<uintptr_t>(address)));
+}
+
+// "range <name> <begin> <end>": the code of an exported function (the program is linked with
+// -rdynamic, so dladdr1 finds its dynamic symbol and size).
+inline void PrintRange(const char* name, const void* function) {
+  Dl_info info;
+  void* entry = nullptr;
+  int found = dladdr1(function, &info, &entry, RTLD_DL_SYMENT);
+  auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  if (found == 0 || symbol == nullptr || info.dli_saddr == nullptr) {
+    printf("range %s 0 0\n", name);
+    return;
+  }
+  auto begin = reinterpret_cast<uintptr_t>(info.dli_saddr);
+  printf("range %s %#jx %#jx\n", name, static_cast<uintmax_t>(begin),
+         static_cast<uintmax_t>(begin + symbol->st_size));
+}
+
+inline void Ready() {
+  printf("ready %d\n", static_cast<int>(getpid()));
+  fflush(stdout);
+}
+
+// Returns when the test closes our stdin (or it is already at EOF).
+inline void WaitForStdinEof() {
+  char c;
+  for (;;) {
+    ssize_t n = read(0, &c, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) return;
+  }
+}
+
+// A small deterministic generator (xorshift64*): no allocation, no locks.
+struct Random {
+  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t Next() {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 0x2545F4914F6CDD1Dull;
+  }
+  uint64_t state;
+};
+
+}  // namespace hgprog
