@@ -18,6 +18,7 @@
 #include "heap/SessionFile.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
+#include "heap/RecorderAccess.h"
 #include "heap/heapgraph.h"
 
 namespace heapgraph::recorder {
@@ -61,6 +62,7 @@ struct State {
   bool staging_ready = false;
   uint64_t sequence_at_fork = 0;
   uint32_t mode_before_fork = kUninitialized;
+  bool guard_before_snapshot = false;  // the snapshot taker's own guard, restored at its end
 };
 
 constinit State g;
@@ -428,6 +430,35 @@ __attribute__((visibility("default"))) void heapgraph_sync(void) {
   g.heap.file().Sync();
   g.vm.file().Sync();
   g.stacks.file().Sync();
+}
+
+__attribute__((visibility("default"))) int heapgraph_internal_ignore_thread(int ignore) {
+  int before = t_guard ? 1 : 0;
+  t_guard = ignore != 0;
+  return before;
+}
+
+__attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
+    HeapgraphRecorderView* view) {
+  uint32_t mode = SettleMode();
+  if (!Recording(mode)) return -1;
+  g.guard_before_snapshot = t_guard;
+  t_guard = true;
+  g.modules.Lock();
+  g.heap.LockAll();
+  g.vm.LockAll();
+  view->heap = &g.heap;
+  view->vm = &g.vm;
+  view->recording_dir = g.directory.path();
+  view->recording = mode == kActive ? 1 : 0;
+  return 0;
+}
+
+__attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void) {
+  g.vm.UnlockAll();
+  g.heap.UnlockAll();
+  g.modules.Unlock();
+  t_guard = g.guard_before_snapshot;
 }
 
 }  // extern "C"

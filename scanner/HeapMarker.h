@@ -3,6 +3,8 @@
 // block; marking is transitive through a work list. Root ranges are read with process_vm_readv in
 // 64 KiB chunks, so unmapped or PROT_NONE pages inside a root are skipped and counted, never fatal.
 // Heap blocks are read directly: they are live malloc memory. No host malloc (MmapAllocator).
+// Interior pointers that are exactly glibc's next-chunk header address are ignored (see
+// IsNextChunkHeader).
 #pragma once
 
 #include <cstddef>
@@ -43,7 +45,20 @@ class HeapMarker {
   static constexpr size_t kChunkBytes = 64 * 1024;
 
   uint32_t Lookup(uint64_t word) const {
-    return interior_ ? index_.Find(word) : index_.FindStart(word);
+    if (!interior_) return index_.FindStart(word);
+    uint32_t block = index_.Find(word);
+    if (block != BlockIndex::kNotFound && IsNextChunkHeader(index_.block(block), word)) {
+      return BlockIndex::kNotFound;
+    }
+    return block;
+  }
+  // glibc's arena state (main_arena.top, bins, last_remainder) points at chunk headers; the header
+  // of the chunk after a block lies inside that block's last bytes. Such a word is allocator
+  // metadata, not a reference to the block.
+  static bool IsNextChunkHeader(const BlockRange& b, uint64_t word) {
+    uint64_t chunk = (b.size + 8 + 15) & ~uint64_t{15};
+    if (chunk < 32) chunk = 32;
+    return word == b.begin - 16 + chunk;
   }
   void Mark(uint64_t word);
   void ScanChunk(const uint64_t* words, size_t count, uint64_t* counter);

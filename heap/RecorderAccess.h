@@ -1,0 +1,41 @@
+// heap/: the internal C ABI that libheapgraph.so exports for heapgraph's own scanner (not a user
+// API). The scanner finds these with dlsym(RTLD_DEFAULT, ...), so it can run in any process and
+// say clearly when heapgraph is not recording there.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+namespace heapgraph {
+class LiveAllocationTree;
+}
+extern "C" {
+#endif
+
+struct HeapgraphRecorderView {
+#ifdef __cplusplus
+  heapgraph::LiveAllocationTree* heap;
+  heapgraph::LiveAllocationTree* vm;
+#else
+  void* heap;
+  void* vm;
+#endif
+  const char* recording_dir;
+  int recording;  // 1 while allocations are being recorded (not paused, disabled or sampled)
+};
+
+// Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
+// block can be added or removed. Fills `view`. Returns 0, or -1 if the recorder is not running.
+typedef int (*HeapgraphBeginSnapshotFn)(struct HeapgraphRecorderView* view);
+typedef void (*HeapgraphEndSnapshotFn)(void);
+
+// Sets whether the calling thread's allocations are recorded (1: ignored); returns the previous.
+typedef int (*HeapgraphIgnoreThreadFn)(int ignore);
+
+#define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
+#define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
+#define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"
+
+#ifdef __cplusplus
+}
+#endif

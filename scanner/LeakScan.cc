@@ -1,0 +1,348 @@
+#include "scanner/LeakScan.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "heap/LiveAllocationTree.h"
+#include "heap/RecorderAccess.h"
+#include "roots/ProcessMappings.h"
+#include "roots/ThreadCapture.h"
+#include "scanner/BlockIndex.h"
+#include "scanner/HeapMarker.h"
+#include "scanner/MmapAllocator.h"
+#include "scanner/RootRanges.h"
+
+namespace heapgraph::scanner {
+namespace {
+
+constexpr uint64_t kResultMagic = 0x48475343414e3031ull;  // "HGSCAN01"
+constexpr size_t kMapsTextBytes = 16u << 20;
+constexpr size_t kMaxMappings = 1u << 18;
+
+template <typename T>
+using MmapVector = std::vector<T, MmapAllocator<T>>;
+
+// What the snapshot child writes at offset 0 of the result memfd, followed by `leaked_count`
+// LeakedBlocks and `edge_count` (from, to) pairs of uint32.
+struct ResultHeader {
+  uint64_t magic;
+  uint64_t leaked_count;
+  uint64_t edge_count;
+  uint64_t live_blocks;
+  uint64_t live_bytes;
+  uint64_t root_ranges;
+  uint64_t root_bytes;
+  uint64_t heap_words;
+  uint64_t unreadable_pages;
+  char error[224];  // empty on success
+};
+
+__attribute__((noinline)) uint64_t CurrentStackPointer() {
+  // The caller's frame starts just above this function's: its SP after we return.
+  return reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+}
+
+double NowMs() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+struct ChildContext {
+  HeapgraphRecorderView view;
+  uint64_t caller_stack_pointer;  // at the clone: the program's frames are above it
+  const roots::ThreadCapture* capture;
+  roots::ProcessMappings* mappings;
+  bool interior_pointers;
+  int ready_fd;   // one byte once the blocks are copied: the parent may release the recorder
+  int result_fd;  // memfd
+};
+
+// Live heap blocks in address order, copied out of the (locked) tree by a linear scan of every
+// shard's node array, the same walk a reader of the files makes.
+MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
+  MmapVector<LeakedBlock> blocks;
+  blocks.reserve(tree.LiveCount());
+  for (uint32_t s = 0; s < tree.shard_count(); ++s) {
+    SplayShard& shard = tree.shard(s);
+    uint64_t stack_depth = shard.live_count() + 1;
+    MmapVector<uint32_t> stack(stack_depth);
+    shard.ForEachInOrder(stack.data(), stack_depth, [&](const BlockRecord& r) {
+      blocks.push_back({r.address, r.size, r.stack, r.seq, r.function});
+    });
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const LeakedBlock& a, const LeakedBlock& b) { return a.address < b.address; });
+  return blocks;
+}
+
+bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
+  auto* p = static_cast<const char*>(data);
+  while (length > 0) {
+    ssize_t n = pwrite(fd, p, length, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    offset += n;
+    length -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The scanning thread's registers are skipped: it is inside a call, so by the ABI every value of
+// the program's that is live across that call sits in the frames above its stack pointer.
+void MarkFromRoots(HeapMarker& marker, const RootRanges& roots,
+                   std::span<const roots::ThreadInfo> threads) {
+  for (const roots::ThreadInfo& t : threads) {
+    if (t.is_caller) continue;
+    marker.ScanWords(t.regs.data(), t.regs.size());
+    const uint8_t* v = t.vector_bytes.data();
+    if (reinterpret_cast<uintptr_t>(v) % 8 == 0) {
+      marker.ScanWords(reinterpret_cast<const uint64_t*>(v), t.vector_bytes.size() / 8);
+    }
+  }
+  for (const RootRange& r : roots.ranges()) marker.ScanRoot(r.begin, r.end);
+  marker.Propagate();
+}
+
+// Runs in the snapshot child. Never returns.
+[[noreturn]] void SnapshotMain(const ChildContext& c) {
+  ResultHeader header = {};
+  header.magic = kResultMagic;
+  // The map is read before this process maps anything of its own: the scanner's arrays hold the
+  // address of every block and must never be a root.
+  bool maps_ok = c.mappings->ReadWithoutAllocating();
+  MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c.view.heap);
+  char one = 1;
+  (void)!write(c.ready_fd, &one, 1);
+  close(c.ready_fd);
+
+  MmapVector<BlockRange> ranges;
+  ranges.reserve(blocks.size());
+  uint64_t live_bytes = 0;
+  for (const LeakedBlock& b : blocks) {
+    ranges.push_back({b.address, b.size});
+    live_bytes += b.size;
+  }
+  BlockIndex index(std::move(ranges));
+  if (!maps_ok) {
+    snprintf(header.error, sizeof(header.error), "cannot read /proc/self/maps: %s",
+             c.mappings->error());
+    WriteAll(c.result_fd, &header, sizeof(header), 0);
+    _exit(3);
+  }
+  RootRanges roots;
+  const uint64_t own[] = {reinterpret_cast<uint64_t>(c.capture->threads().data())};
+  roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own);
+  HeapMarker marker(index, c.interior_pointers);
+  MarkFromRoots(marker, roots, c.capture->threads());
+
+  MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
+  MmapVector<LeakedBlock> leaked;
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (marker.marked(i)) continue;
+    leaked_index[i] = static_cast<uint32_t>(leaked.size());
+    leaked.push_back(blocks[i]);
+  }
+  MmapVector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (leaked_index[i] == UINT32_MAX) continue;
+    marker.ForEachReference(i, [&](uint32_t j) {
+      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
+    });
+  }
+  header.leaked_count = leaked.size();
+  header.edge_count = edges.size();
+  header.live_blocks = blocks.size();
+  header.live_bytes = live_bytes;
+  header.root_ranges = roots.ranges().size();
+  header.root_bytes = roots.total_bytes();
+  header.heap_words = marker.stats().heap_words;
+  header.unreadable_pages = marker.stats().unreadable_pages;
+  size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
+  bool ok = WriteAll(c.result_fd, &header, sizeof(header), 0) &&
+            WriteAll(c.result_fd, leaked.data(), blocks_bytes, sizeof(header)) &&
+            WriteAll(c.result_fd, edges.data(), edges.size() * sizeof(edges[0]),
+                     static_cast<off_t>(sizeof(header) + blocks_bytes));
+  _exit(ok ? 0 : 4);
+}
+
+bool ReadResult(int fd, ScanResult* result) {
+  ResultHeader header;
+  if (pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
+      header.magic != kResultMagic) {
+    result->error = "the snapshot process wrote no result";
+    return false;
+  }
+  if (header.error[0] != '\0') {
+    result->error = std::string(header.error, strnlen(header.error, sizeof(header.error)));
+    return false;
+  }
+  result->leaked.resize(header.leaked_count);
+  result->edges.resize(header.edge_count);
+  size_t blocks_bytes = header.leaked_count * sizeof(LeakedBlock);
+  size_t edges_bytes = header.edge_count * sizeof(result->edges[0]);
+  if (pread(fd, result->leaked.data(), blocks_bytes, sizeof(header)) !=
+          static_cast<ssize_t>(blocks_bytes) ||
+      pread(fd, result->edges.data(), edges_bytes, static_cast<off_t>(sizeof(header) + blocks_bytes)) !=
+          static_cast<ssize_t>(edges_bytes)) {
+    result->error = "the snapshot process wrote a truncated result";
+    return false;
+  }
+  result->stats.live_blocks = header.live_blocks;
+  result->stats.live_bytes = header.live_bytes;
+  result->stats.root_ranges = header.root_ranges;
+  result->stats.root_bytes = header.root_bytes;
+  result->stats.heap_words_scanned = header.heap_words;
+  result->stats.unreadable_pages = header.unreadable_pages;
+  return true;
+}
+
+std::string Describe(int status) {
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "exit status " + std::to_string(WEXITSTATUS(status));
+}
+
+// Everything the scan allocates is allocated here, before the world stops.
+struct Preparation {
+  roots::ThreadCapture capture;
+  roots::ProcessMappings mappings;
+  int result_fd = -1;
+  int ready[2] = {-1, -1};
+
+  explicit Preparation(const ScanOptions& o)
+      : capture(roots::ThreadCapture::Options{
+            o.allow_signal_fallback ? roots::ThreadCapture::Method::kAuto
+                                    : roots::ThreadCapture::Method::kPtrace}) {
+    mappings.Reserve(kMapsTextBytes, kMaxMappings);
+    result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
+    if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
+  }
+  ~Preparation() {
+    for (int fd : {result_fd, ready[0], ready[1]}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// Zeroes the stack below the caller's frame. The scan's frames are laid down there next, and
+// their uninitialized slots would otherwise still hold values from earlier calls (the allocation
+// hooks' frames hold block addresses), which the scan would read as the program's.
+__attribute__((noinline)) void ScrubStackBelow() {
+  char area[64 * 1024];
+  explicit_bzero(area, sizeof(area));
+  asm volatile("" : : "r"(area) : "memory");
+}
+
+ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
+
+}  // namespace
+
+__attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
+  ScrubStackBelow();
+  return RunLeakScanOnScrubbedStack(options);
+}
+
+namespace {
+
+ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
+  ScanResult result;
+  double start = NowMs();
+  auto begin = reinterpret_cast<HeapgraphBeginSnapshotFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL));
+  auto end = reinterpret_cast<HeapgraphEndSnapshotFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_END_SNAPSHOT_SYMBOL));
+  if (begin == nullptr || end == nullptr) {
+    result.error = "heapgraph is not loaded in this process (LD_PRELOAD or link libheapgraph.so)";
+    return result;
+  }
+  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  // The scan's own buffers are not the program's allocations.
+  struct IgnoreScope {
+    HeapgraphIgnoreThreadFn fn;
+    int before;
+    explicit IgnoreScope(HeapgraphIgnoreThreadFn f) : fn(f), before(f != nullptr ? f(1) : 0) {}
+    ~IgnoreScope() {
+      if (fn != nullptr) fn(before);
+    }
+  } ignore_scope(ignore);
+  Preparation prep(options);
+  if (prep.result_fd < 0 || prep.ready[0] < 0) {
+    result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);
+    return result;
+  }
+  ChildContext context = {};
+  double locked = NowMs();
+  if (begin(&context.view) != 0) {
+    result.error = "heapgraph is not recording in this process (disabled or failed to start)";
+    return result;
+  }
+  result.recording_dir = context.view.recording_dir;
+  if (!prep.capture.StopAll()) {
+    end();
+    result.error = "cannot stop the threads: " + prep.capture.error();
+    return result;
+  }
+  context.capture = &prep.capture;
+  context.mappings = &prep.mappings;
+  context.interior_pointers = options.interior_pointers;
+  context.ready_fd = prep.ready[1];
+  context.result_fd = prep.result_fd;
+  context.caller_stack_pointer = CurrentStackPointer();
+  long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (pid == 0) SnapshotMain(context);
+  int clone_errno = errno;
+  prep.capture.ReleaseAll();
+  double released = NowMs();
+  result.stats.threads = prep.capture.threads().size();
+  result.stats.stop_method =
+      prep.capture.method_used() == roots::ThreadCapture::Method::kSignals ? "signals" : "ptrace";
+  close(prep.ready[1]);
+  prep.ready[1] = -1;
+  if (pid > 0) {
+    char byte;
+    while (read(prep.ready[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  end();
+  double unlocked = NowMs();
+  if (pid < 0) {
+    result.error = std::string("cannot create the snapshot process: ") + strerror(clone_errno);
+    return result;
+  }
+  int status = 0;
+  while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+  }
+  bool read_ok = ReadResult(prep.result_fd, &result);
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && read_ok) {
+    result.error = "the snapshot process failed: " + Describe(status);
+    read_ok = false;
+  } else if (!read_ok && !WIFEXITED(status)) {
+    result.error += " (" + Describe(status) + ")";
+  }
+  result.timings.world_stopped_ms = released - locked;
+  result.timings.allocation_pause_ms = unlocked - locked;
+  result.timings.total_ms = NowMs() - start;
+  result.ok = read_ok;
+  return result;
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner

@@ -1,0 +1,23 @@
+// scanner/: one leak scan of the calling process. With every recorder lock held (no block can be
+// added or removed), every other thread is stopped (roots/ThreadCapture) and the process is
+// snapshotted with a raw clone(SIGCHLD) — glibc's fork would run atfork handlers that take malloc
+// locks a stopped thread may hold — then the threads run again. The snapshot child copies the live
+// blocks out of the recorder's tree, which lets the parent release the recorder (allocations
+// resume), then finds the roots, marks conservatively, and writes the unreachable blocks and the
+// references among them to a memfd the parent reads. The world is stopped only for the capture
+// and the clone. The child never calls malloc; the parent allocates only before and after.
+#pragma once
+
+#include "scanner/ScanResult.h"
+
+namespace heapgraph::scanner {
+
+struct ScanOptions {
+  bool interior_pointers = true;
+  bool allow_signal_fallback = true;  // when ptrace is denied
+};
+
+// Requires libheapgraph.so recording this process (preloaded or linked).
+ScanResult RunLeakScan(const ScanOptions& options);
+
+}  // namespace heapgraph::scanner

@@ -1,0 +1,62 @@
+#include "scanner/RootRanges.h"
+
+#include <algorithm>
+
+#include "roots/ThreadStacks.h"
+
+namespace heapgraph::scanner {
+
+using roots::ProcessMappings;
+
+bool RootRanges::HoldsBlock(const ProcessMappings::Mapping& m, const BlockIndex& blocks) {
+  if (m.end <= blocks.lowest() || m.start >= blocks.highest()) return false;
+  if (blocks.Find(m.start) != BlockIndex::kNotFound) return true;  // a block reaching into m
+  // Otherwise a block overlapping m must start inside it: the first block starting at or after
+  // m.start.
+  uint32_t lo = 0, hi = blocks.size();
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (blocks.block(mid).begin < m.start) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < blocks.size() && blocks.block(lo).begin < m.end;
+}
+
+void RootRanges::Compute(const ProcessMappings& mappings,
+                         std::span<const roots::ThreadInfo> threads, const BlockIndex& blocks,
+                         uint64_t caller_stack_pointer, std::span<const uint64_t> own_memory) {
+  ranges_.clear();
+  std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
+      skipped;  // thread stacks (scanned from SP only) and heapgraph's own mappings
+  for (uint64_t address : own_memory) {
+    if (const ProcessMappings::Mapping* m = mappings.Find(address)) skipped.push_back(m);
+  }
+  for (const roots::ThreadInfo& t : threads) {
+    roots::ThreadStacks::Range r = roots::ThreadStacks::ForThread(t, mappings);
+    if (r.mapping == nullptr) continue;
+    skipped.push_back(r.mapping);
+    if (t.is_caller) r.begin = std::max<uint64_t>(r.mapping->start, caller_stack_pointer);
+    if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true});
+  }
+  for (const ProcessMappings::Mapping& m : mappings.mappings()) {
+    if (!m.readable || !m.writable || m.shared) continue;
+    if (m.kind == ProcessMappings::Kind::kHeap || m.kind == ProcessMappings::Kind::kSpecial ||
+        m.kind == ProcessMappings::Kind::kMainStack) {
+      continue;
+    }
+    if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
+    if (HoldsBlock(m, blocks)) continue;
+    ranges_.push_back({m.start, m.end, false});
+  }
+}
+
+uint64_t RootRanges::total_bytes() const {
+  uint64_t n = 0;
+  for (const RootRange& r : ranges_) n += r.end - r.begin;
+  return n;
+}
+
+}  // namespace heapgraph::scanner

@@ -1,0 +1,43 @@
+// scanner/: the memory ranges a leak scan treats as roots, from the process's mappings and its
+// stopped threads (libmemunreachable's rule): every thread's stack from SP minus the red zone to
+// the top of its mapping (never the dead frames below), and every other private writable mapping
+// that holds no heap block (module .data/.bss, TLS blocks, anonymous mmap memory). Mappings that
+// hold a block are heap: they are reached through their blocks only. Shared mappings (heapgraph's
+// own recording files among them) and the brk heap are never roots. No host malloc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "roots/ProcessMappings.h"
+#include "roots/ThreadInfo.h"
+#include "scanner/BlockIndex.h"
+#include "scanner/MmapAllocator.h"
+
+namespace heapgraph::scanner {
+
+struct RootRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  bool thread_stack = false;
+};
+
+class RootRanges {
+ public:
+  // `caller_stack_pointer` replaces the captured SP of the thread that runs the scan (is_caller):
+  // the scan's own frames below it are not the program's. Mappings containing any address of
+  // `own_memory` are heapgraph's (the capture arena) and never roots.
+  void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
+               const BlockIndex& blocks, uint64_t caller_stack_pointer,
+               std::span<const uint64_t> own_memory);
+  std::span<const RootRange> ranges() const { return ranges_; }
+  uint64_t total_bytes() const;
+
+ private:
+  static bool HoldsBlock(const roots::ProcessMappings::Mapping& m, const BlockIndex& blocks);
+
+  std::vector<RootRange, MmapAllocator<RootRange>> ranges_;
+};
+
+}  // namespace heapgraph::scanner

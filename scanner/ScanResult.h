@@ -1,0 +1,49 @@
+// scanner/: what one leak scan found, as the graph and report layers consume it. Plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "heap/PersistedFormat.h"
+
+namespace heapgraph::scanner {
+
+// A block that no root reaches (directly or through other reachable blocks).
+struct LeakedBlock {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint32_t stack = 0;  // stack id in the recording's stack table
+  uint32_t seq = 0;    // allocation sequence number (low 32 bits)
+  format::AllocFunction function = format::AllocFunction::kNone;
+};
+
+struct ScanTimings {
+  double world_stopped_ms = 0;     // threads stopped: capture + snapshot
+  double allocation_pause_ms = 0;  // recorder locks held (allocations wait): includes the above
+  double total_ms = 0;             // request to result, report excluded
+};
+
+struct ScanStats {
+  uint64_t threads = 0;
+  uint64_t live_blocks = 0;
+  uint64_t live_bytes = 0;
+  uint64_t root_ranges = 0;
+  uint64_t root_bytes = 0;
+  uint64_t heap_words_scanned = 0;
+  uint64_t unreadable_pages = 0;
+  std::string stop_method;  // "ptrace" or "signals"
+};
+
+struct ScanResult {
+  bool ok = false;
+  std::string error;            // one line, when !ok
+  std::string recording_dir;    // the recording whose stacks and modules the ids refer to
+  std::vector<LeakedBlock> leaked;                      // sorted by address
+  std::vector<std::pair<uint32_t, uint32_t>> edges;     // references among `leaked` (indices)
+  ScanTimings timings;
+  ScanStats stats;
+};
+
+}  // namespace heapgraph::scanner
