@@ -1,0 +1,89 @@
+// roots/: the memory map of a process, parsed from /proc/<pid>/maps (or from given text).
+//
+// Each Mapping's name is a view into this object's own text buffer, so a ProcessMappings can be
+// moved but not copied. Once Reserve() has sized the buffers, ReadWithoutAllocating() re-reads
+// the live map without touching the heap, which is what a caller needs while the world is stopped
+// (a stopped thread may hold the malloc lock).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace heapgraph::roots {
+
+class ProcessMappings {
+ public:
+  enum class Kind : uint8_t {
+    kMainStack,  // "[stack]": the main thread's stack
+    kHeap,       // "[heap]": the brk heap
+    kAnonymous,  // no name, or "[anon:...]" (PR_SET_VMA_ANON_NAME)
+    kFile,       // backed by a file ("/path", possibly " (deleted)"), or a non-zero inode
+    kSpecial,    // "[vdso]", "[vvar]", "[vsyscall]" and any other bracketed kernel name
+  };
+
+  struct Mapping {
+    uintptr_t start = 0;  // inclusive
+    uintptr_t end = 0;    // exclusive; start < end
+    bool readable = false;
+    bool writable = false;
+    bool executable = false;
+    bool shared = false;  // 's' in the fourth permission column; 'p' means private
+    uint64_t offset = 0;
+    uint32_t dev_major = 0;
+    uint32_t dev_minor = 0;
+    uint64_t inode = 0;
+    std::string_view name;  // empty for anonymous mappings
+    Kind kind = Kind::kAnonymous;
+
+    uintptr_t size() const { return end - start; }
+    bool Contains(uintptr_t address) const { return address >= start && address < end; }
+  };
+
+  ProcessMappings() = default;
+  ProcessMappings(ProcessMappings&&) = default;
+  ProcessMappings& operator=(ProcessMappings&&) = default;
+  ProcessMappings(const ProcessMappings&) = delete;
+  ProcessMappings& operator=(const ProcessMappings&) = delete;
+
+  // Parses `text` (the format of /proc/<pid>/maps). Malformed lines are skipped and counted.
+  void ParseText(std::string_view text);
+  // Reads and parses /proc/<pid>/maps (pid 0: this process). False and error() on I/O failure.
+  bool Read(pid_t pid = 0);
+  // Sizes the buffers so that ReadWithoutAllocating() can hold `text_bytes` of map text and
+  // `mappings` entries.
+  void Reserve(size_t text_bytes, size_t mappings);
+  // Like Read(0), but fails (error() says why) instead of growing a buffer past its reserve.
+  // Uses only raw system calls: safe while other threads are stopped.
+  bool ReadWithoutAllocating();
+
+  std::span<const Mapping> mappings() const { return mappings_; }
+  size_t malformed_lines() const { return malformed_lines_; }
+  const char* error() const { return error_; }
+
+  // The mapping containing `address`, or nullptr. Mappings are sorted and disjoint.
+  const Mapping* Find(uintptr_t address) const;
+  // The "[stack]" mapping, or nullptr.
+  const Mapping* MainStack() const;
+
+  static Kind Classify(std::string_view name, uint64_t inode);
+  // Parses one line (without its newline). False if it is malformed.
+  static bool ParseLine(std::string_view line, Mapping* out);
+
+ private:
+  // Parses text_[0, text_size_) into mappings_; appends only within capacity if !may_grow.
+  bool ParseBuffer(bool may_grow);
+  bool ReadFile(const char* path, bool may_grow);
+
+  std::vector<char> text_;  // owns the bytes that Mapping::name views
+  size_t text_size_ = 0;
+  std::vector<Mapping> mappings_;
+  size_t malformed_lines_ = 0;
+  const char* error_ = "";  // static strings only: setting it never allocates
+};
+
+}  // namespace heapgraph::roots

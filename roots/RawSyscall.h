@@ -1,0 +1,122 @@
+// roots/: Linux system calls issued directly with the syscall instruction.
+//
+// Why: the ptrace helper task (PtracerThread) shares the caller's TLS, so glibc's wrappers, which
+// write errno through TLS, would race with the caller's errno; and code that runs while the world
+// is stopped or inside a signal handler must not take libc locks. Every function here returns the
+// kernel's raw result: >= 0 on success, -errno on failure. Nothing here allocates or touches errno
+// (on architectures without an inline-asm path the fallback goes through syscall(2) and restores
+// errno, which is still not safe from the helper task; x86-64 and aarch64 have the asm path).
+#pragma once
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+namespace heapgraph::roots {
+
+class RawSyscall {
+ public:
+  static bool Failed(long result) { return result < 0 && result > -4096; }
+
+  // The six-argument primitive all wrappers below go through.
+  static long Call(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
+                   long a6 = 0);
+
+  static long Ptrace(long request, pid_t tid, uintptr_t addr, uintptr_t data) {
+    return Call(SYS_ptrace, request, tid, static_cast<long>(addr), static_cast<long>(data));
+  }
+  static long Wait4(pid_t tid, int* status, int options) {
+    return Call(SYS_wait4, tid, Arg(status), options, 0);
+  }
+  static long Open(const char* path, int flags) {
+    return Call(SYS_openat, AT_FDCWD_VALUE, Arg(path), flags, 0);
+  }
+  static long Close(int fd) { return Call(SYS_close, fd); }
+  static long Read(int fd, void* buffer, size_t size) {
+    return Call(SYS_read, fd, Arg(buffer), static_cast<long>(size));
+  }
+  static long Getdents64(int fd, void* buffer, size_t size) {
+    return Call(SYS_getdents64, fd, Arg(buffer), static_cast<long>(size));
+  }
+  static pid_t Gettid() { return static_cast<pid_t>(Call(SYS_gettid)); }
+  static pid_t Getpid() { return static_cast<pid_t>(Call(SYS_getpid)); }
+  static pid_t Getppid() { return static_cast<pid_t>(Call(SYS_getppid)); }
+  static long Tgkill(pid_t tgid, pid_t tid, int signal) {
+    return Call(SYS_tgkill, tgid, tid, signal);
+  }
+  static long TgSigqueueinfo(pid_t tgid, pid_t tid, int signal, siginfo_t* info) {
+    return Call(SYS_rt_tgsigqueueinfo, tgid, tid, signal, Arg(info));
+  }
+  static long SchedYield() { return Call(SYS_sched_yield); }
+  static long Prctl(int option, unsigned long a2, unsigned long a3 = 0) {
+    return Call(SYS_prctl, option, static_cast<long>(a2), static_cast<long>(a3), 0, 0);
+  }
+  // Blocks while *word == expected, for at most `timeout` (relative; nullptr = forever).
+  static long FutexWait(const std::atomic<uint32_t>* word, uint32_t expected,
+                        const timespec* timeout) {
+    return Call(SYS_futex, Arg(word), kFutexWaitPrivate, static_cast<long>(expected), Arg(timeout));
+  }
+  static long FutexWake(const std::atomic<uint32_t>* word, int count) {
+    return Call(SYS_futex, Arg(word), kFutexWakePrivate, count);
+  }
+  static long Nanosleep(long nanoseconds) {
+    timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
+    return Call(SYS_nanosleep, Arg(&ts), 0);
+  }
+
+ private:
+  static constexpr long AT_FDCWD_VALUE = -100;
+  static constexpr long kFutexWaitPrivate = 0 | 128;  // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
+  static constexpr long kFutexWakePrivate = 1 | 128;  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+
+  template <typename T>
+  static long Arg(T* pointer) {
+    return static_cast<long>(reinterpret_cast<uintptr_t>(pointer));
+  }
+};
+
+#if defined(__x86_64__)
+inline long RawSyscall::Call(long nr, long a1, long a2, long a3, long a4, long a5, long a6) {
+  long result;
+  register long r10 __asm__("r10") = a4;
+  register long r8 __asm__("r8") = a5;
+  register long r9 __asm__("r9") = a6;
+  __asm__ volatile("syscall"
+                   : "=a"(result)
+                   : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return result;
+}
+#elif defined(__aarch64__)
+inline long RawSyscall::Call(long nr, long a1, long a2, long a3, long a4, long a5, long a6) {
+  register long x8 __asm__("x8") = nr;
+  register long x0 __asm__("x0") = a1;
+  register long x1 __asm__("x1") = a2;
+  register long x2 __asm__("x2") = a3;
+  register long x3 __asm__("x3") = a4;
+  register long x4 __asm__("x4") = a5;
+  register long x5 __asm__("x5") = a6;
+  __asm__ volatile("svc 0"
+                   : "+r"(x0)
+                   : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                   : "memory");
+  return x0;
+}
+#else
+inline long RawSyscall::Call(long nr, long a1, long a2, long a3, long a4, long a5, long a6) {
+  const int saved_errno = errno;
+  long result = ::syscall(nr, a1, a2, a3, a4, a5, a6);
+  if (result == -1) result = -errno;
+  errno = saved_errno;
+  return result;
+}
+#endif
+
+}  // namespace heapgraph::roots

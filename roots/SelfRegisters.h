@@ -1,0 +1,26 @@
+// roots/: the registers of the calling thread, taken in-process in the layout ptrace would give
+// (ThreadInfo::regs as NT_PRSTATUS, vector bytes as NT_X86_XSTATE / NT_PRFPREG).
+//
+// The thread that stops the world cannot ptrace or signal itself. Across the call into Capture()
+// only callee-saved registers can hold live values (x86-64: rbx rbp r12-r15; aarch64: x19-x29
+// and the low halves of v8-v15), so those, SP and IP at the call, and the thread pointer are
+// recorded; every other general-purpose register reads as 0. Capture() is an assembly stub that
+// stores them before any compiler-generated code can reuse one. Allocation-free.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "roots/ThreadInfo.h"
+
+namespace heapgraph::roots {
+
+class SelfRegisters {
+ public:
+  // Fills `out` (tid, is_caller, regs, stack_pointer) and saves the vector state into `vector`,
+  // pointing out->vector_bytes at the bytes written. `vector` should be 64-byte aligned and
+  // VectorState::CaptureSize() long; if it is not, vector_bytes is left empty.
+  static void Capture(ThreadInfo* out, std::span<uint8_t> vector);
+};
+
+}  // namespace heapgraph::roots

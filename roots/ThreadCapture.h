@@ -1,0 +1,124 @@
+// roots/: stop every thread of the current process and record its registers.
+//
+//   ThreadCapture capture;
+//   if (!capture.StopAll()) { /* capture.error() */ }
+//   for (const ThreadInfo& t : capture.threads()) { /* t.tid, t.regs, t.vector_bytes, ... */ }
+//   capture.ReleaseAll();
+//
+// How (after LeakSanitizer's StopTheWorld and libmemunreachable's ThreadCapture): a PtracerThread
+// helper PTRACE_SEIZEs and PTRACE_INTERRUPTs every tid in /proc/<pid>/task except the caller's,
+// waits for each stop with waitpid(__WALL), and reads NT_PRSTATUS and NT_X86_XSTATE (NT_PRFPREG
+// on aarch64). It lists the tasks again until a pass finds no new tid, so threads started during
+// the stop are caught. A thread that exits mid-attach is skipped. A signal the thread dequeued
+// while being stopped (signal-delivery-stop) is remembered in ThreadInfo::pending_signal and
+// handed back with PTRACE_DETACH; signals that arrive later stay queued in the kernel, so none
+// is lost. Group-stops are left to the kernel (a job-control-stopped thread stays stopped).
+// The calling thread's registers are taken in-process (SelfRegisters); it keeps running.
+//
+// If ptrace is denied (EPERM for a live thread: no CAP_SYS_PTRACE and not dumpable, Yama, an
+// existing debugger, seccomp), StopAll() falls back to SignalSuspender and notice() holds one
+// line "ptrace denied: ...; falling back to signal suspension" (Options::method selects).
+//
+// Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
+// hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
+// any of them. Everything StopAll() needs is allocated before it stops anything.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "roots/CaptureArena.h"
+#include "roots/PtracerThread.h"
+#include "roots/SignalSuspender.h"
+#include "roots/ThreadInfo.h"
+
+namespace heapgraph::roots {
+
+class ThreadCapture {
+ public:
+  enum class Method {
+    kAuto,     // ptrace; signal suspension if ptrace is denied
+    kPtrace,   // ptrace only: fail if denied
+    kSignals,  // signal suspension only
+  };
+  struct Options {
+    Method method = Method::kAuto;
+    size_t max_threads = 8192;  // slots pre-allocated (address space only until used)
+    // Make the process dumpable for the duration (as LeakSanitizer does): a non-dumpable process
+    // (after setuid, or PR_SET_DUMPABLE 0) cannot be ptraced without CAP_SYS_PTRACE.
+    bool make_dumpable = true;
+    int suspend_signal = 0;  // for the signal fallback; 0: SignalSuspender's default
+    // Test hook: runs in the helper task between PTRACE_SEIZE and PTRACE_INTERRUPT of each
+    // thread (raw system calls only there). Lets tests make a signal arrive in that window.
+    void (*after_seize_for_testing)(pid_t tid, void* argument) = nullptr;
+    void* after_seize_argument = nullptr;
+  };
+
+  ThreadCapture();
+  explicit ThreadCapture(const Options& options);
+  ~ThreadCapture();  // releases the world if still stopped
+  ThreadCapture(const ThreadCapture&) = delete;
+  ThreadCapture& operator=(const ThreadCapture&) = delete;
+
+  // Stops every other thread and records every thread (the caller included, first, with
+  // is_caller set). False on failure, with error(); nothing is stopped then.
+  bool StopAll();
+  // Resumes every stopped thread, re-delivering signals taken while stopping. Idempotent.
+  void ReleaseAll();
+  // StopAll(), work(threads()), ReleaseAll(). `work` runs on the calling thread with the world
+  // stopped, under the rules above. False (and `work` not run) if StopAll() failed.
+  bool RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work);
+
+  bool stopped() const { return stopped_; }
+  std::span<const ThreadInfo> threads() const;
+  // Which mechanism holds the world: kPtrace or kSignals (meaningful while stopped()).
+  Method method_used() const { return method_used_; }
+  const std::string& error() const { return error_; }
+  // A non-fatal remark from the last StopAll(), e.g. the ptrace-denied fallback line.
+  const std::string& notice() const { return notice_; }
+
+  // What the ptrace helper counted during the last StopAll(): listing passes (the last one
+  // finds nothing new) and threads that exited while being attached.
+  struct Stats {
+    int passes = 0;
+    int exited_during_attach = 0;
+  };
+  Stats stats() const { return stats_; }
+
+  struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
+
+ private:
+  bool Prepare();
+  bool StopWithPtrace();
+  bool StopWithSignals();
+  bool WaitForHelper();
+  std::string DescribeHelperFailure() const;
+  void RestoreDumpable();
+
+  Options options_;
+  CaptureArena arena_;
+  // Buffers the helper works in, sized by Prepare() before anything is stopped.
+  std::vector<pid_t> tids_;              // /proc/<pid>/task listing
+  std::vector<pid_t> pending_;           // tids seized in the current pass
+  std::vector<char> dirents_;            // getdents64 scratch
+  std::vector<uint8_t> seen_;            // seen_[tid]: captured or skipped in this StopAll()
+  std::vector<uint8_t> vector_scratch_;  // one thread's NT_X86_XSTATE before it gets a slot
+  std::unique_ptr<HelperState> state_;
+  std::unique_ptr<PtracerThread> helper_;
+  std::unique_ptr<SignalSuspender> suspender_;
+  bool stopped_ = false;
+  int saved_dumpable_ = -1;
+  Method method_used_ = Method::kPtrace;
+  Stats stats_;
+  std::string error_;
+  std::string notice_;
+};
+
+}  // namespace heapgraph::roots

@@ -1,0 +1,151 @@
+#include "roots/VectorState.h"
+
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace heapgraph::roots {
+namespace {
+
+#if defined(__x86_64__)
+constexpr size_t kLegacySize = 512;
+constexpr size_t kHeaderOffset = 512;
+constexpr size_t kHeaderSize = 64;
+constexpr size_t kSt0Offset = 32;
+constexpr size_t kXmm0Offset = 160;
+constexpr size_t kMaxComponents = 19;  // XSAVE components enumerated by CPUID leaf 0xD
+
+// CPUID results, read once: CPUID can trap to a hypervisor, and the signal fallback consults
+// the layout in every suspended thread's handler.
+struct XsaveTable {
+  bool has_xsave = false;
+  uint32_t enabled_size = 0;  // CPUID(0xD, 0).EBX
+  VectorState::Component components[kMaxComponents];
+};
+
+XsaveTable ReadXsaveTable() {
+  XsaveTable table;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || (c & bit_OSXSAVE) == 0) return table;
+  if (__get_cpuid_max(0, nullptr) < 0xD) return table;
+  table.has_xsave = true;
+  __cpuid_count(0xD, 0, a, b, c, d);
+  table.enabled_size = b;
+  for (unsigned i = 2; i < kMaxComponents; ++i) {
+    __cpuid_count(0xD, i, a, b, c, d);
+    table.components[i] = VectorState::Component{b, a};
+  }
+  return table;
+}
+
+const XsaveTable& Table() {
+  static const XsaveTable table = ReadXsaveTable();
+  return table;
+}
+#endif
+
+}  // namespace
+
+uint64_t VectorState::PresentComponents() const {
+#if defined(__x86_64__)
+  if (raw_.size() < kLegacySize) return 0;
+  if (raw_.size() < kHeaderOffset + kHeaderSize) return 0b11;
+  uint64_t xstate_bv = 0;
+  std::memcpy(&xstate_bv, raw_.data() + kHeaderOffset, sizeof(xstate_bv));
+  return xstate_bv;
+#else
+  return raw_.size() >= 32 * 16 ? 1 : 0;
+#endif
+}
+
+std::span<const uint8_t> VectorState::Xmm(int index) const {
+#if defined(__x86_64__)
+  if (index < 0 || index >= 16 || raw_.size() < kLegacySize) return {};
+  return raw_.subspan(kXmm0Offset + 16 * static_cast<size_t>(index), 16);
+#else
+  if (index < 0 || index >= 32 || raw_.size() < 32 * 16) return {};
+  return raw_.subspan(16 * static_cast<size_t>(index), 16);
+#endif
+}
+
+std::span<const uint8_t> VectorState::YmmUpper(int index) const {
+  if (index < 0 || index >= 16) return {};
+  return ComponentSlice(kAvx, index, 16);
+}
+
+std::span<const uint8_t> VectorState::Opmask(int index) const {
+  if (index < 0 || index >= 8) return {};
+  return ComponentSlice(kOpmask, index, 8);
+}
+
+std::span<const uint8_t> VectorState::ZmmUpper(int index) const {
+  if (index < 0 || index >= 16) return {};
+  return ComponentSlice(kZmmHi256, index, 32);
+}
+
+std::span<const uint8_t> VectorState::HighZmm(int index) const {
+  if (index < 16 || index >= 32) return {};
+  return ComponentSlice(kHi16Zmm, index - 16, 64);
+}
+
+std::span<const uint8_t> VectorState::ComponentSlice(int feature, int index,
+                                                     uint32_t stride) const {
+  if ((PresentComponents() & (uint64_t{1} << feature)) == 0) return {};
+  const Component c = Layout(feature);
+  const size_t begin = c.offset + static_cast<size_t>(index) * stride;
+  if (c.size == 0 || begin + stride > raw_.size()) return {};
+  return raw_.subspan(begin, stride);
+}
+
+bool VectorState::ContainsWord(uint64_t value) const {
+  for (size_t i = 0; i + sizeof(uint64_t) <= raw_.size(); i += sizeof(uint64_t)) {
+    uint64_t word = 0;
+    std::memcpy(&word, raw_.data() + i, sizeof(word));
+    if (word == value) return true;
+  }
+  return false;
+}
+
+VectorState::Component VectorState::Layout(int feature) {
+#if defined(__x86_64__)
+  if (feature < 2 || feature >= static_cast<int>(kMaxComponents)) return {};
+  return Table().components[feature];
+#else
+  (void)feature;
+  return {};
+#endif
+}
+
+size_t VectorState::CaptureSize() {
+#if defined(__x86_64__)
+  if (!Table().has_xsave) return kLegacySize;
+  const size_t enabled_size = Table().enabled_size;
+  const size_t size = enabled_size < kHeaderOffset + kHeaderSize ? kLegacySize : enabled_size;
+  return (size + 63) & ~size_t{63};
+#else
+  return 32 * 16 + 16;  // struct user_fpsimd_state: vregs, fpsr, fpcr, padding
+#endif
+}
+
+void VectorState::ZeroAbsentComponents(std::span<uint8_t> raw) {
+#if defined(__x86_64__)
+  const uint64_t present = VectorState(raw).PresentComponents();
+  if (raw.size() < kHeaderOffset + kHeaderSize) return;  // legacy-only: FXSAVE writes it all
+  if ((present & (1u << kX87)) == 0) std::memset(raw.data() + kSt0Offset, 0, 8 * 16);
+  if ((present & (1u << kSse)) == 0) std::memset(raw.data() + kXmm0Offset, 0, 16 * 16);
+  for (int feature = 2; feature < static_cast<int>(kMaxComponents); ++feature) {
+    if ((present & (uint64_t{1} << feature)) != 0) continue;
+    const Component c = Layout(feature);
+    if (c.size == 0 || c.offset < kHeaderOffset + kHeaderSize) continue;
+    if (c.offset >= raw.size()) continue;
+    const size_t size = c.offset + c.size > raw.size() ? raw.size() - c.offset : c.size;
+    std::memset(raw.data() + c.offset, 0, size);
+  }
+#else
+  (void)raw;
+#endif
+}
+
+}  // namespace heapgraph::roots

@@ -1,0 +1,492 @@
+#include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "roots/ProcessMappings.h"
+#include "roots/RawSyscall.h"
+#include "roots/TaskList.h"
+#include "roots/ThreadCapture.h"
+#include "roots/VectorState.h"
+#include "tests/roots/MagicThreads.h"
+
+namespace heapgraph::roots {
+namespace {
+
+using testing::MagicThreads;
+
+uint64_t FirstWord(std::span<const uint8_t> bytes) {
+  uint64_t value = 0;
+  if (bytes.size() >= sizeof(value)) std::memcpy(&value, bytes.data(), sizeof(value));
+  return value;
+}
+
+const ThreadInfo* FindTid(std::span<const ThreadInfo> threads, pid_t tid) {
+  const ThreadInfo* found = nullptr;
+  for (const ThreadInfo& t : threads) {
+    if (t.tid == tid) {
+      if (found != nullptr) return nullptr;  // duplicates are a failure too
+      found = &t;
+    }
+  }
+  return found;
+}
+
+// Counts only tids in `expected` (no allocation: usable while the world is stopped).
+size_t CountPresent(std::span<const ThreadInfo> threads, const std::vector<pid_t>& expected) {
+  size_t n = 0;
+  for (pid_t tid : expected) n += FindTid(threads, tid) != nullptr ? 1 : 0;
+  return n;
+}
+
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Checks what both stop mechanisms must deliver; threads() stays readable after ReleaseAll().
+void ExpectMagicFound(std::span<const ThreadInfo> threads, const MagicThreads& magic) {
+  ProcessMappings maps;
+  ASSERT_TRUE(maps.Read());
+  ASSERT_FALSE(threads.empty());
+  EXPECT_TRUE(threads[0].is_caller);
+  EXPECT_EQ(threads[0].tid, static_cast<pid_t>(syscall(SYS_gettid)));
+  for (const MagicThreads::Thread& m : magic.threads()) {
+    const ThreadInfo* t = FindTid(threads, m.tid.load());
+    ASSERT_NE(t, nullptr) << "tid " << m.tid.load() << " missing or duplicated";
+    EXPECT_FALSE(t->is_caller);
+    const ProcessMappings::Mapping* stack = maps.Find(t->stack_pointer);
+    ASSERT_NE(stack, nullptr) << "SP outside every mapping";
+    EXPECT_TRUE(stack->writable);
+    if (m.spinning) {
+#if defined(__x86_64__)
+      EXPECT_EQ(t->regs[ThreadInfo::kRbx], m.rbx_magic);
+      EXPECT_EQ(t->regs[ThreadInfo::kR12], m.r12_magic);
+#else
+      EXPECT_EQ(t->regs[19], m.rbx_magic);
+      EXPECT_EQ(t->regs[20], m.r12_magic);
+#endif
+      EXPECT_EQ(FirstWord(VectorState(t->vector_bytes).Xmm(7)), m.xmm_magic);
+      EXPECT_TRUE(VectorState(t->vector_bytes).ContainsWord(m.xmm_magic));
+    } else {
+      // The blocked thread's local lies in the same mapping, above SP.
+      EXPECT_TRUE(stack->Contains(m.local_address.load()));
+      EXPECT_GE(m.local_address.load(), t->stack_pointer);
+    }
+  }
+}
+
+class ThreadCaptureTest : public ::testing::Test {
+ protected:
+  MagicThreads magic_;
+};
+
+TEST_F(ThreadCaptureTest, StopsEveryThreadAndRecordsRegisters) {
+  ASSERT_TRUE(magic_.Start(8, 8));
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  EXPECT_TRUE(capture.stopped());
+  EXPECT_EQ(capture.method_used(), ThreadCapture::Method::kPtrace);
+  capture.ReleaseAll();
+  EXPECT_FALSE(capture.stopped());
+  EXPECT_TRUE(capture.notice().empty());
+  EXPECT_GE(capture.threads().size(), 17u);
+  EXPECT_GE(capture.stats().passes, 2);
+  ExpectMagicFound(capture.threads(), magic_);
+  for (const ThreadInfo& t : capture.threads()) EXPECT_EQ(t.pending_signal, 0);
+}
+
+TEST_F(ThreadCaptureTest, StopAllTwiceFailsAndReleaseIsIdempotent) {
+  ASSERT_TRUE(magic_.Start(1, 1));
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  EXPECT_FALSE(capture.StopAll());
+  EXPECT_EQ(capture.error(), "the world is already stopped");
+  capture.ReleaseAll();
+  capture.ReleaseAll();
+  ASSERT_TRUE(capture.StopAll()) << capture.error();  // reusable
+  capture.ReleaseAll();
+}
+
+TEST_F(ThreadCaptureTest, StoppedThreadsDoNotRun) {
+  std::atomic<uint64_t> counter{0};
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    while (!done) counter.fetch_add(1, std::memory_order_relaxed);
+  });
+  while (counter.load() == 0) std::this_thread::yield();
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  const uint64_t before = counter.load();
+  RawSyscall::Nanosleep(20 * 1000000L);
+  const uint64_t after = counter.load();
+  capture.ReleaseAll();
+  EXPECT_EQ(before, after);
+  EXPECT_TRUE(WaitUntil([&] { return counter.load() > after; }, std::chrono::seconds(2)));
+  done = true;
+  worker.join();
+}
+
+#if defined(__x86_64__)
+// Spins with a magic value in all of zmm7 (so also in the upper halves of ymm7 and zmm7), in
+// zmm20 and in k1. The target attribute lets the asm name AVX-512 registers.
+__attribute__((target("avx512f,avx512bw"))) void SpinWithAvx512(uint64_t magic,
+                                                                std::atomic<uint32_t>* ready,
+                                                                const std::atomic<uint32_t>* stop) {
+  __asm__ volatile(
+      "vpbroadcastq %[m], %%zmm7\n\t"
+      "vpbroadcastq %[m], %%zmm20\n\t"
+      "kmovq %[m], %%k1\n\t"
+      "movl $1, (%[ready])\n\t"
+      "1: pause\n\t"
+      "cmpl $0, (%[stop])\n\t"
+      "je 1b\n\t"
+      "vzeroupper\n\t"
+      :
+      : [m] "r"(magic), [ready] "r"(ready), [stop] "r"(stop)
+      : "xmm7", "xmm20", "k1", "memory", "cc");
+}
+
+// Spins with a magic value in all four quadwords of ymm7.
+__attribute__((target("avx2"))) void SpinWithAvx2(uint64_t magic, std::atomic<uint32_t>* ready,
+                                                  const std::atomic<uint32_t>* stop) {
+  __asm__ volatile(
+      "vmovq %[m], %%xmm7\n\t"
+      "vpbroadcastq %%xmm7, %%ymm7\n\t"
+      "movl $1, (%[ready])\n\t"
+      "1: pause\n\t"
+      "cmpl $0, (%[stop])\n\t"
+      "je 1b\n\t"
+      "vzeroupper\n\t"
+      :
+      : [m] "r"(magic), [ready] "r"(ready), [stop] "r"(stop)
+      : "xmm7", "memory", "cc");
+}
+
+TEST_F(ThreadCaptureTest, RecordsYmmAndZmmUpperHalves) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      VectorState::Layout(VectorState::kHi16Zmm).size != 0;
+  constexpr uint64_t kMagic = 0x5eed0000a5a5f00d;
+  std::atomic<uint32_t> ready{0}, stop{0};
+  std::atomic<pid_t> tid{0};
+  std::thread spinner([&] {
+    tid = static_cast<pid_t>(syscall(SYS_gettid));
+    if (avx512) {
+      SpinWithAvx512(kMagic, &ready, &stop);
+    } else {
+      SpinWithAvx2(kMagic, &ready, &stop);
+    }
+  });
+  while (ready.load() == 0) std::this_thread::yield();
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  capture.ReleaseAll();
+  stop = 1;
+  spinner.join();
+  const ThreadInfo* t = FindTid(capture.threads(), tid.load());
+  ASSERT_NE(t, nullptr);
+  const VectorState state(t->vector_bytes);
+  EXPECT_EQ(FirstWord(state.Xmm(7)), kMagic);
+  EXPECT_EQ(FirstWord(state.YmmUpper(7)), kMagic);
+  if (!avx512) return;
+  EXPECT_EQ(FirstWord(state.ZmmUpper(7)), kMagic);
+  EXPECT_EQ(FirstWord(state.HighZmm(20)), kMagic);
+  EXPECT_EQ(FirstWord(state.Opmask(1)), kMagic);
+}
+#endif
+
+std::atomic<int> g_usr1_deliveries{0};
+
+void CountUsr1(int) {
+  g_usr1_deliveries.fetch_add(1);
+}
+
+class ScopedUsr1Counter {
+ public:
+  ScopedUsr1Counter() {
+    g_usr1_deliveries = 0;
+    struct sigaction action = {};
+    action.sa_handler = &CountUsr1;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &action, &previous_);
+  }
+  ~ScopedUsr1Counter() { sigaction(SIGUSR1, &previous_, nullptr); }
+
+ private:
+  struct sigaction previous_ = {};
+};
+
+TEST_F(ThreadCaptureTest, SignalSentDuringTheStopIsDeliveredAfterRelease) {
+  ScopedUsr1Counter counter;
+  ASSERT_TRUE(magic_.Start(1, 1));
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  for (const MagicThreads::Thread& m : magic_.threads()) {
+    RawSyscall::Tgkill(getpid(), m.tid.load(), SIGUSR1);
+  }
+  RawSyscall::Nanosleep(30 * 1000000L);
+  const int during_stop = g_usr1_deliveries.load();
+  capture.ReleaseAll();
+  EXPECT_EQ(during_stop, 0);
+  EXPECT_TRUE(WaitUntil([] { return g_usr1_deliveries.load() == 2; }, std::chrono::seconds(5)))
+      << g_usr1_deliveries.load();
+}
+
+std::atomic<int> g_rt_deliveries{0};
+
+void CountRt(int) {
+  g_rt_deliveries.fetch_add(1);
+}
+
+// A sender thread keeps queueing a real-time signal (queued, never merged) to the magic threads
+// while the world is stopped and released again and again. Signals that a thread dequeues while
+// being attached come back as ThreadInfo::pending_signal and must be re-delivered on detach:
+// in the end every signal sent has been delivered.
+TEST_F(ThreadCaptureTest, SignalsRacingTheAttachAreNotLost) {
+  const int rt_signal = SIGRTMIN + 2;
+  struct sigaction action = {};
+  action.sa_handler = &CountRt;
+  action.sa_flags = SA_RESTART;
+  ASSERT_EQ(sigaction(rt_signal, &action, nullptr), 0);
+  ASSERT_TRUE(magic_.Start(4, 4));
+  const std::vector<pid_t> targets = magic_.Tids();
+  std::atomic<int> sent{0};
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    for (size_t i = 0; !stop; ++i) {
+      if (sent.load() - g_rt_deliveries.load() >= 64) continue;  // stay far below RLIMIT_SIGPENDING
+      if (RawSyscall::Tgkill(getpid(), targets[i % targets.size()], rt_signal) == 0) ++sent;
+    }
+  });
+  int handed_back = 0;
+  for (int round = 0; round < 40; ++round) {
+    ThreadCapture capture;
+    ASSERT_TRUE(capture.StopAll()) << capture.error();
+    capture.ReleaseAll();
+    for (const ThreadInfo& t : capture.threads()) handed_back += t.pending_signal == rt_signal;
+  }
+  stop = true;
+  sender.join();
+  EXPECT_TRUE(
+      WaitUntil([&] { return g_rt_deliveries.load() == sent.load(); }, std::chrono::seconds(5)))
+      << g_rt_deliveries.load() << " of " << sent.load();
+  std::printf("[ info ] %d signals sent during 40 stops, %d taken during attach and handed back\n",
+              sent.load(), handed_back);
+  signal(rt_signal, SIG_DFL);
+}
+
+// Sends SIGUSR1 to the thread just seized and gives it time to dequeue it: the thread then
+// reports a signal-delivery-stop before our interrupt, which must come back on detach.
+// Runs in the helper task, whose getpid() is its own: the process comes with the argument.
+struct SeizeTarget {
+  TaskList tasks;
+  pid_t tid;
+};
+
+void SignalRightAfterSeize(pid_t tid, void* argument) {
+  const auto* target = static_cast<const SeizeTarget*>(argument);
+  if (tid != target->tid) return;
+  RawSyscall::Tgkill(target->tasks.pid(), tid, SIGUSR1);
+  // Wait (up to 2 s) for the signal-delivery-stop: the thread shows 't' (tracing stop).
+  for (int i = 0; i < 2000 && target->tasks.ThreadState(tid) != 't'; ++i) {
+    RawSyscall::Nanosleep(1000000L);
+  }
+}
+
+TEST_F(ThreadCaptureTest, SignalDequeuedWhileBeingAttachedIsHandedBack) {
+  ScopedUsr1Counter counter;
+  ASSERT_TRUE(magic_.Start(1, 1));
+  for (const MagicThreads::Thread& m : magic_.threads()) {
+    SeizeTarget target{TaskList(getpid()), m.tid.load()};
+    g_usr1_deliveries = 0;
+    ThreadCapture::Options options;
+    options.after_seize_for_testing = &SignalRightAfterSeize;
+    options.after_seize_argument = &target;
+    ThreadCapture capture(options);
+    ASSERT_TRUE(capture.StopAll()) << capture.error();
+    RawSyscall::Nanosleep(10 * 1000000L);
+    const int during_stop = g_usr1_deliveries.load();
+    capture.ReleaseAll();
+    const ThreadInfo* t = FindTid(capture.threads(), target.tid);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->pending_signal, SIGUSR1) << (m.spinning ? "spinning" : "blocking");
+#if defined(__x86_64__)
+    if (m.spinning) {
+      EXPECT_EQ(t->regs[ThreadInfo::kRbx], m.rbx_magic);  // read in signal-delivery-stop
+    }
+#endif
+    EXPECT_EQ(during_stop, 0);
+    EXPECT_TRUE(WaitUntil([] { return g_usr1_deliveries.load() == 1; }, std::chrono::seconds(5)));
+  }
+}
+
+void* ExitAtOnce(void*) {
+  return nullptr;
+}
+
+// Threads that create short-lived threads as fast as they can, joined or detached.
+class ThreadChurn {
+ public:
+  explicit ThreadChurn(int spawners) {
+    for (int i = 0; i < spawners; ++i) {
+      spawners_.emplace_back([this, i] {
+        while (!stop_) {
+          pthread_t t;
+          if (pthread_create(&t, nullptr, &ExitAtOnce, nullptr) != 0) continue;
+          if (i % 2 == 0) {
+            pthread_join(t, nullptr);
+          } else {
+            pthread_detach(t);
+          }
+          created_.fetch_add(1);
+        }
+      });
+    }
+  }
+  ~ThreadChurn() {
+    stop_ = true;
+    for (std::thread& t : spawners_) t.join();
+  }
+  int created() const { return created_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> created_{0};
+  std::vector<std::thread> spawners_;
+};
+
+TEST_F(ThreadCaptureTest, ThreadsStartingAndExitingDuringStopAllDoNotHangIt) {
+  ASSERT_TRUE(magic_.Start(2, 2));
+  const std::vector<pid_t> expected = magic_.Tids();
+  ThreadChurn churn(4);
+  ThreadCapture capture;
+  int exited = 0;
+  int max_passes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_TRUE(capture.StopAll()) << "round " << round << ": " << capture.error();
+    const size_t present = CountPresent(capture.threads(), expected);
+    capture.ReleaseAll();
+    ASSERT_EQ(present, expected.size()) << "round " << round;
+    exited += capture.stats().exited_during_attach;
+    max_passes = std::max(max_passes, capture.stats().passes);
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  std::printf(
+      "[ info ] 50 stops during churn (%d threads created): %lld ms, %d exited mid-attach, "
+      "at most %d listing passes\n",
+      churn.created(), static_cast<long long>(ms), exited, max_passes);
+}
+
+TEST_F(ThreadCaptureTest, HandlesAThousandIdleThreads) {
+  ASSERT_TRUE(magic_.Start(0, 1000, 64 * 1024));
+  const std::vector<pid_t> expected = magic_.Tids();
+  ThreadCapture capture;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  const auto t1 = std::chrono::steady_clock::now();
+  const size_t present = CountPresent(capture.threads(), expected);
+  capture.ReleaseAll();
+  const auto t2 = std::chrono::steady_clock::now();
+  EXPECT_EQ(present, 1000u);
+  using std::chrono::microseconds;
+  std::printf("[ info ] 1000 idle threads: StopAll %lld us, ReleaseAll %lld us, %d passes\n",
+              static_cast<long long>(std::chrono::duration_cast<microseconds>(t1 - t0).count()),
+              static_cast<long long>(std::chrono::duration_cast<microseconds>(t2 - t1).count()),
+              capture.stats().passes);
+  ExpectMagicFound(capture.threads(), magic_);
+}
+
+TEST_F(ThreadCaptureTest, RunWhileStoppedHandsTheThreadsToTheCallback) {
+  ASSERT_TRUE(magic_.Start(2, 2));
+  const std::vector<pid_t> expected = magic_.Tids();
+  ThreadCapture capture;
+  size_t present = 0;
+  bool caller_first = false;
+  bool was_stopped = false;
+  ASSERT_TRUE(capture.RunWhileStopped([&](std::span<const ThreadInfo> threads) {
+    present = CountPresent(threads, expected);
+    caller_first = !threads.empty() && threads[0].is_caller;
+    was_stopped = capture.stopped();
+  }));
+  EXPECT_EQ(present, expected.size());
+  EXPECT_TRUE(caller_first);
+  EXPECT_TRUE(was_stopped);
+  EXPECT_FALSE(capture.stopped());
+}
+
+TEST_F(ThreadCaptureTest, SignalMethodDeliversTheSameResult) {
+  ASSERT_TRUE(magic_.Start(4, 4));
+  ThreadCapture::Options options;
+  options.method = ThreadCapture::Method::kSignals;
+  ThreadCapture capture(options);
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  EXPECT_EQ(capture.method_used(), ThreadCapture::Method::kSignals);
+  capture.ReleaseAll();
+  ExpectMagicFound(capture.threads(), magic_);
+}
+
+// In a child process without CAP_SYS_PTRACE and not dumpable, ptrace is denied: kPtrace fails
+// with the denial line, kAuto falls back to signals. Exit codes say which check failed.
+int RunDeniedChild() {
+  MagicThreads magic;
+  if (!magic.Start(2, 2)) return 10;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return 11;
+  data[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+  data[CAP_SYS_PTRACE / 32].permitted &= ~(1u << (CAP_SYS_PTRACE % 32));
+  if (syscall(SYS_capset, &header, data) != 0) return 12;
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return 13;
+  ThreadCapture::Options options;
+  options.make_dumpable = false;
+  options.method = ThreadCapture::Method::kPtrace;
+  ThreadCapture strict(options);
+  if (strict.StopAll()) return 14;
+  if (strict.error().rfind("ptrace denied: PTRACE_SEIZE of thread ", 0) != 0) return 15;
+  options.method = ThreadCapture::Method::kAuto;
+  ThreadCapture fallback(options);
+  if (!fallback.StopAll()) return 16;
+  fallback.ReleaseAll();
+  if (fallback.method_used() != ThreadCapture::Method::kSignals) return 17;
+  const std::string& notice = fallback.notice();
+  if (notice.find("ptrace denied: ") != 0) return 18;
+  if (notice.find("; falling back to signal suspension") == std::string::npos) return 19;
+  if (notice.find('\n') != std::string::npos) return 20;
+  if (CountPresent(fallback.threads(), magic.Tids()) != 4) return 21;
+  std::printf("[ info ] child: %s\n", notice.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+TEST_F(ThreadCaptureTest, PtraceDeniedFallsBackToSignalSuspension) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(RunDeniedChild());
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace heapgraph::roots
