@@ -125,6 +125,24 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
   } else if (Equals(key, key_len, "enabled")) {
     expected = "0 or 1";
     ok = ParseBool(value, value_len, &enabled);
+  } else if (Equals(key, key_len, "leak_check")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &leak_check_at_exit);
+  } else if (Equals(key, key_len, "leak_json")) {
+    expected = "a path shorter than 512 bytes";
+    ok = CopyPath(value, value_len, leak_json);
+  } else if (Equals(key, key_len, "leak_text")) {
+    expected = "a path, 'stderr' or empty";
+    ok = Equals(value, value_len, "stderr") ? (memcpy(leak_text, "-", 2), true)
+                                            : CopyPath(value, value_len, leak_text);
+  } else if (Equals(key, key_len, "exitcode")) {
+    expected = "0..255";
+    ok = ParseRange(value, value_len, 0, 255, &leak_exitcode);
+  } else if (Equals(key, key_len, "scan_signal")) {
+    expected = "0 (off) or a signal number 1..64 other than SIGKILL/SIGSTOP";
+    uint32_t v;
+    ok = ParseRange(value, value_len, 0, 64, &v) && v != 9 && v != 19;
+    if (ok) scan_signal = v;
   } else if (Equals(key, key_len, "paused")) {
     expected = "0 or 1";
     ok = ParseBool(value, value_len, &start_paused);

@@ -21,6 +21,12 @@ struct Config {
   bool record_mmap = true;          // anonymous mmap/munmap/mremap as VM regions
   bool enabled = true;              // false: interpose but never record
   bool start_paused = false;
+  // Leak checks (libheapgraph_scan.so, loaded when one runs).
+  bool leak_check_at_exit = false;  // after static destructors, like LeakSanitizer
+  char leak_json[kMaxPath] = "";    // report files of the at-exit check ("" = none)
+  char leak_text[kMaxPath] = "-";   // "-" = stderr, "" = none
+  uint32_t leak_exitcode = 23;      // exit status when the at-exit check finds leaks
+  uint32_t scan_signal = 39;        // SIGRTMIN+5 with glibc; 0 = no signal-triggered checks
 
   // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
   // rejection has already been reported on stderr as one line prefixed "heapgraph: ".

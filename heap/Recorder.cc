@@ -11,6 +11,7 @@
 
 #include "heap/Config.h"
 #include "heap/LargeAllocationMonitor.h"
+#include "heap/LeakCheckTrigger.h"
 #include "heap/LineBuffer.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/ModuleMap.h"
@@ -467,7 +468,7 @@ namespace {
 
 __attribute__((constructor(101))) void StartRecorder() {
   GuardScope guard;
-  SettleMode();
+  if (Recording(SettleMode())) LeakCheckTrigger::Install(g.config, g.directory.path());
 }
 
 __attribute__((destructor(101))) void StopRecorder() {

@@ -37,6 +37,28 @@ void heapgraph_ignore_current_thread(void);
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */
 void heapgraph_sync(void);
 
+/* ---- Leak checks: implemented in libheapgraph_scan.so (link it, or let libheapgraph.so load it
+ * through the leak_check / scan_signal options). The process must be recording. */
+
+typedef struct heapgraph_leak_summary {
+  int ok; /* 0: the check failed, `error` says why */
+  unsigned long long direct_blocks;
+  unsigned long long indirect_blocks;
+  unsigned long long leaked_bytes;
+  unsigned long long cycles;
+  unsigned long long live_blocks;
+  double world_stopped_ms;
+  double total_ms;
+  char error[256];
+} heapgraph_leak_summary;
+
+/* Scans now: stops the world briefly, finds unreachable blocks, writes the JSON report to
+ * `json_path` and the text report to `text_path` when non-null ("-" = stderr). Returns the number
+ * of leaked blocks (direct + indirect), or -1 if the check could not run. `summary` may be null.
+ * Repeatable, from any thread. */
+int heapgraph_check_leaks(const char* json_path, const char* text_path,
+                          heapgraph_leak_summary* summary);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,11 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGRAPH_WERRO
 cmake --build "$build" -j "$jobs"
 
 if [ "$mode" = demo ]; then
-  exec "$build/tools/heapgraph" record --preload "$build/heap/libheapgraph.so" -- "$build/examples/demo_app"
+  echo "== Live allocations of examples/demo_app, grouped by stack (heapgraph record)"
+  "$build/tools/heapgraph" record --top 8 -- "$build/examples/demo_app"
+  echo
+  echo "== Leak check of examples/demo_app at exit (heapgraph run)"
+  exec "$build/tools/heapgraph" run --exitcode 0 -- "$build/examples/demo_app"
 fi
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
 

@@ -1,6 +1,7 @@
 // tools/: the `heapgraph` command.
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
+//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [...] -- PROGRAM ARGS...
 // Exit status: dump 0, or 2 when the recording cannot be read (one line "heapgraph: <why>" on
 // stderr); record passes on the program's status (128 + signal when killed) unless the dump
 // failed (2). Usage errors exit 2.
@@ -473,6 +474,45 @@ int Record(const RecordOptions& record, const DumpOptions& dump) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// run: the program under the recorder with a leak check at exit (after static destructors). The
+// check runs inside the program (libheapgraph_scan.so, loaded by libheapgraph.so), which exits
+// with --exitcode when it finds leaks; otherwise the program's own status passes through.
+
+struct RunOptions {
+  RecordOptions record;
+  std::string json;
+  std::string text = "-";
+  int exitcode = 23;
+};
+
+std::string OptionPath(const std::string& path, const char* flag) {
+  if (path.empty() || path == "-") return path;
+  std::string absolute = std::filesystem::absolute(path).lexically_normal().string();
+  if (absolute.find_first_of(",:") != std::string::npos) {
+    throw std::runtime_error(fmt::format("{} {}: must not contain ',' or ':'", flag, absolute));
+  }
+  return absolute;
+}
+
+int Run(RunOptions run) {
+  std::string preload = ResolvePreload(run.record.preload);
+  std::string root = MakeRoot(run.record.root);
+  std::string text = OptionPath(run.text, "--text");
+  std::string options = fmt::format("leak_check=1,leak_json={},leak_text={},exitcode={}",
+                                    OptionPath(run.json, "--json"),
+                                    text == "-" ? "stderr" : text, run.exitcode);
+  if (!run.record.options.empty()) options += "," + run.record.options;
+  run.record.options = options;
+  pid_t pid = -1;
+  int code = RunProgram(run.record, preload, root, &pid);
+  if (run.record.root.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(root, ignored);  // the temporary root we made
+  }
+  return code;
+}
+
+// ----------------------------------------------------------------------------------------------
 // Command line.
 
 void AddDumpFlags(CLI::App* command, DumpOptions* options) {
@@ -499,12 +539,27 @@ int Main(int argc, char** argv) {
   record->add_option("--options", record_options.options, "More HEAPGRAPH_OPTIONS, a,b=c");
   AddDumpFlags(record, &dump_options);
   record->add_option("PROGRAM", record_options.command, "-- PROGRAM ARGS...")->required();
+
+  RunOptions run_options;
+  CLI::App* run = app.add_subcommand(
+      "run", "Run PROGRAM under the recorder and check it for leaks at exit");
+  run->add_option("--json", run_options.json, "Write the JSON leak report to FILE");
+  run->add_option("--text", run_options.text, "Write the text report to FILE ('-' = stderr)")
+      ->capture_default_str();
+  run->add_option("--exitcode", run_options.exitcode, "Exit status when leaks are found")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  run->add_option("--preload", run_options.record.preload, "Path of libheapgraph.so");
+  run->add_option("--dir", run_options.record.root, "Root directory for recordings (kept)");
+  run->add_option("--options", run_options.record.options, "More HEAPGRAPH_OPTIONS, a,b=c");
+  run->add_option("PROGRAM", run_options.record.command, "-- PROGRAM ARGS...")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
   if (dump->parsed()) return Dump(dir, dump_options);
+  if (run->parsed()) return Run(run_options);
   return Record(record_options, dump_options);
 }
 

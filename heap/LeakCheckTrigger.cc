@@ -1,0 +1,125 @@
+#include "heap/LeakCheckTrigger.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap/LineBuffer.h"
+#include "heap/RecorderAccess.h"
+#include "heap/heapgraph.h"
+
+namespace heapgraph {
+namespace {
+
+using CheckLeaksFn = decltype(&heapgraph_check_leaks);
+
+const Config* g_config = nullptr;
+char g_dir[600] = "";
+int g_signal_pipe[2] = {-1, -1};
+
+void Complain(const char* what, const char* detail) {
+  LineBuffer line;
+  line.Append("heapgraph: ").Append(what);
+  if (detail != nullptr) line.Append(": ").Append(detail);
+  line.Append("\n");
+  line.WriteTo(2);
+}
+
+// libheapgraph_scan.so in the directory of the library holding this code.
+bool PluginPath(char* out, size_t size) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&PluginPath), &info) == 0 || info.dli_fname == nullptr) {
+    return false;
+  }
+  const char* slash = strrchr(info.dli_fname, '/');
+  size_t dir = slash == nullptr ? 0 : static_cast<size_t>(slash - info.dli_fname + 1);
+  const char* name = "libheapgraph_scan.so";
+  if (dir + strlen(name) + 1 > size) return false;
+  memcpy(out, info.dli_fname, dir);
+  strcpy(out + dir, name);
+  return true;
+}
+
+}  // namespace
+
+int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
+  // The check's own allocations (dlopen, reports) are not the program's.
+  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  int before = ignore != nullptr ? ignore(1) : 0;
+  char path[1024];
+  void* plugin = PluginPath(path, sizeof(path)) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  int leaked = -1;
+  if (plugin == nullptr) {
+    Complain("cannot load the leak checker", dlerror());
+  } else if (auto check = reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_check_leaks"))) {
+    heapgraph_leak_summary summary;
+    leaked = check(json_path[0] != '\0' ? json_path : nullptr,
+                   text_path[0] != '\0' ? text_path : nullptr, &summary);
+    if (leaked < 0) Complain("leak check failed", summary.error);
+  }
+  if (ignore != nullptr) ignore(before);
+  return leaked;
+}
+
+void LeakCheckTrigger::AtExit() {
+  int leaked = Run(g_config->leak_json, g_config->leak_text);
+  if (leaked > 0) {
+    fflush(nullptr);  // _exit skips stdio: keep the program's output
+    _exit(static_cast<int>(g_config->leak_exitcode));
+  }
+}
+
+void LeakCheckTrigger::OnSignal(int) {
+  int saved = errno;
+  char one = 1;
+  (void)!write(g_signal_pipe[1], &one, 1);
+  errno = saved;
+}
+
+// Tool thread: one check per signal, reports numbered in the recording directory.
+void* LeakCheckTrigger::WatchSignals(void*) {
+  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  if (ignore != nullptr) ignore(1);
+  for (unsigned n = 1;; ++n) {
+    char byte;
+    ssize_t r = read(g_signal_pipe[0], &byte, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return nullptr;
+    char json[700], text[700];
+    snprintf(json, sizeof(json), "%s/leaks-%u.json", g_dir, n);
+    snprintf(text, sizeof(text), "%s/leaks-%u.txt", g_dir, n);
+    Run(json, text);
+  }
+}
+
+void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
+  g_config = &config;
+  snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
+  if (config.leak_check_at_exit) atexit(&LeakCheckTrigger::AtExit);
+  if (config.scan_signal == 0) return;
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
+    Complain("cannot set up the leak-check signal", strerror(errno));
+    return;
+  }
+  struct sigaction action = {};
+  action.sa_handler = &LeakCheckTrigger::OnSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  pthread_t thread;
+  if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0 ||
+      pthread_create(&thread, nullptr, &LeakCheckTrigger::WatchSignals, nullptr) != 0) {
+    Complain("cannot set up the leak-check signal", strerror(errno));
+    return;
+  }
+  pthread_detach(thread);
+}
+
+}  // namespace heapgraph

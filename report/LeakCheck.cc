@@ -1,0 +1,97 @@
+#include "report/LeakCheck.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+
+#include "graph/LeakGraph.h"
+#include "heap/RecordingReader.h"
+#include "report/LeakReportJson.h"
+#include "report/LeakReportText.h"
+#include "report/Symbolizer.h"
+#include "heap/heapgraph.h"
+#include "scanner/LeakScan.h"
+
+namespace heapgraph::report {
+namespace {
+
+graph::LeakGraph BuildGraph(const scanner::ScanResult& scan) {
+  std::vector<graph::LeakedBlock> blocks;
+  blocks.reserve(scan.leaked.size());
+  for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
+  return graph::LeakGraph(std::move(blocks), scan.edges);
+}
+
+// Writes `text` to `path` ("-" = stderr); false with a one-line error on failure.
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return true;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out.good()) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+LeakReport Failed(std::string error) {
+  LeakReport report;
+  report.ok = false;
+  report.error = std::move(error);
+  return report;
+}
+
+}  // namespace
+
+LeakReport RunLeakCheck(const LeakCheckOptions& options) {
+  try {
+    scanner::ScanOptions scan_options;
+    scan_options.interior_pointers = options.interior_pointers;
+    scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
+    if (!scan.ok) return Failed(scan.error);
+    graph::LeakGraph graph = BuildGraph(scan);
+    RecordingReader reader(scan.recording_dir);
+    Symbolizer symbolizer;
+    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer);
+    std::string error;
+    if (!options.json_path.empty() &&
+        !WriteFile(options.json_path, LeakReportToJson(report).dump(2) + "\n", &error)) {
+      report.warnings.push_back(error);
+    }
+    if (!options.text_path.empty() &&
+        !WriteFile(options.text_path, FormatLeakReportText(report), &error)) {
+      report.warnings.push_back(error);
+    }
+    return report;
+  } catch (const std::exception& e) {
+    return Failed(std::string("leak check failed: ") + e.what());
+  }
+}
+
+}  // namespace heapgraph::report
+
+extern "C" __attribute__((visibility("default"))) int heapgraph_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
+  heapgraph::report::LeakCheckOptions options;
+  if (json_path != nullptr) options.json_path = json_path;
+  if (text_path != nullptr) options.text_path = text_path;
+  heapgraph::report::LeakReport report = heapgraph::report::RunLeakCheck(options);
+  if (summary != nullptr) {
+    std::memset(summary, 0, sizeof(*summary));
+    summary->ok = report.ok ? 1 : 0;
+    summary->direct_blocks = report.summary.direct_blocks;
+    summary->indirect_blocks = report.summary.indirect_blocks;
+    summary->leaked_bytes = report.summary.leaked_bytes;
+    summary->cycles = report.summary.cycles;
+    summary->live_blocks = report.summary.live_blocks;
+    summary->world_stopped_ms = report.timings.world_stopped_ms;
+    summary->total_ms = report.timings.total_ms;
+    std::snprintf(summary->error, sizeof(summary->error), "%s", report.error.c_str());
+  }
+  if (!report.ok) return -1;
+  return static_cast<int>(report.summary.direct_blocks + report.summary.indirect_blocks);
+}
