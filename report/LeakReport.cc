@@ -1,0 +1,237 @@
+#include "report/LeakReport.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "report/StackResolver.h"
+
+namespace heapgraph::report {
+namespace {
+
+using Adjacency = std::vector<std::vector<uint32_t>>;
+
+// A record's blocks as they are collected, before the record is finished.
+struct Group {
+  LeakRecord record;
+  bool uniform_size = true;
+  std::vector<std::string> types;  // distinct, first seen first, at most kMaxListedTypes
+  bool more_types = false;         // a type beyond `types` was seen
+};
+
+constexpr size_t kMaxListedTypes = 3;
+
+std::string BlockType(const scanner::LeakedBlock& block) {
+  return CategoryName(block.function, block.size);
+}
+
+// out[v] lists the blocks v references. Edges naming a block outside `leaked` are ignored.
+Adjacency BuildAdjacency(const scanner::ScanResult& result) {
+  Adjacency out(result.leaked.size());
+  for (auto [from, to] : result.edges) {
+    if (from < out.size() && to < out.size()) out[from].push_back(to);
+  }
+  return out;
+}
+
+void AddExample(std::vector<uint64_t>& examples, uint64_t address) {
+  auto at = std::lower_bound(examples.begin(), examples.end(), address);
+  if (examples.size() == LeakReport::kMaxExamples && at == examples.end()) return;
+  examples.insert(at, address);
+  if (examples.size() > LeakReport::kMaxExamples) examples.pop_back();
+}
+
+void AddType(Group& group, std::string type) {
+  if (std::find(group.types.begin(), group.types.end(), type) != group.types.end()) return;
+  if (group.types.size() < kMaxListedTypes) {
+    group.types.push_back(std::move(type));
+  } else {
+    group.more_types = true;
+  }
+}
+
+void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained) {
+  LeakRecord& r = group.record;
+  if (r.count > 0 && block.size != r.block_size) group.uniform_size = false;
+  r.block_size = block.size;
+  r.size += block.size;
+  r.count += 1;
+  r.retained_bytes += retained;
+  AddExample(r.examples, block.address);
+  AddType(group, BlockType(block));
+}
+
+// "A" when every block has type A; otherwise "A, B, C" or "A, B, C, ..." (more than three).
+std::string JoinTypes(const Group& group) {
+  std::string joined;
+  for (const std::string& type : group.types) joined += (joined.empty() ? "" : ", ") + type;
+  return group.more_types ? joined + ", ..." : joined;
+}
+
+LeakRecord Finish(Group& group) {
+  LeakRecord record = std::move(group.record);
+  if (!group.uniform_size) record.block_size = 0;
+  record.type = JoinTypes(group);
+  return record;
+}
+
+bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
+  if (a.size != b.size) return a.size > b.size;
+  if (a.count != b.count) return a.count > b.count;
+  if (a.kind != b.kind) return a.kind == LeakKind::kDirect;
+  return a.stack_id < b.stack_id;
+}
+
+// Groups the blocks into records, largest first. record_of[v] is the index of v's record.
+std::vector<LeakRecord> GroupRecords(const scanner::ScanResult& result,
+                                     const graph::LeakGraph& graph,
+                                     std::vector<size_t>& record_of) {
+  std::vector<uint64_t> retained(result.leaked.size(), 0);
+  for (const graph::LeakRoot& root : graph.roots()) retained[root.representative] = root.retained_bytes;
+  std::map<std::pair<LeakKind, uint32_t>, size_t> index;  // (kind, stack) -> group
+  std::vector<Group> groups;
+  record_of.assign(result.leaked.size(), 0);
+  for (uint32_t v = 0; v < result.leaked.size(); ++v) {
+    const scanner::LeakedBlock& block = result.leaked[v];
+    LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
+    auto [it, inserted] = index.try_emplace({kind, block.stack}, groups.size());
+    if (inserted) {
+      groups.emplace_back();
+      groups.back().record.kind = kind;
+      groups.back().record.stack_id = block.stack;
+    }
+    AddBlock(groups[it->second], block, retained[v]);
+    record_of[v] = it->second;
+  }
+  std::vector<size_t> order(groups.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&groups](size_t a, size_t b) {
+    return LargerRecord(groups[a].record, groups[b].record);
+  });
+  std::vector<size_t> position(groups.size());
+  std::vector<LeakRecord> records;
+  for (size_t i = 0; i < order.size(); ++i) {
+    position[order[i]] = i;
+    records.push_back(Finish(groups[order[i]]));
+  }
+  for (size_t& r : record_of) r = position[r];
+  return records;
+}
+
+bool AllocatedEarlier(const scanner::ScanResult& result, uint32_t a, uint32_t b) {
+  const scanner::LeakedBlock& x = result.leaked[a];
+  const scanner::LeakedBlock& y = result.leaked[b];
+  return x.seq != y.seq ? x.seq < y.seq : x.address < y.address;
+}
+
+// A shortest closed walk from `start` back to it through blocks of start's component (breadth
+// first), as vertices: start first, the block that references start last. Empty if there is none,
+// which cannot happen for a cyclic component.
+std::vector<uint32_t> ShortestCycle(uint32_t start, const Adjacency& out,
+                                    const graph::LeakGraph& graph) {
+  uint32_t component = graph.component(start);
+  std::unordered_map<uint32_t, uint32_t> parent = {{start, start}};
+  std::deque<uint32_t> queue = {start};
+  while (!queue.empty()) {
+    uint32_t u = queue.front();
+    queue.pop_front();
+    for (uint32_t w : out[u]) {
+      if (w == start) {
+        std::vector<uint32_t> path;
+        for (uint32_t x = u; x != start; x = parent[x]) path.push_back(x);
+        path.push_back(start);
+        std::reverse(path.begin(), path.end());
+        return path;
+      }
+      if (graph.component(w) == component && parent.try_emplace(w, u).second) queue.push_back(w);
+    }
+  }
+  return {};
+}
+
+LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanResult& result,
+                     const graph::LeakGraph& graph, const Adjacency& out,
+                     const std::vector<size_t>& record_of) {
+  LeakCycle cycle;
+  std::unordered_map<uint32_t, size_t> member_of;
+  uint32_t start = vertices.front();
+  for (uint32_t v : vertices) {
+    const scanner::LeakedBlock& block = result.leaked[v];
+    member_of[v] = cycle.members.size();
+    cycle.members.push_back({block.address, block.size, BlockType(block), block.stack, record_of[v]});
+    if (graph.is_direct(v)) cycle.representative = member_of[v];
+    if (AllocatedEarlier(result, v, start)) start = v;
+  }
+  if (cycle.representative) {
+    start = vertices[*cycle.representative];
+    cycle.representative_reason = "earliest allocated";
+  } else {
+    cycle.representative_reason = "referenced by another leaked block, whose direct leak owns it";
+  }
+  for (uint32_t v : ShortestCycle(start, out, graph)) cycle.path.push_back(member_of[v]);
+  return cycle;
+}
+
+uint64_t TotalSize(const LeakCycle& cycle) {
+  uint64_t total = 0;
+  for (const CycleMember& m : cycle.members) total += m.size;
+  return total;
+}
+
+std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result,
+                                   const graph::LeakGraph& graph,
+                                   const std::vector<size_t>& record_of) {
+  Adjacency out = BuildAdjacency(result);
+  std::vector<LeakCycle> cycles;
+  for (const std::vector<uint32_t>& vertices : graph.cycles()) {
+    if (!vertices.empty()) cycles.push_back(BuildCycle(vertices, result, graph, out, record_of));
+  }
+  std::stable_sort(cycles.begin(), cycles.end(), [](const LeakCycle& a, const LeakCycle& b) {
+    uint64_t sa = TotalSize(a), sb = TotalSize(b);
+    return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
+  });
+  return cycles;
+}
+
+LeakSummary Summarize(const LeakReport& report) {
+  LeakSummary s;
+  for (const LeakRecord& r : report.leaks) {
+    bool direct = r.kind == LeakKind::kDirect;
+    (direct ? s.direct_blocks : s.indirect_blocks) += r.count;
+    (direct ? s.direct_bytes : s.indirect_bytes) += r.size;
+  }
+  s.leaked_bytes = s.direct_bytes + s.indirect_bytes;
+  s.cycles = report.cycles.size();
+  s.live_blocks = report.stats.live_blocks;
+  s.live_bytes = report.stats.live_bytes;
+  return s;
+}
+
+}  // namespace
+
+const char* LeakKindName(LeakKind kind) {
+  return kind == LeakKind::kDirect ? "direct" : "indirect";
+}
+
+LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
+                           const RecordingReader& reader, Symbolizer& symbolizer) {
+  LeakReport report;
+  report.ok = result.ok;
+  report.error = result.error;
+  report.timings = result.timings;
+  report.stats = result.stats;
+  report.recording_dir = result.recording_dir;
+  if (!result.ok) return report;
+  std::vector<size_t> record_of;
+  report.leaks = GroupRecords(result, graph, record_of);
+  StackResolver resolver(reader, symbolizer);
+  for (LeakRecord& r : report.leaks) r.stack = resolver.Resolve(r.stack_id);
+  report.warnings = resolver.warnings();
+  report.cycles = BuildCycles(result, graph, record_of);
+  report.summary = Summarize(report);
+  return report;
+}
+
+}  // namespace heapgraph::report

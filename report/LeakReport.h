@@ -1,0 +1,115 @@
+// report/: the leak report model and its builder. A LeakReport is what one leak scan means to a
+// reader: leak records grouped by (kind, allocation stack) with symbolized stacks, every leaked
+// cycle exactly once, totals and scan statistics. LeakReportText.h and LeakReportJson.h format it;
+// docs/report-format.md documents the JSON form.
+//
+// Unlike LeakSanitizer (every member of a leaked cycle is "indirect", so a cycle shows no direct
+// leak at all), libmemunreachable (one entry per cycle member) and Valgrind (an arbitrary leader),
+// every leaked cycle that nothing else references yields exactly one direct leak, its earliest
+// allocated member (graph/LeakGraph.h), and is listed once as a cycle naming that member.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/LeakGraph.h"
+#include "heap/RecordingReader.h"
+#include "report/Symbolizer.h"
+#include "scanner/ScanResult.h"
+
+namespace heapgraph::report {
+
+// One source-level frame of a stack. A return address whose code was inlined yields several
+// frames with the same address, module and offset: the inlined callees first (inlined = true),
+// the containing function last (inlined = false).
+struct ReportFrame {
+  uint64_t address = 0;      // runtime return address
+  std::string module;        // basename of module_path; empty when no module covers `address`
+  std::string module_path;   // as recorded
+  std::string build_id;      // lowercase hex; empty when the module has none
+  uint64_t offset = 0;       // address - load bias (the ELF vaddr); 0 when module is empty
+  std::string function;      // demangled; empty when not symbolized
+  std::string file;          // empty exactly when line is 0
+  int line = 0;
+  bool inlined = false;
+};
+
+enum class LeakKind { kDirect, kIndirect };
+
+// "direct" or "indirect".
+const char* LeakKindName(LeakKind kind);
+
+// Leaked blocks that share a kind and an allocation stack.
+struct LeakRecord {
+  LeakKind kind = LeakKind::kDirect;
+  uint32_t stack_id = 0;            // 0: no stack was captured (then `stack` is empty)
+  uint64_t size = 0;                // bytes of all `count` blocks
+  uint64_t count = 0;               // >= 1
+  uint64_t block_size = 0;          // every block's size when all are equal, else 0
+  uint64_t retained_bytes = 0;      // direct: sum of the blocks' dominator subtrees; indirect: 0
+  std::string type;                 // the blocks' type when all agree, else a list (see Builder)
+  std::vector<ReportFrame> stack;   // innermost first, inline chains flattened
+  std::vector<uint64_t> examples;   // the lowest block addresses, at most kMaxExamples, ascending
+};
+
+struct CycleMember {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string type;
+  uint32_t stack_id = 0;
+  size_t record = 0;  // index into LeakReport::leaks of the record that holds this block
+};
+
+// A strongly connected component of leaked blocks with more than one member, or one block that
+// points to itself. Each appears exactly once in LeakReport::cycles.
+struct LeakCycle {
+  std::string kind = "generic";  // later: block-self, timer-target, delegate, shared_ptr
+  bool leaked = true;            // every cycle found by a leak scan is leaked
+  std::vector<CycleMember> members;  // address order
+  // Index into `members` of the cycle's direct leak. Empty when another leaked block references
+  // the cycle: then that block's direct leak owns it and every member is indirect.
+  std::optional<size_t> representative;
+  std::string representative_reason;  // "earliest allocated" or why there is none
+  // A shortest closed walk along references: indices into `members`, starting at the
+  // representative (else at the earliest allocated member) and ending with a member that
+  // references it. Members not on it are still in the component.
+  std::vector<size_t> path;
+};
+
+struct LeakSummary {
+  uint64_t direct_blocks = 0;
+  uint64_t indirect_blocks = 0;
+  uint64_t leaked_bytes = 0;  // direct_bytes + indirect_bytes
+  uint64_t direct_bytes = 0;
+  uint64_t indirect_bytes = 0;
+  uint64_t cycles = 0;
+  uint64_t live_blocks = 0;  // from the scan: every live block, leaked or not
+  uint64_t live_bytes = 0;
+};
+
+struct LeakReport {
+  static constexpr size_t kMaxExamples = 3;
+
+  bool ok = true;     // false: the scan failed and `error` says why; nothing else is filled in
+  std::string error;  // from ScanResult::error
+  LeakSummary summary;
+  std::vector<LeakRecord> leaks;  // size desc, count desc, direct first, stack id asc
+  std::vector<LeakCycle> cycles;  // members' total size desc, then lowest address
+  scanner::ScanTimings timings;
+  scanner::ScanStats stats;
+  std::string recording_dir;
+  std::vector<std::string> warnings;  // stacks that could not be read, one line each
+};
+
+// Builds the report of one scan. `graph` must have been built from `result.leaked` (vertex i is
+// result.leaked[i], with sequence = seq) and `result.edges`; `reader` reads
+// result.recording_dir. Each distinct stack is read and symbolized once. A stack the recording
+// cannot produce is reported empty with a warning. Never throws for a bad stack; throws only on
+// allocation failure.
+LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
+                           const RecordingReader& reader, Symbolizer& symbolizer);
+
+}  // namespace heapgraph::report

@@ -1,0 +1,20 @@
+// report/: the machine-readable form of a LeakReport (docs/report-format.md is the schema). It
+// always holds every record and every cycle, whatever the text form elides.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "report/LeakReport.h"
+
+namespace heapgraph::report {
+
+inline constexpr char kLeakReportFormat[] = "heapgraph-leak-report";
+// Bumped only when a field is removed, renamed or changes meaning; added fields keep the version.
+inline constexpr int kLeakReportVersion = 1;
+
+// The document {"format", "version", "summary", "leaks", "cycles", "scan", "recording_dir",
+// "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit precision in
+// most readers. Sizes and counts are numbers.
+nlohmann::json LeakReportToJson(const LeakReport& report);
+
+}  // namespace heapgraph::report

@@ -1,0 +1,174 @@
+#include "report/LeakReportText.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace heapgraph::report {
+namespace {
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)"; the module part is always kept
+// when a module is known, the function and position only when symbolized.
+std::string FrameLine(size_t number, const ReportFrame& frame) {
+  std::string line = fmt::format("    #{} {:#x}", number, frame.address);
+  if (!frame.function.empty()) line += " in " + frame.function;
+  if (!frame.file.empty()) line += fmt::format(" {}:{}", frame.file, frame.line);
+  if (frame.module.empty()) return line + " (<unknown module>)";
+  return line + fmt::format(" ({}+{:#x})", frame.module, frame.offset);
+}
+
+std::string RecordHeader(const LeakRecord& record) {
+  std::string kind = record.kind == LeakKind::kDirect ? "Direct" : "Indirect";
+  std::string retains;
+  if (record.kind == LeakKind::kDirect) {
+    retains = fmt::format(" (retains {} bytes)", record.retained_bytes);
+  }
+  return fmt::format("{} leak of {} byte(s) in {} object(s){} allocated from:\n", kind,
+                     record.size, record.count, retains);
+}
+
+// "    type: Malloc 48 B; blocks: 0x10, 0x20, ... (5 in all)"
+std::string TypeLine(const LeakRecord& record) {
+  std::string line = "    type: " + record.type + "; blocks:";
+  for (size_t i = 0; i < record.examples.size(); ++i) {
+    line += fmt::format("{} {:#x}", i == 0 ? "" : ",", record.examples[i]);
+  }
+  if (record.count > record.examples.size()) line += fmt::format(", ... ({} in all)", record.count);
+  return line + "\n";
+}
+
+std::string FormatRecord(const LeakRecord& record) {
+  std::string text = RecordHeader(record);
+  for (size_t i = 0; i < record.stack.size(); ++i) text += FrameLine(i, record.stack[i]) + "\n";
+  if (record.stack.empty()) text += "    <no stack recorded>\n";
+  return text + TypeLine(record) + "\n";
+}
+
+// Where a block was allocated, as briefly as what is known allows: the innermost frame with a
+// source position, else the innermost named function, else module+offset of the innermost frame.
+std::string AllocationSite(const std::vector<ReportFrame>& stack) {
+  for (const ReportFrame& f : stack) {
+    if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
+  }
+  for (const ReportFrame& f : stack) {
+    if (!f.function.empty()) return f.function;
+  }
+  if (stack.empty()) return "unknown stack";
+  const ReportFrame& f = stack.front();
+  if (f.module.empty()) return fmt::format("{:#x}", f.address);
+  return fmt::format("{}+{:#x}", f.module, f.offset);
+}
+
+std::string DescribeMember(const LeakReport& report, const CycleMember& member) {
+  static const std::vector<ReportFrame> kNoStack;
+  const std::vector<ReportFrame>& stack =
+      member.record < report.leaks.size() ? report.leaks[member.record].stack : kNoStack;
+  return fmt::format("{:#x} ({} B, {}, alloc at {})", member.address, member.size, member.type,
+                     AllocationSite(stack));
+}
+
+std::string CycleHeader(size_t number, const LeakCycle& cycle) {
+  uint64_t bytes = 0;
+  for (const CycleMember& m : cycle.members) bytes += m.size;
+  std::string owner =
+      cycle.representative
+          ? fmt::format("direct leak {:#x} ({})", cycle.members[*cycle.representative].address,
+                        cycle.representative_reason)
+          : "no direct leak: " + cycle.representative_reason;
+  return fmt::format("  Cycle #{} ({}, {} block(s), {} byte(s); {}):\n", number, cycle.kind,
+                     cycle.members.size(), bytes, owner);
+}
+
+std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle& cycle,
+                        size_t max_path_blocks) {
+  std::string text = CycleHeader(number, cycle);
+  text += "    " + FormatCyclePath(report, cycle, max_path_blocks) + "\n";
+  if (cycle.path.size() < cycle.members.size()) {
+    text += fmt::format("    (+{} more block(s) in this cycle, off this path)\n",
+                        cycle.members.size() - cycle.path.size());
+  }
+  return text;
+}
+
+std::string FormatRecords(const LeakReport& report, const TextReportOptions& options) {
+  size_t shown = options.max_records == 0 ? report.leaks.size()
+                                          : std::min(options.max_records, report.leaks.size());
+  std::string text;
+  for (size_t i = 0; i < shown; ++i) text += FormatRecord(report.leaks[i]);
+  if (shown == report.leaks.size()) return text;
+  uint64_t bytes = 0;
+  for (size_t i = shown; i < report.leaks.size(); ++i) bytes += report.leaks[i].size;
+  return text + fmt::format("... {} more records ({} bytes) omitted; see JSON\n\n",
+                            report.leaks.size() - shown, bytes);
+}
+
+std::string FormatCycles(const LeakReport& report, const TextReportOptions& options) {
+  if (report.cycles.empty()) return "";
+  size_t shown = options.max_cycles == 0 ? report.cycles.size()
+                                         : std::min(options.max_cycles, report.cycles.size());
+  std::string text = "Leaked cycles:\n";
+  for (size_t i = 0; i < shown; ++i) {
+    text += FormatCycle(report, i + 1, report.cycles[i], options.max_path_blocks);
+  }
+  if (shown < report.cycles.size()) {
+    text += fmt::format("... {} more cycles omitted; see JSON\n", report.cycles.size() - shown);
+  }
+  return text + "\n";
+}
+
+std::string SummaryLine(const LeakSummary& s) {
+  return fmt::format(
+      "SUMMARY: heapgraph: {} byte(s) leaked in {} allocation(s) ({} direct, {} indirect; {} "
+      "{}).\n",
+      s.leaked_bytes, s.direct_blocks + s.indirect_blocks, s.direct_blocks, s.indirect_blocks,
+      s.cycles, s.cycles == 1 ? "cycle" : "cycles");
+}
+
+std::string ScanLine(const LeakReport& report) {
+  const scanner::ScanStats& s = report.stats;
+  const scanner::ScanTimings& t = report.timings;
+  std::string method = s.stop_method.empty() ? "" : ", stopped by " + s.stop_method;
+  return fmt::format(
+      "Scan: {} thread(s), {} live block(s) ({} bytes), world stopped {:.2f} ms, total {:.2f} "
+      "ms{}.\n",
+      s.threads, s.live_blocks, s.live_bytes, t.world_stopped_ms, t.total_ms, method);
+}
+
+}  // namespace
+
+std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,
+                            size_t max_path_blocks) {
+  const std::vector<size_t>& path = cycle.path;
+  if (path.empty()) return "(no path)";
+  size_t n = path.size();
+  bool elide = max_path_blocks != 0 && n > max_path_blocks;
+  size_t head = elide ? (max_path_blocks + 1) / 2 : n;  // blocks printed before the gap
+  size_t tail = elide ? max_path_blocks - head : 0;     // blocks printed after it
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= head && i < n - tail) {
+      if (i == head) text += fmt::format(" -> ... ({} more)", n - head - tail);
+      continue;
+    }
+    text += (i == 0 ? "" : " -> ") + DescribeMember(report, cycle.members[path[i]]);
+  }
+  return text + fmt::format(" -> {:#x}", cycle.members[path[0]].address);
+}
+
+std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options) {
+  if (!report.ok) return "heapgraph: scan failed: " + report.error + "\n";
+  std::string text = report.leaks.empty() ? "heapgraph: no leaks found\n\n"
+                                          : "heapgraph: detected memory leaks\n\n";
+  text += FormatRecords(report, options);
+  text += FormatCycles(report, options);
+  for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
+  return text + SummaryLine(report.summary) + ScanLine(report);
+}
+
+}  // namespace heapgraph::report

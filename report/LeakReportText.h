@@ -1,0 +1,32 @@
+// report/: the terminal form of a LeakReport, worded like LeakSanitizer's report so that people
+// (and scripts) used to it can read it: one block per leak record, then the leaked cycles as
+// reference paths, then a SUMMARY line and a scan statistics line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "report/LeakReport.h"
+
+namespace heapgraph::report {
+
+struct TextReportOptions {
+  // Records printed, largest first; 0 prints all. Records past the limit are never dropped
+  // silently: one line counts them and their bytes and points to the JSON report, which has all.
+  size_t max_records = 0;
+  // Cycles printed; 0 prints all. The rest are counted the same way.
+  size_t max_cycles = 0;
+  // Blocks of one cycle path printed before the middle is elided ("-> ... (N more) ->"); 0 prints
+  // every block. Every block is still in the leak records.
+  size_t max_path_blocks = 12;
+};
+
+// The whole report, newline-terminated lines.
+std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options = {});
+
+// One cycle path: "0x1000 (48 B, Malloc 48 B, alloc at f() a.cc:3) -> 0x2000 (...) -> 0x1000".
+// Each block on the path is described once; the closing address repeats the first block.
+std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,
+                            size_t max_path_blocks = 0);
+
+}  // namespace heapgraph::report

@@ -1,0 +1,87 @@
+#include "report/StackResolver.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace heapgraph::report {
+namespace {
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string BuildIdHex(const format::ModuleRecord& module) {
+  std::string hex;
+  for (uint32_t i = 0; i < module.build_id_len && i < format::kMaxBuildId; ++i) {
+    hex += fmt::format("{:02x}", module.build_id[i]);
+  }
+  return hex;
+}
+
+// The record's path, which the writer NUL-terminates; bounded in case a reader ever hands over one
+// that is not.
+std::string ModulePath(const format::ModuleRecord& module) {
+  return std::string(module.path, strnlen(module.path, sizeof(module.path)));
+}
+
+}  // namespace
+
+StackResolver::StackResolver(const RecordingReader& reader, Symbolizer& symbolizer)
+    : reader_(reader), symbolizer_(symbolizer) {}
+
+const std::vector<ReportFrame>& StackResolver::Resolve(uint32_t stack_id) {
+  auto [it, inserted] = cache_.try_emplace(stack_id);
+  if (!inserted || stack_id == 0) return it->second;
+  std::vector<uint64_t> addresses;
+  try {
+    addresses = reader_.Frames(stack_id);
+  } catch (const RecordingError& e) {
+    warnings_.push_back(fmt::format("stack {}: {}", stack_id, e.what()));
+    return it->second;
+  }
+  for (uint64_t address : addresses) AppendAddress(address, it->second);
+  return it->second;
+}
+
+void StackResolver::AppendAddress(uint64_t address, std::vector<ReportFrame>& frames) {
+  ReportFrame base;
+  base.address = address;
+  std::optional<ModuleLocation> where = reader_.Locate(address);
+  if (!where) {
+    frames.push_back(std::move(base));
+    return;
+  }
+  const format::ModuleRecord& module = reader_.modules()[where->module];
+  base.module_path = ModulePath(module);
+  base.module = BaseName(base.module_path);
+  base.build_id = BuildIdHex(module);
+  base.offset = where->offset;
+  std::vector<SourceFrame> source;
+  // A return address: the call instruction is the byte before it. Symbolization is best effort.
+  if (base.offset > 0) {
+    try {
+      source = symbolizer_.Symbolize(base.module_path, base.offset - 1);
+    } catch (const std::exception&) {
+      source.clear();
+    }
+  }
+  if (source.empty()) {
+    frames.push_back(std::move(base));
+    return;
+  }
+  for (SourceFrame& s : source) {
+    ReportFrame frame = base;
+    frame.function = std::move(s.function);
+    frame.file = std::move(s.file);
+    frame.line = s.line;
+    frame.inlined = s.inlined;
+    frames.push_back(std::move(frame));
+  }
+}
+
+}  // namespace heapgraph::report

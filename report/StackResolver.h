@@ -1,0 +1,41 @@
+// report/: turns recorded stack ids into symbolized report frames, once per distinct stack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "heap/RecordingReader.h"
+#include "report/LeakReport.h"
+#include "report/Symbolizer.h"
+
+namespace heapgraph::report {
+
+// Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved so far,
+// each mapped to its final frames, so every stack is read and symbolized at most once and the
+// references Resolve() returns stay valid for the resolver's lifetime (unordered_map never moves
+// its values).
+class StackResolver {
+ public:
+  StackResolver(const RecordingReader& reader, Symbolizer& symbolizer);
+
+  // Frames of `stack_id`, innermost first, each return address followed by its inline chain
+  // flattened (inlined callees first). Every address yields at least one frame: unsymbolized
+  // addresses keep module + offset, addresses outside every module keep only the address. Stack 0
+  // and stacks the recording cannot read are empty; the latter add a warning.
+  const std::vector<ReportFrame>& Resolve(uint32_t stack_id);
+
+  // One line per stack that could not be read.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  void AppendAddress(uint64_t address, std::vector<ReportFrame>& frames);
+
+  const RecordingReader& reader_;
+  Symbolizer& symbolizer_;
+  std::unordered_map<uint32_t, std::vector<ReportFrame>> cache_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace heapgraph::report
