@@ -52,6 +52,7 @@ LeakReport RunLeakCheck(const LeakCheckOptions& options) {
     scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
+    if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph = BuildGraph(scan);
     RecordingReader reader(scan.recording_dir);

@@ -5,17 +5,21 @@
 
 namespace heapgraph::scanner {
 
-HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers)
-    : index_(index), interior_(interior_pointers) {
-  marked_.assign(index.size(), 0);
+HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t* shared_marks)
+    : index_(index), interior_(interior_pointers), marks_(shared_marks) {
+  if (marks_ == nullptr) {
+    own_marks_.assign(index.size(), 0);
+    marks_ = own_marks_.data();
+  }
   work_.reserve(1024);
   buffer_.resize(kChunkBytes / sizeof(uint64_t));
 }
 
 void HeapMarker::Mark(uint64_t word) {
   uint32_t block = Lookup(word);
-  if (block == BlockIndex::kNotFound || marked_[block] != 0) return;
-  marked_[block] = 1;
+  if (block == BlockIndex::kNotFound) return;
+  if (__atomic_load_n(&marks_[block], __ATOMIC_RELAXED) != 0) return;
+  if (__atomic_exchange_n(&marks_[block], 1, __ATOMIC_RELAXED) != 0) return;  // another marker's
   ++stats_.marked_blocks;
   work_.push_back(block);
 }

@@ -25,7 +25,11 @@ struct MarkStats {
 
 class HeapMarker {
  public:
-  HeapMarker(const BlockIndex& index, bool interior_pointers = true);
+  // `shared_marks`, if given, holds one byte per block and may be shared with another marking
+  // process (a MAP_SHARED mapping): marks are then set with an atomic exchange, so each block is
+  // scanned by exactly one of them.
+  HeapMarker(const BlockIndex& index, bool interior_pointers = true,
+             uint8_t* shared_marks = nullptr);
 
   // Treats the memory [begin, end) of this process as a root.
   void ScanRoot(uint64_t begin, uint64_t end);
@@ -34,7 +38,9 @@ class HeapMarker {
   // Marks everything reachable from the marked blocks.
   void Propagate();
 
-  bool marked(uint32_t block) const { return marked_[block] != 0; }
+  bool marked(uint32_t block) const {
+    return __atomic_load_n(&marks_[block], __ATOMIC_RELAXED) != 0;
+  }
   const MarkStats& stats() const { return stats_; }
 
   // Calls visit(j) for every block j that a word of block i points to (i's outgoing edges).
@@ -65,7 +71,8 @@ class HeapMarker {
 
   const BlockIndex& index_;
   bool interior_;
-  std::vector<uint8_t, MmapAllocator<uint8_t>> marked_;
+  std::vector<uint8_t, MmapAllocator<uint8_t>> own_marks_;
+  uint8_t* marks_;
   std::vector<uint32_t, MmapAllocator<uint32_t>> work_;
   std::vector<uint64_t, MmapAllocator<uint64_t>> buffer_;
   MarkStats stats_;

@@ -101,20 +101,61 @@ bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
   return true;
 }
 
-// The scanning thread's registers are skipped: it is inside a call, so by the ABI every value of
-// the program's that is live across that call sits in the frames above its stack pointer.
-void MarkFromRoots(HeapMarker& marker, const RootRanges& roots,
-                   std::span<const roots::ThreadInfo> threads) {
+// Marking statistics of the helper marking process, passed back in shared memory.
+struct SharedMarkState {
+  MarkStats helper_stats;
+};
+
+// Marks from every `workers`-th root, starting at `worker`, then propagates. The scanning
+// thread's registers are skipped: it is inside a call, so by the ABI every value of the program's
+// that is live across that call sits in the frames above its stack pointer.
+void MarkShare(HeapMarker& marker, const RootRanges& roots,
+               std::span<const roots::ThreadInfo> threads, unsigned worker, unsigned workers) {
+  unsigned n = 0;
   for (const roots::ThreadInfo& t : threads) {
-    if (t.is_caller) continue;
+    if (t.is_caller || n++ % workers != worker) continue;
     marker.ScanWords(t.regs.data(), t.regs.size());
     const uint8_t* v = t.vector_bytes.data();
     if (reinterpret_cast<uintptr_t>(v) % 8 == 0) {
       marker.ScanWords(reinterpret_cast<const uint64_t*>(v), t.vector_bytes.size() / 8);
     }
   }
-  for (const RootRange& r : roots.ranges()) marker.ScanRoot(r.begin, r.end);
+  // Split the root bytes evenly: ranges are cut into 1 MiB pieces dealt round-robin.
+  constexpr uint64_t kPiece = 1u << 20;
+  n = 0;
+  for (const RootRange& r : roots.ranges()) {
+    for (uint64_t begin = r.begin; begin < r.end; begin += kPiece) {
+      if (n++ % workers != worker) continue;
+      marker.ScanRoot(begin, std::min(r.end, begin + kPiece));
+    }
+  }
   marker.Propagate();
+}
+
+// Marks with two processes (both cores): a clone of this snapshot process takes half of the
+// roots; both set marks in one shared byte array. Falls back to one process if the clone fails.
+MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
+                        std::span<const roots::ThreadInfo> threads, bool interior,
+                        uint8_t* marks, SharedMarkState* shared) {
+  long helper = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (helper == 0) {
+    HeapMarker marker(index, interior, marks);
+    MarkShare(marker, roots, threads, 1, 2);
+    shared->helper_stats = marker.stats();
+    _exit(0);
+  }
+  HeapMarker marker(index, interior, marks);
+  MarkShare(marker, roots, threads, 0, helper > 0 ? 2 : 1);
+  MarkStats stats = marker.stats();
+  if (helper > 0) {
+    int status;
+    while (waitpid(static_cast<pid_t>(helper), &status, 0) < 0 && errno == EINTR) {
+    }
+    stats.heap_words += shared->helper_stats.heap_words;
+    stats.root_words += shared->helper_stats.root_words;
+    stats.unreadable_pages += shared->helper_stats.unreadable_pages;
+  }
+  return stats;
 }
 
 // Runs in the snapshot child. Never returns.
@@ -146,8 +187,24 @@ void MarkFromRoots(HeapMarker& marker, const RootRanges& roots,
   RootRanges roots;
   const uint64_t own[] = {reinterpret_cast<uint64_t>(c.capture->threads().data())};
   roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own);
-  HeapMarker marker(index, c.interior_pointers);
-  MarkFromRoots(marker, roots, c.capture->threads());
+  // Marks and the helper's statistics live in one shared mapping (made after the map was read,
+  // so it is never a root).
+  size_t shared_bytes = sizeof(SharedMarkState) + blocks.size();
+  // Raw syscall: the interposed mmap would record into the parent's (shared) VM tree.
+  long mapped = syscall(SYS_mmap, nullptr, shared_bytes, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* shared = mapped < 0 && mapped > -4096 ? MAP_FAILED : reinterpret_cast<void*>(mapped);
+  if (shared == MAP_FAILED) {
+    snprintf(header.error, sizeof(header.error), "cannot map the mark array: %s",
+             strerror(errno));
+    WriteAll(c.result_fd, &header, sizeof(header), 0);
+    _exit(3);
+  }
+  auto* state = static_cast<SharedMarkState*>(shared);
+  uint8_t* marks = static_cast<uint8_t*>(shared) + sizeof(SharedMarkState);
+  MarkStats stats =
+      MarkFromRoots(index, roots, c.capture->threads(), c.interior_pointers, marks, state);
+  HeapMarker marker(index, c.interior_pointers, marks);  // reads the final marks; edges
 
   MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
   MmapVector<LeakedBlock> leaked;
@@ -169,8 +226,8 @@ void MarkFromRoots(HeapMarker& marker, const RootRanges& roots,
   header.live_bytes = live_bytes;
   header.root_ranges = roots.ranges().size();
   header.root_bytes = roots.total_bytes();
-  header.heap_words = marker.stats().heap_words;
-  header.unreadable_pages = marker.stats().unreadable_pages;
+  header.heap_words = stats.heap_words;
+  header.unreadable_pages = stats.unreadable_pages;
   size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
   bool ok = WriteAll(c.result_fd, &header, sizeof(header), 0) &&
             WriteAll(c.result_fd, leaked.data(), blocks_bytes, sizeof(header)) &&
@@ -312,6 +369,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   prep.capture.ReleaseAll();
   double released = NowMs();
   result.stats.threads = prep.capture.threads().size();
+  result.notice = prep.capture.notice();
   result.stats.stop_method =
       prep.capture.method_used() == roots::ThreadCapture::Method::kSignals ? "signals" : "ptrace";
   close(prep.ready[1]);
