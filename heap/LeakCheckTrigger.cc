@@ -17,7 +17,9 @@
 namespace heapgraph {
 namespace {
 
-using CheckLeaksFn = decltype(&heapgraph_check_leaks);
+// libheapgraph_scan.so's entry for triggers: the program's stack is scanned from
+// `program_stack_pointer` up (the trigger's own frames below it are not the program's).
+using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, uint64_t);
 
 const Config* g_config = nullptr;
 char g_dir[600] = "";
@@ -48,7 +50,8 @@ bool PluginPath(char* out, size_t size) {
 
 }  // namespace
 
-int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
+__attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
+  uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   // The check's own allocations (dlopen, reports) are not the program's.
   auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
       dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
@@ -58,10 +61,10 @@ int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
   int leaked = -1;
   if (plugin == nullptr) {
     Complain("cannot load the leak checker", dlerror());
-  } else if (auto check = reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_check_leaks"))) {
+  } else if (auto check = reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_internal_check_leaks"))) {
     heapgraph_leak_summary summary;
     leaked = check(json_path[0] != '\0' ? json_path : nullptr,
-                   text_path[0] != '\0' ? text_path : nullptr, &summary);
+                   text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer);
     if (leaked < 0) Complain("leak check failed", summary.error);
   }
   if (ignore != nullptr) ignore(before);

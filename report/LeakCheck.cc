@@ -7,6 +7,7 @@
 
 #include "graph/LeakGraph.h"
 #include "heap/RecordingReader.h"
+#include "report/FreshStack.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/Symbolizer.h"
@@ -45,12 +46,12 @@ LeakReport Failed(std::string error) {
   return report;
 }
 
-}  // namespace
-
-LeakReport RunLeakCheck(const LeakCheckOptions& options) {
+// Runs on the fresh stack.
+LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   try {
     scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
+    scan_options.program_stack_pointer = program_stack_pointer;
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
     if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
@@ -73,14 +74,42 @@ LeakReport RunLeakCheck(const LeakCheckOptions& options) {
   }
 }
 
+struct FreshStackCall {
+  const LeakCheckOptions* options;
+  uint64_t program_stack_pointer;
+  LeakReport report;
+};
+
+}  // namespace
+
+LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
+  FreshStackCall call{&options, program_stack_pointer, {}};
+  bool ran = FreshStack::Run(
+      [](void* argument) {
+        auto* c = static_cast<FreshStackCall*>(argument);
+        c->report = CheckOnThisStack(*c->options, c->program_stack_pointer);
+      },
+      &call);
+  if (!ran) call.report = CheckOnThisStack(options, 0);
+  return std::move(call.report);
+}
+
+__attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& options) {
+  return RunLeakCheckFrom(options,
+                          reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+}
+
 }  // namespace heapgraph::report
 
-extern "C" __attribute__((visibility("default"))) int heapgraph_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
+// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
+extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
+    uint64_t program_stack_pointer) {
   heapgraph::report::LeakCheckOptions options;
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;
-  heapgraph::report::LeakReport report = heapgraph::report::RunLeakCheck(options);
+  heapgraph::report::LeakReport report =
+      heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer);
   if (summary != nullptr) {
     std::memset(summary, 0, sizeof(*summary));
     summary->ok = report.ok ? 1 : 0;
@@ -95,4 +124,10 @@ extern "C" __attribute__((visibility("default"))) int heapgraph_check_leaks(
   }
   if (!report.ok) return -1;
   return static_cast<int>(report.summary.direct_blocks + report.summary.indirect_blocks);
+}
+
+extern "C" __attribute__((visibility("default"), noinline)) int heapgraph_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
+  return heapgraph_internal_check_leaks(
+      json_path, text_path, summary, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
 }

@@ -3,6 +3,7 @@
 // report/heapgraph_leaks.h; what a debug menu, a GoogleTest leak test or the at-exit check calls.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "report/LeakReport.h"
@@ -15,7 +16,11 @@ struct LeakCheckOptions {
   bool interior_pointers = true;
 };
 
-// Never throws; a failed check has report.ok == false and report.error set (one line).
+// Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame
+// up. Never throws; a failed check has report.ok == false and report.error set (one line).
 LeakReport RunLeakCheck(const LeakCheckOptions& options);
+
+// The same with the program's stack pointer given (the entry points use the caller's frame).
+LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer);
 
 }  // namespace heapgraph::report

@@ -62,7 +62,8 @@ double NowMs() {
 
 struct ChildContext {
   HeapgraphRecorderView view;
-  uint64_t caller_stack_pointer;  // at the clone: the program's frames are above it
+  uint64_t caller_stack_pointer;  // the program's frames of the scanning thread are above it
+  uint64_t scan_stack_pointer;    // where the scan itself runs (skipped if on a stack of its own)
   const roots::ThreadCapture* capture;
   roots::ProcessMappings* mappings;
   bool interior_pointers;
@@ -185,7 +186,8 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
     _exit(3);
   }
   RootRanges roots;
-  const uint64_t own[] = {reinterpret_cast<uint64_t>(c.capture->threads().data())};
+  const uint64_t own[] = {reinterpret_cast<uint64_t>(c.capture->threads().data()),
+                          c.scan_stack_pointer};
   roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own);
   // Marks and the helper's statistics live in one shared mapping (made after the map was read,
   // so it is never a root).
@@ -362,7 +364,10 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.interior_pointers = options.interior_pointers;
   context.ready_fd = prep.ready[1];
   context.result_fd = prep.result_fd;
-  context.caller_stack_pointer = CurrentStackPointer();
+  context.scan_stack_pointer = CurrentStackPointer();
+  context.caller_stack_pointer = options.program_stack_pointer != 0
+                                     ? options.program_stack_pointer
+                                     : context.scan_stack_pointer;
   long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) SnapshotMain(context);
   int clone_errno = errno;

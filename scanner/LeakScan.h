@@ -15,6 +15,11 @@ namespace heapgraph::scanner {
 struct ScanOptions {
   bool interior_pointers = true;
   bool allow_signal_fallback = true;  // when ptrace is denied
+  // When the check runs on a stack of its own (report/LeakCheck does): the calling thread's stack
+  // pointer where the program called into heapgraph. That thread's program stack is scanned from
+  // there up, and the stack the scan runs on is never scanned. 0: the scan runs on the program's
+  // stack, which is scanned from the scan's entry up.
+  uint64_t program_stack_pointer = 0;
 };
 
 // Requires libheapgraph.so recording this process (preloaded or linked).

@@ -31,14 +31,21 @@ void RootRanges::Compute(const ProcessMappings& mappings,
   ranges_.clear();
   std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
       skipped;  // thread stacks (scanned from SP only) and heapgraph's own mappings
+  const ProcessMappings::Mapping* program_stack = mappings.Find(caller_stack_pointer);
   for (uint64_t address : own_memory) {
-    if (const ProcessMappings::Mapping* m = mappings.Find(address)) skipped.push_back(m);
+    const ProcessMappings::Mapping* m = mappings.Find(address);
+    if (m != nullptr && m != program_stack) skipped.push_back(m);
+  }
+  if (program_stack != nullptr) {
+    skipped.push_back(program_stack);
+    ranges_.push_back({std::max<uint64_t>(program_stack->start, caller_stack_pointer),
+                       program_stack->end, true});
   }
   for (const roots::ThreadInfo& t : threads) {
+    if (t.is_caller) continue;
     roots::ThreadStacks::Range r = roots::ThreadStacks::ForThread(t, mappings);
     if (r.mapping == nullptr) continue;
     skipped.push_back(r.mapping);
-    if (t.is_caller) r.begin = std::max<uint64_t>(r.mapping->start, caller_stack_pointer);
     if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true});
   }
   for (const ProcessMappings::Mapping& m : mappings.mappings()) {

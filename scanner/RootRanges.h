@@ -26,8 +26,9 @@ struct RootRange {
 class RootRanges {
  public:
   // `caller_stack_pointer` replaces the captured SP of the thread that runs the scan (is_caller):
-  // the scan's own frames below it are not the program's. Mappings containing any address of
-  // `own_memory` are heapgraph's (the capture arena) and never roots.
+  // its stack is scanned from there to the top of the mapping holding it (the scan may run on
+  // another stack). Mappings containing any address of `own_memory` are heapgraph's (the capture
+  // arena, the scan's own stack) and never roots, unless they hold caller_stack_pointer.
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
                std::span<const uint64_t> own_memory);

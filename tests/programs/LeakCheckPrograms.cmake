@@ -1,0 +1,10 @@
+# Child programs of tests/scanner/LeakCheckTriggerTest: linked with libheapgraph.so and
+# libheapgraph_scan.so (the "link it into a test build" form).
+if(TARGET heapgraph_scan)
+  add_executable(leak_check_child ${CMAKE_CURRENT_LIST_DIR}/leak_check_child.cc)
+  target_include_directories(leak_check_child PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_options(leak_check_child PRIVATE -O1 -g)
+  target_link_libraries(leak_check_child PRIVATE heapgraph heapgraph_scan)
+  set_target_properties(leak_check_child PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/programs)
+endif()

@@ -1,0 +1,58 @@
+// Child program for LeakCheckTriggerTest. Modes:
+//   api     leaks 3 blocks, checks, leaks 2 more, checks again; prints "checks <n1> <n2>"
+//   signal  leaks 4 blocks, prints "ready <recording dir>", then sleeps until killed
+//   clean   leaks nothing and exits with status 7
+//   leaky   leaks one block and exits with status 7
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "heap/heapgraph.h"
+
+namespace {
+
+void* volatile g_sink;
+
+// Allocates and drops the pointer; the stack below is scrubbed by the next call's frames.
+__attribute__((noinline)) void LeakBlocks(int count) {
+  for (int i = 0; i < count; ++i) {
+    void* p = malloc(200);
+    memset(p, 0x11, 200);
+    g_sink = p;
+  }
+  g_sink = nullptr;
+}
+
+int Api() {
+  LeakBlocks(3);
+  heapgraph_leak_summary first, second;
+  int n1 = heapgraph_check_leaks(nullptr, nullptr, &first);
+  LeakBlocks(2);
+  int n2 = heapgraph_check_leaks(nullptr, nullptr, &second);
+  if (n1 < 0 || n2 < 0) {
+    std::printf("failed %s%s\n", first.error, second.error);
+    return 1;
+  }
+  std::printf("checks %d %d\n", n1, n2);
+  return 0;
+}
+
+int Signal() {
+  LeakBlocks(4);
+  std::printf("ready %s\n", heapgraph_recording_dir());
+  std::fflush(stdout);
+  for (int i = 0; i < 600; ++i) usleep(100 * 1000);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (std::strcmp(mode, "api") == 0) return Api();
+  if (std::strcmp(mode, "signal") == 0) return Signal();
+  if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
+  return 7;
+}

@@ -1,0 +1,107 @@
+// The three ways a leak check starts, on real child processes: the in-process C API (repeatable),
+// the signal trigger (reports numbered in the recording directory), and `heapgraph run` (exit
+// status 23 only when leaks are found, the program's own otherwise).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace {
+
+const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_check_child";
+
+std::string TempRoot() {
+  char pattern[] = "/tmp/heapgraph-trigger-XXXXXX";
+  return mkdtemp(pattern);
+}
+
+// Runs `command` with the shell; returns its exit status and stdout.
+int Shell(const std::string& command, std::string* output) {
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output->append(buffer, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(LeakCheckTriggerTest, ApiCheckIsRepeatableAndSeesNewLeaks) {
+  std::string root = TempRoot(), out;
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " api", &out);
+  ASSERT_EQ(status, 0) << out;
+  int n1 = -1, n2 = -1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "checks %d %d", &n1, &n2), 2) << out;
+  EXPECT_GE(n1, 3);
+  EXPECT_EQ(n2 - n1, 2);
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
+  std::string root = TempRoot();
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    setenv("HEAPGRAPH_OPTIONS", ("dir=" + root).c_str(), 1);
+    execl(kChild.c_str(), kChild.c_str(), "signal", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char line[1024] = {};
+  FILE* in = fdopen(out[0], "r");
+  ASSERT_NE(std::fgets(line, sizeof(line), in), nullptr);
+  std::string dir = std::string(line).substr(6);
+  dir.erase(dir.find_last_not_of("\n") + 1);
+  ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
+  std::string report = dir + "/leaks-1.json";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  nlohmann::json json;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream file(report);
+    if (file) {
+      json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+      if (!json.is_discarded()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  fclose(in);
+  ASSERT_FALSE(json.is_null()) << "no report at " << report;
+  EXPECT_GE(json["summary"]["direct_blocks"].get<int>(), 4);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/leaks-1.txt"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) {
+  std::string out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " + kChild + " clean",
+                     &out);
+  EXPECT_EQ(status, 7);
+}
+
+TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
+  std::string root = TempRoot(), out;
+  std::string json_path = root + "/report.json";
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --exitcode 42 --text /dev/null --json " +
+                         json_path + " -- " + kChild + " leaky",
+                     &out);
+  EXPECT_EQ(status, 42);
+  std::ifstream file(json_path);
+  nlohmann::json json = nlohmann::json::parse(file);
+  EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), 1);
+  EXPECT_EQ(json["leaks"][0]["size"].get<int>(), 200);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
