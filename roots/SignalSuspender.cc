@@ -257,16 +257,26 @@ bool Acknowledged(pid_t tid) {
 }
 
 // A thread with the suspend signal blocked cannot run the handler. If it sleeps in a system call
-// it is recorded from /proc with SP and IP only (see ThreadInfo::registers_complete).
-bool RecordBlockedSleeper(const TaskList& tasks, pid_t tid, int signal, CaptureArena* arena) {
+// at the same SP and IP at two checks in a row, it is recorded from /proc with SP and IP only
+// (see ThreadInfo::registers_complete). A single sighting is not enough: a thread briefly
+// sleeping with signals blocked (glibc or ASan thread start-up) would run on and keep working.
+bool RecordBlockedSleeper(const TaskList& tasks, pid_t tid, int signal, uint64_t* last_sp,
+                          uint64_t* last_pc, CaptureArena* arena) {
   const char state = tasks.ThreadState(tid);
-  if (state != 'S' && state != 'D') return false;
-  if (!SignalBlocked(tasks, tid, signal)) return false;
   uint64_t sp = 0, pc = 0;
-  if (!SyscallStackPointer(tasks, tid, &sp, &pc)) return false;
+  if ((state != 'S' && state != 'D') || !SignalBlocked(tasks, tid, signal) ||
+      !SyscallStackPointer(tasks, tid, &sp, &pc)) {
+    *last_sp = *last_pc = 0;
+    return false;
+  }
   // Our own handler also blocks the signal and sleeps (parked), but only after acknowledging:
   // a thread that took the signal between the checks above is found here.
   if (Acknowledged(tid)) return false;
+  if (sp != *last_sp || pc != *last_pc) {
+    *last_sp = sp;
+    *last_pc = pc;
+    return false;
+  }
   ThreadInfo* slot = arena->Claim();
   if (slot == nullptr) return true;  // counted; SuspendAll() reports the overflow
   slot->tid = tid;
@@ -296,8 +306,8 @@ bool SignalSuspender::Prepare() {
   }
   tids_.resize(options_.max_threads + 1);
   dirents_.resize(64 * 1024);
-  signalled_.clear();
-  signalled_.reserve(options_.max_threads + 1);
+  requests_.clear();
+  requests_.reserve(options_.max_threads + 1);
   if (!acked_by_tid_) {
     acked_size_ = TaskList::PidMax() + 1;
     acked_by_tid_.reset(new std::atomic<uint32_t>[acked_size_]());
@@ -340,17 +350,18 @@ long SignalSuspender::SignalNewThreads(bool* found_new) {
   info.si_value.sival_ptr = reinterpret_cast<void*>(kRequestMagic | g_shared.generation.load());
   long sent = 0;
   for (pid_t tid : std::span<const pid_t>(tids_.data(), static_cast<size_t>(listed))) {
-    // Entries are negated once a thread is done with (gone, or recorded as a blocked sleeper);
-    // either way it is not signalled again in this suspension.
-    if (tid == self || std::any_of(signalled_.begin(), signalled_.end(),
-                                   [tid](pid_t s) { return s == tid || s == -tid; })) {
+    if (tid == self || std::any_of(requests_.begin(), requests_.end(),
+                                   [tid](const Request& r) { return r.tid == tid; })) {
+      continue;  // already asked in this suspension (settled or not)
+    }
+    if (requests_.size() == requests_.capacity()) return -ENOBUFS;
+    *found_new = true;
+    requests_.push_back(Request{tid});
+    const long r = RawSyscall::TgSigqueueinfo(tasks_.pid(), tid, signal_, &info);
+    if (r == -ESRCH) {  // exited since the listing
+      requests_.back().settled = true;
       continue;
     }
-    if (signalled_.size() == signalled_.capacity()) return -ENOBUFS;
-    *found_new = true;
-    signalled_.push_back(tid);
-    const long r = RawSyscall::TgSigqueueinfo(tasks_.pid(), tid, signal_, &info);
-    if (r == -ESRCH) continue;  // exited since the listing
     if (r < 0) return r;
     ++sent;
   }
@@ -358,8 +369,19 @@ long SignalSuspender::SignalNewThreads(bool* found_new) {
 }
 
 bool SignalSuspender::AllAcknowledged() const {
-  return std::all_of(signalled_.begin(), signalled_.end(),
-                     [](pid_t tid) { return tid <= 0 || Acknowledged(tid); });
+  return std::all_of(requests_.begin(), requests_.end(),
+                     [](const Request& r) { return r.settled || Acknowledged(r.tid); });
+}
+
+long SignalSuspender::SettleUnresponsive() {
+  long settled = 0;
+  for (Request& r : requests_) {
+    if (r.settled || Acknowledged(r.tid)) continue;
+    r.settled = ThreadIsGone(tasks_, r.tid) ||
+                RecordBlockedSleeper(tasks_, r.tid, signal_, &r.sleeper_sp, &r.sleeper_pc, &arena_);
+    settled += r.settled ? 1 : 0;
+  }
+  return settled;
 }
 
 bool SignalSuspender::WaitForAcknowledgements(long* expected) {
@@ -375,15 +397,7 @@ bool SignalSuspender::WaitForAcknowledgements(long* expected) {
     const auto now = std::chrono::steady_clock::now();
     if (now < next_check) continue;
     next_check = now + kGoneCheckInterval;
-    // Stop waiting for signalled threads that exited (or became zombies), or that sleep with
-    // the signal blocked, without acknowledging.
-    for (pid_t& tid : signalled_) {
-      if (tid <= 0 || Acknowledged(tid)) continue;
-      if (ThreadIsGone(tasks_, tid) || RecordBlockedSleeper(tasks_, tid, signal_, &arena_)) {
-        tid = -tid;
-        --*expected;
-      }
-    }
+    *expected -= SettleUnresponsive();
     if (now - start >= std::chrono::milliseconds(options_.timeout_ms)) return false;
   }
 }
@@ -400,6 +414,20 @@ bool SignalSuspender::SuspendAll() {
     error_ = "another signal suspension is in progress";
     return false;
   }
+  Begin();
+  int error_number = 0;
+  const char* failure = RunPasses(&error_number);
+  if (failure == nullptr) {
+    suspended_ = true;
+    return true;
+  }
+  WakeAndDrain();  // only now may error_ allocate
+  error_ = failure;
+  if (error_number != 0) error_ += std::string(": ") + std::strerror(error_number);
+  return false;
+}
+
+void SignalSuspender::Begin() {
   ThreadInfo* self = arena_.Claim();
   SelfRegisters::Capture(self, arena_.VectorBuffer(self));
   g_shared.pid = tasks_.pid();
@@ -409,31 +437,25 @@ bool SignalSuspender::SuspendAll() {
   g_shared.acknowledged.store(0);
   g_shared.generation.fetch_add(1);
   g_shared.active.store(1);
+}
+
+const char* SignalSuspender::RunPasses(int* error_number) {
   long expected = 0;
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     bool found_new = false;
     const long sent = SignalNewThreads(&found_new);
+    if (sent == -ENOBUFS) return "more threads than max_threads";
     if (sent < 0) {
-      error_ = std::string("signalling threads failed: ") + std::strerror(static_cast<int>(-sent));
-      break;
+      *error_number = static_cast<int>(-sent);
+      return "signalling threads failed";
     }
     expected += sent;
     if (!WaitForAcknowledgements(&expected)) {
-      error_ = "threads did not acknowledge the suspend signal in time";
-      break;
+      return "threads did not acknowledge the suspend signal in time";
     }
-    if (!found_new) {
-      suspended_ = !arena_.overflowed();
-      if (!suspended_) error_ = "more threads than max_threads";
-      break;
-    }
+    if (!found_new) return arena_.overflowed() ? "more threads than max_threads" : nullptr;
   }
-  if (!suspended_) {
-    if (error_.empty()) error_ = "threads kept appearing while suspending";
-    WakeAndDrain();
-    return false;
-  }
-  return true;
+  return "threads kept appearing while suspending";
 }
 
 void SignalSuspender::WakeAndDrain() {

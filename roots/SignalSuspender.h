@@ -70,9 +70,17 @@ class SignalSuspender {
  private:
   bool Prepare();
   bool InstallHandler();
+  // Publishes this suspension to the handler and records the calling thread.
+  void Begin();
+  // Signals and waits, pass after pass, until a pass finds no new thread. Returns nullptr on
+  // success, else a static failure description (and maybe an errno). Never allocates.
+  const char* RunPasses(int* error_number);
   // Sends the signal to listed tids not yet signalled; returns how many were sent, or -errno.
   // *found_new: some tid was new, or the listing may have missed one.
   long SignalNewThreads(bool* found_new);
+  // Settles requests whose thread is gone, or sleeps with the signal blocked (recorded with SP
+  // and IP only); returns how many it settled.
+  long SettleUnresponsive();
   // Waits until `*expected` handlers have acknowledged, lowering it for signalled threads that
   // exited first. False on timeout.
   bool WaitForAcknowledgements(long* expected);
@@ -85,9 +93,17 @@ class SignalSuspender {
   TaskList tasks_;
   std::vector<pid_t> tids_;
   std::vector<char> dirents_;
-  // Tids sent a request in this SuspendAll(), negated once found gone. Reserved to max_threads
-  // before anything is stopped, so push_back never allocates while threads are suspended.
-  std::vector<pid_t> signalled_;
+  // One per thread sent a request in this SuspendAll(). Reserved to max_threads before anything
+  // is suspended, so push_back never allocates while threads are suspended.
+  struct Request {
+    pid_t tid = 0;
+    bool settled = false;  // gone, or recorded as a blocked sleeper: no acknowledgement due
+    // Where it was last seen sleeping in a system call with the signal blocked (0: it was not).
+    // Only a thread seen there twice in a row is recorded as a blocked sleeper.
+    uint64_t sleeper_sp = 0;
+    uint64_t sleeper_pc = 0;
+  };
+  std::vector<Request> requests_;
   // Indexed by tid: the generation whose request that thread acknowledged. pid_max + 1 entries.
   std::unique_ptr<std::atomic<uint32_t>[]> acked_by_tid_;
   size_t acked_size_ = 0;

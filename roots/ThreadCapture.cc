@@ -45,7 +45,7 @@ struct ThreadCapture::HelperState {
   const char* failed_step = nullptr;
   pid_t failed_tid = 0;
   int failed_errno = 0;
-  bool denied = false;  // EPERM from PTRACE_SEIZE for a live, non-zombie thread
+  bool denied = false;  // PTRACE_SEIZE of a live thread refused (EPERM, EACCES, ENOSYS)
 
   int passes = 0;
   int exited_during_attach = 0;
@@ -89,7 +89,7 @@ Outcome Seize(State* s, pid_t tid) {
   long r = RawSyscall::Ptrace(PTRACE_SEIZE, tid, 0, 0);
   if (r == -ESRCH || (r == -EPERM && IsDeadOrZombie(s, tid))) return Outcome::kGone;
   if (r < 0) {
-    s->denied = r == -EPERM;
+    s->denied = r == -EPERM || r == -EACCES || r == -ENOSYS;
     Fail(s, "PTRACE_SEIZE", tid, r);
     return Outcome::kFailed;
   }

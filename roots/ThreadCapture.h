@@ -8,15 +8,17 @@
 // How (after LeakSanitizer's StopTheWorld and libmemunreachable's ThreadCapture): a PtracerThread
 // helper PTRACE_SEIZEs and PTRACE_INTERRUPTs every tid in /proc/<pid>/task except the caller's,
 // waits for each stop with waitpid(__WALL), and reads NT_PRSTATUS and NT_X86_XSTATE (NT_PRFPREG
-// on aarch64). It lists the tasks again until a pass finds no new tid, so threads started during
-// the stop are caught. A thread that exits mid-attach is skipped. A signal the thread dequeued
+// on aarch64). It lists the tasks again until an exact listing (TaskList::ReadConsistent) finds
+// no new tid, so threads started during the stop are caught. A thread that exits mid-attach is
+// skipped. A signal the thread dequeued
 // while being stopped (signal-delivery-stop) is remembered in ThreadInfo::pending_signal and
 // handed back with PTRACE_DETACH; signals that arrive later stay queued in the kernel, so none
 // is lost. Group-stops are left to the kernel (a job-control-stopped thread stays stopped).
 // The calling thread's registers are taken in-process (SelfRegisters); it keeps running.
 //
-// If ptrace is denied (EPERM for a live thread: no CAP_SYS_PTRACE and not dumpable, Yama, an
-// existing debugger, seccomp), StopAll() falls back to SignalSuspender and notice() holds one
+// If ptrace is denied (PTRACE_SEIZE of a live thread fails with EPERM: no CAP_SYS_PTRACE and not
+// dumpable, Yama, an existing debugger; or EACCES/ENOSYS: an LSM or seccomp policy, or an
+// emulator without ptrace), StopAll() falls back to SignalSuspender and notice() holds one
 // line "ptrace denied: ...; falling back to signal suspension" (Options::method selects).
 //
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may

@@ -64,6 +64,7 @@ struct ChildContext {
   HeapgraphRecorderView view;
   uint64_t caller_stack_pointer;  // the program's frames of the scanning thread are above it
   uint64_t scan_stack_pointer;    // where the scan itself runs (skipped if on a stack of its own)
+  uint64_t static_tls_size;       // glibc's, TCB included; 0 if unknown
   const roots::ThreadCapture* capture;
   roots::ProcessMappings* mappings;
   bool interior_pointers;
@@ -188,7 +189,8 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
   RootRanges roots;
   const uint64_t own[] = {reinterpret_cast<uint64_t>(c.capture->threads().data()),
                           c.scan_stack_pointer};
-  roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own);
+  roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own,
+                c.static_tls_size);
   // Marks and the helper's statistics live in one shared mapping (made after the map was read,
   // so it is never a root).
   size_t shared_bytes = sizeof(SharedMarkState) + blocks.size();
@@ -348,6 +350,13 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   ChildContext context = {};
+  // glibc's (GLIBC_PRIVATE, as LeakSanitizer uses it): the static TLS size, TCB included.
+  using StaticTlsInfoFn = void (*)(size_t*, size_t*);
+  if (auto info = reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"))) {
+    size_t size = 0, align = 0;
+    info(&size, &align);
+    context.static_tls_size = size;
+  }
   double locked = NowMs();
   if (begin(&context.view) != 0) {
     result.error = "heapgraph is not recording in this process (disabled or failed to start)";

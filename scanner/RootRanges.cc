@@ -25,9 +25,25 @@ bool RootRanges::HoldsBlock(const ProcessMappings::Mapping& m, const BlockIndex&
   return lo < blocks.size() && blocks.block(lo).begin < m.end;
 }
 
+// glibc puts a thread's control block (struct pthread, whose tcbhead_t starts with `tcb` and has
+// `self` two words later, both pointing to itself) at the top of its stack mapping, with the
+// static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
+// static_tls_size bytes.
+uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t static_tls_size) {
+  if (static_tls_size == 0 || m.size() < 2 * static_tls_size) return m.start;
+  uint64_t top = m.end - static_tls_size - 64;
+  top &= ~uint64_t{63};
+  for (uint64_t tp = m.end - 64; tp >= top; tp -= 64) {
+    auto* word = reinterpret_cast<const uint64_t*>(tp);
+    if (word[0] == tp && word[2] == tp) return top;  // readable: m is readable and private
+  }
+  return m.start;
+}
+
 void RootRanges::Compute(const ProcessMappings& mappings,
                          std::span<const roots::ThreadInfo> threads, const BlockIndex& blocks,
-                         uint64_t caller_stack_pointer, std::span<const uint64_t> own_memory) {
+                         uint64_t caller_stack_pointer, std::span<const uint64_t> own_memory,
+                         uint64_t static_tls_size) {
   ranges_.clear();
   std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
       skipped;  // thread stacks (scanned from SP only) and heapgraph's own mappings
@@ -56,7 +72,7 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     }
     if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
     if (HoldsBlock(m, blocks)) continue;
-    ranges_.push_back({m.start, m.end, false});
+    ranges_.push_back({LiveStart(m, static_tls_size), m.end, false});
   }
 }
 

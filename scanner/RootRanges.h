@@ -29,14 +29,20 @@ class RootRanges {
   // its stack is scanned from there to the top of the mapping holding it (the scan may run on
   // another stack). Mappings containing any address of `own_memory` are heapgraph's (the capture
   // arena, the scan's own stack) and never roots, unless they hold caller_stack_pointer.
+  // `static_tls_size`: glibc's static TLS size including the thread control block
+  // (_dl_get_tls_static_info); 0 if unknown. A mapping with no live thread in it whose top holds a
+  // thread control block is the cached stack of an exited thread (glibc keeps them mapped): only
+  // that top part (TCB, static TLS, DTV pointer) is a root, never its dead frames.
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
-               std::span<const uint64_t> own_memory);
+               std::span<const uint64_t> own_memory, uint64_t static_tls_size);
   std::span<const RootRange> ranges() const { return ranges_; }
   uint64_t total_bytes() const;
 
  private:
   static bool HoldsBlock(const roots::ProcessMappings::Mapping& m, const BlockIndex& blocks);
+  // The start of the part of `m` to scan: m.start, or the top part of a dead thread stack.
+  static uint64_t LiveStart(const roots::ProcessMappings::Mapping& m, uint64_t static_tls_size);
 
   std::vector<RootRange, MmapAllocator<RootRange>> ranges_;
 };

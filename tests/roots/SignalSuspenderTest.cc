@@ -17,6 +17,7 @@
 #include "roots/SignalSuspender.h"
 #include "roots/VectorState.h"
 #include "tests/roots/MagicThreads.h"
+#include "tests/roots/ThreadChurn.h"
 
 namespace heapgraph::roots {
 namespace {
@@ -133,56 +134,28 @@ TEST(SignalSuspenderTest, SignalSentDuringTheSuspensionIsDeliveredAfterResume) {
   signal(SIGUSR1, SIG_DFL);
 }
 
-void* ExitAtOnce(void*) {
-  return nullptr;
-}
-
 TEST(SignalSuspenderTest, ThreadsStartingAndExitingDuringSuspendAllDoNotHangIt) {
   MagicThreads magic;
   ASSERT_TRUE(magic.Start(2, 2));
   const std::vector<pid_t> expected = magic.Tids();
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> spawners;
-  for (int i = 0; i < 4; ++i) {
-    spawners.emplace_back([&stop, i] {
-      while (!stop) {
-        pthread_t t;
-        if (pthread_create(&t, nullptr, &ExitAtOnce, nullptr) != 0) continue;
-        if (i % 2 == 0) {
-          pthread_join(t, nullptr);
-        } else {
-          pthread_detach(t);
-        }
-      }
-    });
-  }
+  testing::ThreadChurn churn(4);
   SignalSuspender suspender;
+  int partial = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < 50; ++round) {
     ASSERT_TRUE(suspender.SuspendAll()) << "round " << round << ": " << suspender.error();
     const size_t present = CountPresent(suspender.threads(), expected);
+    for (const ThreadInfo& t : suspender.threads()) partial += t.registers_complete ? 0 : 1;
     suspender.ResumeAll();
-    if (present != expected.size()) {
-      for (pid_t tid : expected) {
-        int n = 0;
-        for (const ThreadInfo& t : suspender.threads()) {
-          if (t.tid == tid) {
-            ++n;
-            fprintf(stderr, "tid %d complete %d sp %lx\n", tid, t.registers_complete,
-                    t.stack_pointer);
-          }
-        }
-        fprintf(stderr, "tid %d seen %d times\n", tid, n);
-      }
-    }
     ASSERT_EQ(present, expected.size()) << "round " << round;
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  std::printf("[ info ] 50 signal suspensions during churn: %lld ms\n", static_cast<long long>(ms));
-  stop = true;
-  for (std::thread& t : spawners) t.join();
+  std::printf(
+      "[ info ] 50 signal suspensions during churn (%d threads created): %lld ms, %d threads "
+      "recorded as blocked sleepers\n",
+      churn.created(), static_cast<long long>(ms), partial);
 }
 
 TEST(SignalSuspenderTest, OnlyOneSuspensionAtATime) {

@@ -21,11 +21,13 @@
 #include "roots/ThreadCapture.h"
 #include "roots/VectorState.h"
 #include "tests/roots/MagicThreads.h"
+#include "tests/roots/ThreadChurn.h"
 
 namespace heapgraph::roots {
 namespace {
 
 using testing::MagicThreads;
+using testing::ThreadChurn;
 
 uint64_t FirstWord(std::span<const uint8_t> bytes) {
   uint64_t value = 0;
@@ -336,41 +338,6 @@ TEST_F(ThreadCaptureTest, SignalDequeuedWhileBeingAttachedIsHandedBack) {
     EXPECT_TRUE(WaitUntil([] { return g_usr1_deliveries.load() == 1; }, std::chrono::seconds(5)));
   }
 }
-
-void* ExitAtOnce(void*) {
-  return nullptr;
-}
-
-// Threads that create short-lived threads as fast as they can, joined or detached.
-class ThreadChurn {
- public:
-  explicit ThreadChurn(int spawners) {
-    for (int i = 0; i < spawners; ++i) {
-      spawners_.emplace_back([this, i] {
-        while (!stop_) {
-          pthread_t t;
-          if (pthread_create(&t, nullptr, &ExitAtOnce, nullptr) != 0) continue;
-          if (i % 2 == 0) {
-            pthread_join(t, nullptr);
-          } else {
-            pthread_detach(t);
-          }
-          created_.fetch_add(1);
-        }
-      });
-    }
-  }
-  ~ThreadChurn() {
-    stop_ = true;
-    for (std::thread& t : spawners_) t.join();
-  }
-  int created() const { return created_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<int> created_{0};
-  std::vector<std::thread> spawners_;
-};
 
 TEST_F(ThreadCaptureTest, ThreadsStartingAndExitingDuringStopAllDoNotHangIt) {
   ASSERT_TRUE(magic_.Start(2, 2));

@@ -1,0 +1,17 @@
+# tests/programs: child programs of the leak scanner's accuracy test
+# (tests/scanner/LeakAccuracyTest.cc). Included from tests/programs/CMakeLists.txt, after
+# heapgraph_add_program() is defined. They use its defaults (-O1 -fno-inline -fno-builtin -g,
+# -rdynamic, never sanitized) and land in HEAPGRAPH_PROGRAM_DIR.
+heapgraph_add_program(leak_direct SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_direct.cc)
+heapgraph_add_program(leak_chains SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_chains.cc)
+heapgraph_add_program(leak_traps SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_traps.cc)
+
+# dlopen'd by leak_traps (dlopen_tls) from its own directory: a global-dynamic __thread slot.
+add_library(leak_tls_lib SHARED ${CMAKE_CURRENT_LIST_DIR}/leak_tls_lib.cc)
+target_compile_options(leak_tls_lib PRIVATE -g -O1 -fno-inline -fno-builtin)
+set_target_properties(leak_tls_lib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${HEAPGRAPH_PROGRAM_DIR})
+add_dependencies(leak_traps leak_tls_lib)
+
+add_custom_target(leak_programs)
+add_dependencies(leak_programs leak_direct leak_chains leak_traps leak_tls_lib)
+add_dependencies(heapgraph_test_programs leak_programs)
