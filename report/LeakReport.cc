@@ -1,6 +1,9 @@
 #include "report/LeakReport.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -84,15 +87,14 @@ bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
   return a.stack_id < b.stack_id;
 }
 
-// Groups the blocks into records, largest first. record_of[v] is the index of v's record.
-std::vector<LeakRecord> GroupRecords(const scanner::ScanResult& result,
-                                     const graph::LeakGraph& graph,
-                                     std::vector<size_t>& record_of) {
-  std::vector<uint64_t> retained(result.leaked.size(), 0);
-  for (const graph::LeakRoot& root : graph.roots()) retained[root.representative] = root.retained_bytes;
+// One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
+std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
+                                 std::vector<size_t>& group_of) {
+  std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
+  for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
   std::map<std::pair<LeakKind, uint32_t>, size_t> index;  // (kind, stack) -> group
   std::vector<Group> groups;
-  record_of.assign(result.leaked.size(), 0);
+  group_of.assign(result.leaked.size(), 0);
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
@@ -103,8 +105,13 @@ std::vector<LeakRecord> GroupRecords(const scanner::ScanResult& result,
       groups.back().record.stack_id = block.stack;
     }
     AddBlock(groups[it->second], block, retained[v]);
-    record_of[v] = it->second;
+    group_of[v] = it->second;
   }
+  return groups;
+}
+
+// The finished records, largest first. Rewrites record_of from group to record indices.
+std::vector<LeakRecord> SortedRecords(std::vector<Group>& groups, std::vector<size_t>& record_of) {
   std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&groups](size_t a, size_t b) {
@@ -112,6 +119,7 @@ std::vector<LeakRecord> GroupRecords(const scanner::ScanResult& result,
   });
   std::vector<size_t> position(groups.size());
   std::vector<LeakRecord> records;
+  records.reserve(groups.size());
   for (size_t i = 0; i < order.size(); ++i) {
     position[order[i]] = i;
     records.push_back(Finish(groups[order[i]]));
@@ -151,6 +159,23 @@ std::vector<uint32_t> ShortestCycle(uint32_t start, const Adjacency& out,
   return {};
 }
 
+// For a cycle that another leaked block references: walks up the dominator tree from `start` to
+// the nearest direct leak. Reaching the virtual root first means several leak roots reach the
+// cycle, so none of them alone retains it.
+void SetOwner(LeakCycle& cycle, uint32_t start, const scanner::ScanResult& result,
+              const graph::LeakGraph& graph) {
+  uint32_t v = start;
+  while (v != UINT32_MAX && !graph.is_direct(v)) v = graph.immediate_dominator(v);
+  if (v == UINT32_MAX) {
+    cycle.representative_reason = "referenced by other leaks, none of which alone retains it";
+    return;
+  }
+  cycle.retained_by = result.leaked[v].address;
+  cycle.representative_reason =
+      fmt::format("referenced by other leaked blocks; retained by the direct leak {:#x}",
+                  result.leaked[v].address);
+}
+
 LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanResult& result,
                      const graph::LeakGraph& graph, const Adjacency& out,
                      const std::vector<size_t>& record_of) {
@@ -160,7 +185,8 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
   for (uint32_t v : vertices) {
     const scanner::LeakedBlock& block = result.leaked[v];
     member_of[v] = cycle.members.size();
-    cycle.members.push_back({block.address, block.size, BlockType(block), block.stack, record_of[v]});
+    cycle.members.push_back(
+        {block.address, block.size, BlockType(block), block.stack, record_of[v]});
     if (graph.is_direct(v)) cycle.representative = member_of[v];
     if (AllocatedEarlier(result, v, start)) start = v;
   }
@@ -168,7 +194,7 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
     start = vertices[*cycle.representative];
     cycle.representative_reason = "earliest allocated";
   } else {
-    cycle.representative_reason = "referenced by another leaked block, whose direct leak owns it";
+    SetOwner(cycle, start, result, graph);
   }
   for (uint32_t v : ShortestCycle(start, out, graph)) cycle.path.push_back(member_of[v]);
   return cycle;
@@ -180,8 +206,7 @@ uint64_t TotalSize(const LeakCycle& cycle) {
   return total;
 }
 
-std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result,
-                                   const graph::LeakGraph& graph,
+std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                                    const std::vector<size_t>& record_of) {
   Adjacency out = BuildAdjacency(result);
   std::vector<LeakCycle> cycles;
@@ -220,12 +245,14 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   LeakReport report;
   report.ok = result.ok;
   report.error = result.error;
+  report.notice = result.notice;
   report.timings = result.timings;
   report.stats = result.stats;
   report.recording_dir = result.recording_dir;
   if (!result.ok) return report;
   std::vector<size_t> record_of;
-  report.leaks = GroupRecords(result, graph, record_of);
+  std::vector<Group> groups = CollectGroups(result, graph, record_of);
+  report.leaks = SortedRecords(groups, record_of);
   StackResolver resolver(reader, symbolizer);
   for (LeakRecord& r : report.leaks) r.stack = resolver.Resolve(r.stack_id);
   report.warnings = resolver.warnings();

@@ -26,13 +26,13 @@ namespace heapgraph::report {
 // frames with the same address, module and offset: the inlined callees first (inlined = true),
 // the containing function last (inlined = false).
 struct ReportFrame {
-  uint64_t address = 0;      // runtime return address
-  std::string module;        // basename of module_path; empty when no module covers `address`
-  std::string module_path;   // as recorded
-  std::string build_id;      // lowercase hex; empty when the module has none
-  uint64_t offset = 0;       // address - load bias (the ELF vaddr); 0 when module is empty
-  std::string function;      // demangled; empty when not symbolized
-  std::string file;          // empty exactly when line is 0
+  uint64_t address = 0;     // runtime return address
+  std::string module;       // basename of module_path; empty when no module covers `address`
+  std::string module_path;  // as recorded
+  std::string build_id;     // lowercase hex; empty when the module has none
+  uint64_t offset = 0;      // address - load bias (the ELF vaddr); 0 when module is empty
+  std::string function;     // demangled; empty when not symbolized
+  std::string file;         // empty exactly when line is 0
   int line = 0;
   bool inlined = false;
 };
@@ -45,14 +45,14 @@ const char* LeakKindName(LeakKind kind);
 // Leaked blocks that share a kind and an allocation stack.
 struct LeakRecord {
   LeakKind kind = LeakKind::kDirect;
-  uint32_t stack_id = 0;            // 0: no stack was captured (then `stack` is empty)
-  uint64_t size = 0;                // bytes of all `count` blocks
-  uint64_t count = 0;               // >= 1
-  uint64_t block_size = 0;          // every block's size when all are equal, else 0
-  uint64_t retained_bytes = 0;      // direct: sum of the blocks' dominator subtrees; indirect: 0
-  std::string type;                 // the blocks' type when all agree, else a list (see Builder)
-  std::vector<ReportFrame> stack;   // innermost first, inline chains flattened
-  std::vector<uint64_t> examples;   // the lowest block addresses, at most kMaxExamples, ascending
+  uint32_t stack_id = 0;           // 0: no stack was captured (then `stack` is empty)
+  uint64_t size = 0;               // bytes of all `count` blocks
+  uint64_t count = 0;              // >= 1
+  uint64_t block_size = 0;         // every block's size when all are equal, else 0
+  uint64_t retained_bytes = 0;     // direct: sum of the blocks' dominator subtrees; indirect: 0
+  std::string type;                // shared type, else "A, B, C" (", ..." appended if more)
+  std::vector<ReportFrame> stack;  // innermost first, inline chains flattened
+  std::vector<uint64_t> examples;  // the lowest block addresses, at most kMaxExamples, ascending
 };
 
 struct CycleMember {
@@ -66,13 +66,17 @@ struct CycleMember {
 // A strongly connected component of leaked blocks with more than one member, or one block that
 // points to itself. Each appears exactly once in LeakReport::cycles.
 struct LeakCycle {
-  std::string kind = "generic";  // later: block-self, timer-target, delegate, shared_ptr
-  bool leaked = true;            // every cycle found by a leak scan is leaked
+  std::string kind = "generic";      // later: block-self, timer-target, delegate, shared_ptr
+  bool leaked = true;                // every cycle found by a leak scan is leaked
   std::vector<CycleMember> members;  // address order
   // Index into `members` of the cycle's direct leak. Empty when another leaked block references
-  // the cycle: then that block's direct leak owns it and every member is indirect.
+  // the cycle: then every member is indirect.
   std::optional<size_t> representative;
-  std::string representative_reason;  // "earliest allocated" or why there is none
+  // Without a representative: the address of the direct leak whose retained bytes include the
+  // cycle (the nearest direct leak dominating it). Empty when the cycle has a representative, or
+  // when several direct leaks reach it and none alone retains it.
+  std::optional<uint64_t> retained_by;
+  std::string representative_reason;  // "earliest allocated", else why there is none
   // A shortest closed walk along references: indices into `members`, starting at the
   // representative (else at the earliest allocated member) and ending with a member that
   // references it. Members not on it are still in the component.
@@ -93,8 +97,9 @@ struct LeakSummary {
 struct LeakReport {
   static constexpr size_t kMaxExamples = 3;
 
-  bool ok = true;     // false: the scan failed and `error` says why; nothing else is filled in
-  std::string error;  // from ScanResult::error
+  bool ok = true;      // false: the scan failed; only error, notice, timings, stats, dir are set
+  std::string error;   // from ScanResult::error
+  std::string notice;  // from ScanResult::notice: one line worth telling the user, or empty
   LeakSummary summary;
   std::vector<LeakRecord> leaks;  // size desc, count desc, direct first, stack id asc
   std::vector<LeakCycle> cycles;  // members' total size desc, then lowest address

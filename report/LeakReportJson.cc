@@ -7,11 +7,15 @@
 namespace heapgraph::report {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
-std::string Hex(uint64_t value) { return fmt::format("{:#x}", value); }
+std::string Hex(uint64_t value) {
+  return fmt::format("{:#x}", value);
+}
 
-json StringOrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json StringOrNull(const std::string& s) {
+  return s.empty() ? json(nullptr) : json(s);
+}
 
 json FrameJson(const ReportFrame& f) {
   bool located = !f.module.empty() || !f.module_path.empty();
@@ -43,17 +47,24 @@ json RecordJson(const LeakRecord& r) {
 }
 
 json MemberJson(const CycleMember& m) {
-  return {{"address", Hex(m.address)}, {"size", m.size},     {"type", m.type},
-          {"stack_id", m.stack_id},    {"leak", m.record}};
+  return {{"address", Hex(m.address)},
+          {"size", m.size},
+          {"type", m.type},
+          {"stack_id", m.stack_id},
+          {"leak", m.record}};
 }
 
 json RepresentativeJson(const LeakCycle& c) {
   if (!c.representative) {
-    return {{"member", nullptr}, {"address", nullptr}, {"reason", c.representative_reason}};
+    return {{"member", nullptr},
+            {"address", nullptr},
+            {"reason", c.representative_reason},
+            {"retained_by", c.retained_by ? json(Hex(*c.retained_by)) : json(nullptr)}};
   }
   return {{"member", *c.representative},
           {"address", Hex(c.members[*c.representative].address)},
-          {"reason", c.representative_reason}};
+          {"reason", c.representative_reason},
+          {"retained_by", nullptr}};
 }
 
 json CycleJson(const LeakCycle& c) {
@@ -67,10 +78,10 @@ json CycleJson(const LeakCycle& c) {
 }
 
 json SummaryJson(const LeakSummary& s) {
-  return {{"direct_blocks", s.direct_blocks}, {"indirect_blocks", s.indirect_blocks},
-          {"leaked_bytes", s.leaked_bytes},   {"direct_bytes", s.direct_bytes},
+  return {{"direct_blocks", s.direct_blocks},   {"indirect_blocks", s.indirect_blocks},
+          {"leaked_bytes", s.leaked_bytes},     {"direct_bytes", s.direct_bytes},
           {"indirect_bytes", s.indirect_bytes}, {"cycles", s.cycles},
-          {"live_blocks", s.live_blocks},     {"live_bytes", s.live_bytes}};
+          {"live_blocks", s.live_blocks},       {"live_bytes", s.live_bytes}};
 }
 
 json ScanJson(const LeakReport& r) {
@@ -87,7 +98,8 @@ json ScanJson(const LeakReport& r) {
             {"root_bytes", s.root_bytes},
             {"heap_words_scanned", s.heap_words_scanned},
             {"unreadable_pages", s.unreadable_pages},
-            {"stop_method", s.stop_method}};
+            {"stop_method", s.stop_method},
+            {"notice", r.notice}};
   if (!r.ok) j["error"] = r.error;
   return j;
 }

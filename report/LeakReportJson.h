@@ -14,7 +14,7 @@ inline constexpr int kLeakReportVersion = 1;
 
 // The document {"format", "version", "summary", "leaks", "cycles", "scan", "recording_dir",
 // "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit precision in
-// most readers. Sizes and counts are numbers.
-nlohmann::json LeakReportToJson(const LeakReport& report);
+// most readers. Sizes and counts are numbers. Keys keep the documented order.
+nlohmann::ordered_json LeakReportToJson(const LeakReport& report);
 
 }  // namespace heapgraph::report

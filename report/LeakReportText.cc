@@ -29,8 +29,8 @@ std::string RecordHeader(const LeakRecord& record) {
   if (record.kind == LeakKind::kDirect) {
     retains = fmt::format(" (retains {} bytes)", record.retained_bytes);
   }
-  return fmt::format("{} leak of {} byte(s) in {} object(s){} allocated from:\n", kind,
-                     record.size, record.count, retains);
+  return fmt::format("{} leak of {} byte(s) in {} object(s){} allocated from:\n", kind, record.size,
+                     record.count, retains);
 }
 
 // "    type: Malloc 48 B; blocks: 0x10, 0x20, ... (5 in all)"
@@ -80,7 +80,7 @@ std::string CycleHeader(size_t number, const LeakCycle& cycle) {
       cycle.representative
           ? fmt::format("direct leak {:#x} ({})", cycle.members[*cycle.representative].address,
                         cycle.representative_reason)
-          : "no direct leak: " + cycle.representative_reason;
+          : "no direct leak of its own: " + cycle.representative_reason;
   return fmt::format("  Cycle #{} ({}, {} block(s), {} byte(s); {}):\n", number, cycle.kind,
                      cycle.members.size(), bytes, owner);
 }
@@ -168,6 +168,7 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   text += FormatRecords(report, options);
   text += FormatCycles(report, options);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
+  if (!report.notice.empty()) text += "note: " + report.notice + "\n";
   return text + SummaryLine(report.summary) + ScanLine(report);
 }
 
