@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,26 +25,6 @@ namespace heapgraph {
 namespace {
 
 using format::AllocFunction;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-large-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 std::string ReadFile(const std::string& path) {
   std::string text;

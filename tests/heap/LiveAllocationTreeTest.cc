@@ -2,6 +2,8 @@
 // per block, CopyTo/Adopt (fork support), and the file as RecordingReader reads it back.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,26 +29,6 @@ namespace heapgraph {
 namespace {
 
 using format::AllocFunction;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-tree-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 std::string ReadWholeFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -2,6 +2,8 @@
 // MAP_SHARED persistence, and the fork pair CopyTo (parent) / Adopt (child).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,26 +18,6 @@
 
 namespace heapgraph {
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-mapped-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // The file's bytes, read with pread through a descriptor of our own.
 std::string ReadFile(const std::string& path) {

@@ -5,6 +5,8 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -30,26 +32,6 @@ namespace heapgraph {
 namespace {
 
 using format::ModuleRecord;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-modules-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // A function of this test binary whose address the tests look up.
 __attribute__((noinline)) int FunctionInTheTest(int x) {

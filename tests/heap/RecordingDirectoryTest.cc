@@ -2,6 +2,8 @@
 // with a one-line reason, the fork staging/claim pair, and ProcessStartTicks.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,21 +21,6 @@
 
 namespace heapgraph {
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-recdir-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 mode_t ModeOf(const std::string& path) {
   struct stat st;

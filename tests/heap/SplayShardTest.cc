@@ -2,6 +2,8 @@
 // node reuse, capacity exhaustion and the `writing` torn-node marker.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,25 +26,6 @@ namespace {
 
 using format::AllocFunction;
 using format::TreeNode;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-splay-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // One shard laid out like a tree file: the ShardHeader in page 0, the node array from page 1.
 class SplayShardTest : public testing::Test {

@@ -3,6 +3,8 @@
 // RecordingReader reads it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,26 +32,6 @@ namespace heapgraph {
 namespace {
 
 using Stack = std::vector<uintptr_t>;  // innermost first, as Intern takes it
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path() / "heapgraph-stacks-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) abort();
-    path_ = pattern;
-    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~TempDir() {
-    close(fd_);
-    std::filesystem::remove_all(path_);
-  }
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 class StackStoreTest : public testing::Test {
  protected:
