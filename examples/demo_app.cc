@@ -19,7 +19,7 @@ struct ChatSession {
   char* title = nullptr;
 };
 
-ChatSession* g_session = nullptr;  // reachable until exit
+ChatSession* g_session = nullptr;        // reachable until exit
 void* volatile g_last_avatar = nullptr;  // keeps the compiler from eliding the allocation
 
 __attribute__((noinline)) void LoadHistory(ChatSession* session, int count) {

@@ -40,7 +40,8 @@ void LeakGraph::FindComponents(const std::vector<std::pair<uint32_t, uint32_t>>&
     if (from == to) self_edge[component_[from]] = 1;
   }
   auto earlier = [this](uint32_t a, uint32_t b) {
-    if (blocks_[a].sequence != blocks_[b].sequence) return blocks_[a].sequence < blocks_[b].sequence;
+    if (blocks_[a].sequence != blocks_[b].sequence)
+      return blocks_[a].sequence < blocks_[b].sequence;
     return blocks_[a].address < blocks_[b].address;
   };
   for (size_t c = 0; c < count; ++c) {

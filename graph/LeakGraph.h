@@ -30,7 +30,8 @@ struct LeakRoot {
 class LeakGraph {
  public:
   // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
-  LeakGraph(std::vector<LeakedBlock> blocks, const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+  LeakGraph(std::vector<LeakedBlock> blocks,
+            const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
   const std::vector<LeakRoot>& roots() const { return roots_; }  // largest retained first
   bool is_direct(uint32_t v) const { return direct_[v] != 0; }

@@ -106,8 +106,9 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
     ok = ParseByteSize(value, value_len, &large_threshold);
   } else if (Equals(key, key_len, "large_log")) {
     expected = "'stderr' or a path";
-    ok = Equals(value, value_len, "stderr") ? (large_log[0] = '\0', true)
-                                            : value_len > 0 && CopyPath(value, value_len, large_log);
+    ok = Equals(value, value_len, "stderr")
+             ? (large_log[0] = '\0', true)
+             : value_len > 0 && CopyPath(value, value_len, large_log);
   } else if (Equals(key, key_len, "shards")) {
     expected = "a power of two in 1..1024";
     uint32_t v;

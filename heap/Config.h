@@ -11,15 +11,15 @@ namespace heapgraph {
 struct Config {
   static constexpr size_t kMaxPath = 512;
 
-  char dir[kMaxPath] = "";         // root of per-process recording directories ("" = default)
-  uint32_t depth = 32;              // frames captured per allocation, 1..64
+  char dir[kMaxPath] = "";              // root of per-process recording directories ("" = default)
+  uint32_t depth = 32;                  // frames captured per allocation, 1..64
   uint64_t large_threshold = 8u << 20;  // bytes; 0 disables the large-allocation monitor
-  char large_log[kMaxPath] = "";   // "" = stderr, else a file appended to
-  uint32_t shards = 64;             // live-allocation tree shards, power of two
-  uint32_t shard_capacity_log2 = 22;  // max nodes per shard = 2^this
-  uint32_t stack_slots_log2 = 22;   // stack table slots = 2^this (8 bytes each)
-  bool record_mmap = true;          // anonymous mmap/munmap/mremap as VM regions
-  bool enabled = true;              // false: interpose but never record
+  char large_log[kMaxPath] = "";        // "" = stderr, else a file appended to
+  uint32_t shards = 64;                 // live-allocation tree shards, power of two
+  uint32_t shard_capacity_log2 = 22;    // max nodes per shard = 2^this
+  uint32_t stack_slots_log2 = 22;       // stack table slots = 2^this (8 bytes each)
+  bool record_mmap = true;              // anonymous mmap/munmap/mremap as VM regions
+  bool enabled = true;                  // false: interpose but never record
   bool start_paused = false;
   // Leak checks (libheapgraph_scan.so, loaded when one runs).
   bool leak_check_at_exit = false;  // after static destructors, like LeakSanitizer

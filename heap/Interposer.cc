@@ -30,7 +30,9 @@ namespace {
 using heapgraph::format::AllocFunction;
 namespace recorder = heapgraph::recorder;
 
-bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+bool IsPowerOfTwo(size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
 
 // glibc's chunk header gives the usable size when the real malloc_usable_size is not resolved.
 size_t ChunkUsableSize(void* address) {
@@ -63,9 +65,11 @@ void* SyscallResult(long r) {
 
 __attribute__((noinline)) void WarnDeepBind(const char* file) {
   heapgraph::LineBuffer line;
-  line.Append("heapgraph: warning: dlopen(\"").Append(file != nullptr ? file : "")
-      .Append("\", RTLD_DEEPBIND): allocations that library makes bypass heapgraph and are not "
-              "recorded\n");
+  line.Append("heapgraph: warning: dlopen(\"")
+      .Append(file != nullptr ? file : "")
+      .Append(
+          "\", RTLD_DEEPBIND): allocations that library makes bypass heapgraph and are not "
+          "recorded\n");
   line.WriteTo(2);
 }
 
@@ -191,8 +195,7 @@ HEAPGRAPH_EXPORT int munmap(void* address, size_t length) {
   return 0;
 }
 
-HEAPGRAPH_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, int flags,
-                              ...) {
+HEAPGRAPH_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, int flags, ...) {
   void* wanted = nullptr;
   if ((flags & MREMAP_FIXED) != 0) {
     va_list args;

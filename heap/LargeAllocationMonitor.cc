@@ -15,18 +15,30 @@ using format::AllocFunction;
 
 const char* AllocFunctionName(AllocFunction function) {
   switch (function) {
-    case AllocFunction::kMalloc: return "malloc";
-    case AllocFunction::kCalloc: return "calloc";
-    case AllocFunction::kRealloc: return "realloc";
-    case AllocFunction::kReallocArray: return "reallocarray";
-    case AllocFunction::kMemalign: return "memalign";
-    case AllocFunction::kPosixMemalign: return "posix_memalign";
-    case AllocFunction::kAlignedAlloc: return "aligned_alloc";
-    case AllocFunction::kValloc: return "valloc";
-    case AllocFunction::kPvalloc: return "pvalloc";
-    case AllocFunction::kMmap: return "mmap";
-    case AllocFunction::kMremap: return "mremap";
-    case AllocFunction::kNone: break;
+    case AllocFunction::kMalloc:
+      return "malloc";
+    case AllocFunction::kCalloc:
+      return "calloc";
+    case AllocFunction::kRealloc:
+      return "realloc";
+    case AllocFunction::kReallocArray:
+      return "reallocarray";
+    case AllocFunction::kMemalign:
+      return "memalign";
+    case AllocFunction::kPosixMemalign:
+      return "posix_memalign";
+    case AllocFunction::kAlignedAlloc:
+      return "aligned_alloc";
+    case AllocFunction::kValloc:
+      return "valloc";
+    case AllocFunction::kPvalloc:
+      return "pvalloc";
+    case AllocFunction::kMmap:
+      return "mmap";
+    case AllocFunction::kMremap:
+      return "mremap";
+    case AllocFunction::kNone:
+      break;
   }
   return "?";
 }
@@ -42,8 +54,11 @@ void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path)
       fd_ = fd;
     } else {
       LineBuffer line;
-      line.Append("heapgraph: cannot open large_log ").Append(log_path).Append(": ")
-          .Append(strerror(errno)).Append("; logging to stderr\n");
+      line.Append("heapgraph: cannot open large_log ")
+          .Append(log_path)
+          .Append(": ")
+          .Append(strerror(errno))
+          .Append("; logging to stderr\n");
       line.WriteTo(2);
     }
   }
@@ -58,17 +73,24 @@ void LargeAllocationMonitor::LockLog() {
   while (log_lock_.exchange(1, std::memory_order_acquire) != 0) sched_yield();
 }
 
-void LargeAllocationMonitor::UnlockLog() { log_lock_.store(0, std::memory_order_release); }
+void LargeAllocationMonitor::UnlockLog() {
+  log_lock_.store(0, std::memory_order_release);
+}
 
 void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction function,
                                     const uintptr_t* frames, uint32_t depth,
                                     const ModuleMap* modules) {
   reported_.fetch_add(1, std::memory_order_relaxed);
   LineBuffer line;
-  line.Append("heapgraph: large allocation of ").AppendDecimal(size).Append(" bytes by ")
-      .Append(AllocFunctionName(function)).Append(" at ")
-      .AppendHex(reinterpret_cast<uintptr_t>(address)).Append(" (thread ")
-      .AppendDecimal(static_cast<uint64_t>(syscall(SYS_gettid))).Append(")\n");
+  line.Append("heapgraph: large allocation of ")
+      .AppendDecimal(size)
+      .Append(" bytes by ")
+      .Append(AllocFunctionName(function))
+      .Append(" at ")
+      .AppendHex(reinterpret_cast<uintptr_t>(address))
+      .Append(" (thread ")
+      .AppendDecimal(static_cast<uint64_t>(syscall(SYS_gettid)))
+      .Append(")\n");
   LockLog();
   line.WriteTo(fd_);
   for (uint32_t i = 0; i < depth; ++i) {
@@ -77,7 +99,8 @@ void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction 
     const format::ModuleRecord* m = modules != nullptr ? modules->Find(frames[i]) : nullptr;
     if (m != nullptr) {
       const char* base = strrchr(m->path, '/');
-      line.Append(base != nullptr ? base + 1 : m->path).Append("+")
+      line.Append(base != nullptr ? base + 1 : m->path)
+          .Append("+")
           .AppendHex(frames[i] - m->load_bias);
       if (m->build_id_len != 0) {
         line.Append(" (build-id ").AppendHexBytes(m->build_id, m->build_id_len).Append(")");

@@ -28,8 +28,8 @@ class LargeAllocationMonitor {
   void set_threshold(uint64_t t) { threshold_.store(t, std::memory_order_relaxed); }
   uint64_t reported() const { return reported_.load(std::memory_order_relaxed); }
 
-  void Report(void* address, uint64_t size, format::AllocFunction function,
-              const uintptr_t* frames, uint32_t depth, const ModuleMap* modules);
+  void Report(void* address, uint64_t size, format::AllocFunction function, const uintptr_t* frames,
+              uint32_t depth, const ModuleMap* modules);
 
  private:
   void LockLog();

@@ -61,7 +61,8 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
   int leaked = -1;
   if (plugin == nullptr) {
     Complain("cannot load the leak checker", dlerror());
-  } else if (auto check = reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_internal_check_leaks"))) {
+  } else if (auto check =
+                 reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_internal_check_leaks"))) {
     heapgraph_leak_summary summary;
     leaked = check(json_path[0] != '\0' ? json_path : nullptr,
                    text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer);

@@ -7,7 +7,9 @@
 
 namespace heapgraph {
 
-LineBuffer& LineBuffer::Append(const char* text) { return Append(text, strlen(text)); }
+LineBuffer& LineBuffer::Append(const char* text) {
+  return Append(text, strlen(text));
+}
 
 LineBuffer& LineBuffer::Append(const char* text, size_t length) {
   size_t room = kCapacity - size_;
@@ -17,7 +19,9 @@ LineBuffer& LineBuffer::Append(const char* text, size_t length) {
   return *this;
 }
 
-LineBuffer& LineBuffer::AppendChar(char c) { return Append(&c, 1); }
+LineBuffer& LineBuffer::AppendChar(char c) {
+  return Append(&c, 1);
+}
 
 LineBuffer& LineBuffer::AppendDecimal(uint64_t value) {
   char digits[20];

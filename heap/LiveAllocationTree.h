@@ -1,6 +1,7 @@
 // heap/: the live-allocation tree: SplayShards over one MappedFile, a block's shard chosen by its
-// address (addresses within one 2^shard_shift window share a shard, keeping the splay trees' locality
-// while threads working in different arenas rarely meet on a lock). There is no global lock.
+// address (addresses within one 2^shard_shift window share a shard, keeping the splay trees'
+// locality while threads working in different arenas rarely meet on a lock). There is no global
+// lock.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,9 @@ namespace {
 
 constexpr uint32_t kMaxSeen = 8192;
 
-uint64_t RecordsOffset() { return format::kPageSize; }
+uint64_t RecordsOffset() {
+  return format::kPageSize;
+}
 
 void CopyPath(const char* name, char* out) {
   if (name == nullptr || name[0] == '\0') {
@@ -29,7 +31,7 @@ void CopyPath(const char* name, char* out) {
 }
 
 // Reads NT_GNU_BUILD_ID from a PT_NOTE segment already mapped in memory.
-void ReadBuildId(const dl_phdr_info* info, const ElfW(Phdr)& note, ModuleRecord* out) {
+void ReadBuildId(const dl_phdr_info* info, const ElfW(Phdr) & note, ModuleRecord* out) {
   auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + note.p_vaddr);
   const uint8_t* end = p + note.p_memsz;
   while (p + sizeof(ElfW(Nhdr)) <= end) {
@@ -38,8 +40,7 @@ void ReadBuildId(const dl_phdr_info* info, const ElfW(Phdr)& note, ModuleRecord*
     const uint8_t* desc = name + ((header->n_namesz + 3) & ~3u);
     const uint8_t* next = desc + ((header->n_descsz + 3) & ~3u);
     if (next > end) return;
-    if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 &&
-        memcmp(name, "GNU", 4) == 0) {
+    if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
       uint32_t n = header->n_descsz < format::kMaxBuildId ? header->n_descsz : format::kMaxBuildId;
       memcpy(out->build_id, desc, n);
       out->build_id_len = n;
@@ -106,7 +107,9 @@ void ModuleMap::Lock() {
   while (lock_.exchange(1, std::memory_order_acquire) != 0) sched_yield();
 }
 
-void ModuleMap::Unlock() { lock_.store(0, std::memory_order_release); }
+void ModuleMap::Unlock() {
+  lock_.store(0, std::memory_order_release);
+}
 
 int ModuleMap::OnModule(dl_phdr_info* info, size_t size, void* data) {
   auto* visit = static_cast<Visit*>(data);
@@ -122,8 +125,8 @@ int ModuleMap::OnModule(dl_phdr_info* info, size_t size, void* data) {
   uint32_t count = map->header_->count.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < count; ++i) {
     const ModuleRecord& r = map->records_[i];
-    if (r.state == format::kModuleLoaded && r.start == fresh.start && r.load_bias == fresh.load_bias &&
-        strcmp(r.path, fresh.path) == 0) {
+    if (r.state == format::kModuleLoaded && r.start == fresh.start &&
+        r.load_bias == fresh.load_bias && strcmp(r.path, fresh.path) == 0) {
       visit->seen[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
       return 0;
     }

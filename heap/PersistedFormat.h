@@ -80,7 +80,7 @@ struct alignas(64) ShardHeader {
   uint32_t reserved0;
   uint64_t live_count;
   uint64_t live_bytes;
-  uint64_t dropped;  // inserts refused: shard full or disk full
+  uint64_t dropped;       // inserts refused: shard full or disk full
   uint64_t backed_bytes;  // bytes of this shard's node array reserved on disk (fallocate)
 };
 static_assert(sizeof(ShardHeader) == 64);
@@ -132,9 +132,9 @@ struct StackHeader {
   uint64_t slots_offset;
   std::atomic<uint32_t> prefix_count;  // prefixes [1, prefix_count) are valid
   std::atomic<int32_t> prefix_lock;    // pid of the process appending a prefix, 0 when free
-  std::atomic<uint64_t> node_count;   // nodes stored
-  std::atomic<uint64_t> stack_count;  // stacks whose innermost node was new
-  std::atomic<uint64_t> dropped;      // stacks not stored: table full
+  std::atomic<uint64_t> node_count;    // nodes stored
+  std::atomic<uint64_t> stack_count;   // stacks whose innermost node was new
+  std::atomic<uint64_t> dropped;       // stacks not stored: table full
   uint64_t prefixes[kMaxStackPrefixes];
 };
 
@@ -179,7 +179,7 @@ struct SessionHeader {
   FileHeader file;
   int32_t pid;
   uint32_t max_depth;
-  uint64_t start_time_ns;  // CLOCK_REALTIME at recorder start
+  uint64_t start_time_ns;    // CLOCK_REALTIME at recorder start
   uint64_t boot_time_ticks;  // process start time from /proc/self/stat (clock ticks since boot)
   std::atomic<uint64_t> sequence;  // allocations recorded so far
   std::atomic<uint32_t> state;     // SessionState

@@ -15,11 +15,11 @@
 #include "heap/LineBuffer.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/ModuleMap.h"
+#include "heap/RecorderAccess.h"
 #include "heap/RecordingDirectory.h"
 #include "heap/SessionFile.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
-#include "heap/RecorderAccess.h"
 #include "heap/heapgraph.h"
 
 namespace heapgraph::recorder {
@@ -142,7 +142,9 @@ bool CreateFiles() {
   return true;
 }
 
-bool Recording(uint32_t mode) { return mode == kActive || mode == kPaused; }
+bool Recording(uint32_t mode) {
+  return mode == kActive || mode == kPaused;
+}
 void ClaimChildDirectory();
 
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
@@ -183,8 +185,7 @@ void ForkChild() {
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
   bool ok = g.staging_ready && g.heap.Adopt(fd, format::kHeapTreeFile) &&
-            g.vm.Adopt(fd, format::kVmTreeFile) &&
-            g.modules.Adopt(fd, format::kModuleFile) &&
+            g.vm.Adopt(fd, format::kVmTreeFile) && g.modules.Adopt(fd, format::kModuleFile) &&
             g.session.Create(fd, g.config.depth, g.sequence_at_fork);
   g.modules.Unlock();  // process-local lock word
   if (!ok) {
@@ -290,7 +291,9 @@ void Record(LiveAllocationTree& tree, void* address, size_t size, AllocFunction 
 
 }  // namespace
 
-bool InHook() { return t_guard; }
+bool InHook() {
+  return t_guard;
+}
 
 void RecordAlloc(void* address, size_t size, AllocFunction function) {
   if (t_guard || address == nullptr) return;

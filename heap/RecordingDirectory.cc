@@ -97,14 +97,17 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
   }
   struct stat st;
   bool sticky = fstat(root_fd_, &st) == 0 && (st.st_mode & S_ISVTX) != 0;
-  // Ours and private, or ours/root's with the sticky bit (/tmp): nobody else can rename our entries.
-  bool safe = st.st_uid == geteuid() ? (st.st_mode & 022) == 0 || sticky
-                                     : st.st_uid == 0 && sticky;
+  // Ours and private, or ours/root's with the sticky bit (/tmp): nobody else can rename our
+  // entries.
+  bool safe = st.st_uid == geteuid() ? (st.st_mode & 022) == 0 || sticky : st.st_uid == 0 && sticky;
   if (!safe) {
     LineBuffer line;
-    line.Append("recording root ").Append(path).Append(
-        " is not owned by this user (nor a sticky directory of root's) or is writable by others; "
-        "refusing to use it");
+    line.Append("recording root ")
+        .Append(path)
+        .Append(
+            " is not owned by this user (nor a sticky directory of root's) or is writable by "
+            "others; "
+            "refusing to use it");
     SetError(error, error_size, line);
     close(root_fd_);
     root_fd_ = -1;
@@ -140,7 +143,9 @@ bool RecordingDirectory::CreateForkStaging(RecordingDirectory* staging) const {
   memcpy(staging->root_path_, root_path_, sizeof(root_path_));
   for (uint64_t attempt = 0; attempt < 1000; ++attempt) {
     LineBuffer name;
-    name.AppendDecimal(static_cast<uint64_t>(getpid())).Append("-fork-").AppendDecimal(attempt)
+    name.AppendDecimal(static_cast<uint64_t>(getpid()))
+        .Append("-fork-")
+        .AppendDecimal(attempt)
         .AppendChar('\0');
     if (staging->MakeDirectory(name.data())) return true;
     if (errno != EEXIST) return false;

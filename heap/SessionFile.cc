@@ -19,8 +19,8 @@ bool SessionFile::Create(int dir_fd, uint32_t max_depth, uint64_t first_sequence
   header_->max_depth = max_depth;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  header_->start_time_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull +
-                           static_cast<uint64_t>(now.tv_nsec);
+  header_->start_time_ns =
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
   header_->boot_time_ticks = RecordingDirectory::ProcessStartTicks();
   ssize_t n = readlink("/proc/self/exe", header_->executable, format::kMaxModulePath - 1);
   header_->executable[n > 0 ? n : 0] = '\0';

@@ -52,7 +52,9 @@ void SplayShard::Lock() {
   }
 }
 
-void SplayShard::Unlock() { header_->lock.store(0, std::memory_order_release); }
+void SplayShard::Unlock() {
+  header_->lock.store(0, std::memory_order_release);
+}
 
 BlockRecord SplayShard::ToRecord(const TreeNode& node) {
   BlockRecord r;

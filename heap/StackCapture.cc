@@ -16,7 +16,9 @@ void StackCapture::SetOwnCode(uintptr_t begin, uintptr_t end) {
   own_end = end;
 }
 
-void StackCapture::Initialize() { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
+void StackCapture::Initialize() {
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
 
 uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
   int n = unw_backtrace(reinterpret_cast<void**>(out), static_cast<int>(max_depth + kMaxOwnFrames));

@@ -28,7 +28,7 @@ const char* heapgraph_recording_dir(void);
 /* Called for every allocation at or above large_threshold, after it was logged. Runs on the
  * allocating thread with recording suspended for that thread. */
 typedef void (*heapgraph_large_alloc_callback)(void* address, size_t size, const uintptr_t* frames,
-                                              size_t depth, void* user_data);
+                                               size_t depth, void* user_data);
 void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback, void* user_data);
 
 /* Never record allocations of the calling thread (tool threads). */

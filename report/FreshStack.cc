@@ -14,7 +14,9 @@ struct Call {
 };
 thread_local Call* t_call = nullptr;
 
-void Trampoline() { t_call->body(t_call->argument); }
+void Trampoline() {
+  t_call->body(t_call->argument);
+}
 
 constexpr size_t kGuard = 4096;
 

@@ -7,11 +7,11 @@
 
 #include "graph/LeakGraph.h"
 #include "heap/RecordingReader.h"
+#include "heap/heapgraph.h"
 #include "report/FreshStack.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/Symbolizer.h"
-#include "heap/heapgraph.h"
 #include "scanner/LeakScan.h"
 
 namespace heapgraph::report {
@@ -95,8 +95,7 @@ LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_st
 }
 
 __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& options) {
-  return RunLeakCheckFrom(options,
-                          reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+  return RunLeakCheckFrom(options, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
 }
 
 }  // namespace heapgraph::report

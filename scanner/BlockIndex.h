@@ -39,11 +39,11 @@ class BlockIndex {
 
  private:
   struct Region {
-    uint64_t begin;       // start of its first block (regions never overlap)
+    uint64_t begin;              // start of its first block (regions never overlap)
     uint64_t first_page_number;  // begin >> kPageShift
-    uint64_t end;         // end of its last block
-    uint32_t first_page;    // index into page_first_, or kNoPages for a one-block region
-    uint32_t single_block;  // the block of a one-block region
+    uint64_t end;                // end of its last block
+    uint32_t first_page;         // index into page_first_, or kNoPages for a one-block region
+    uint32_t single_block;       // the block of a one-block region
   };
   static constexpr uint32_t kNoPages = UINT32_MAX;
 

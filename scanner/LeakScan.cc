@@ -3,13 +3,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <string.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -137,8 +136,8 @@ void MarkShare(HeapMarker& marker, const RootRanges& roots,
 // Marks with two processes (both cores): a clone of this snapshot process takes half of the
 // roots; both set marks in one shared byte array. Falls back to one process if the clone fails.
 MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
-                        std::span<const roots::ThreadInfo> threads, bool interior,
-                        uint8_t* marks, SharedMarkState* shared) {
+                        std::span<const roots::ThreadInfo> threads, bool interior, uint8_t* marks,
+                        SharedMarkState* shared) {
   long helper = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   if (helper == 0) {
     HeapMarker marker(index, interior, marks);
@@ -199,8 +198,7 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   void* shared = mapped < 0 && mapped > -4096 ? MAP_FAILED : reinterpret_cast<void*>(mapped);
   if (shared == MAP_FAILED) {
-    snprintf(header.error, sizeof(header.error), "cannot map the mark array: %s",
-             strerror(errno));
+    snprintf(header.error, sizeof(header.error), "cannot map the mark array: %s", strerror(errno));
     WriteAll(c.result_fd, &header, sizeof(header), 0);
     _exit(3);
   }
@@ -257,7 +255,8 @@ bool ReadResult(int fd, ScanResult* result) {
   size_t edges_bytes = header.edge_count * sizeof(result->edges[0]);
   if (pread(fd, result->leaked.data(), blocks_bytes, sizeof(header)) !=
           static_cast<ssize_t>(blocks_bytes) ||
-      pread(fd, result->edges.data(), edges_bytes, static_cast<off_t>(sizeof(header) + blocks_bytes)) !=
+      pread(fd, result->edges.data(), edges_bytes,
+            static_cast<off_t>(sizeof(header) + blocks_bytes)) !=
           static_cast<ssize_t>(edges_bytes)) {
     result->error = "the snapshot process wrote a truncated result";
     return false;
@@ -284,9 +283,9 @@ struct Preparation {
   int ready[2] = {-1, -1};
 
   explicit Preparation(const ScanOptions& o)
-      : capture(roots::ThreadCapture::Options{
-            o.allow_signal_fallback ? roots::ThreadCapture::Method::kAuto
-                                    : roots::ThreadCapture::Method::kPtrace}) {
+      : capture(roots::ThreadCapture::Options{o.allow_signal_fallback
+                                                  ? roots::ThreadCapture::Method::kAuto
+                                                  : roots::ThreadCapture::Method::kPtrace}) {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
@@ -327,8 +326,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   double start = NowMs();
   auto begin = reinterpret_cast<HeapgraphBeginSnapshotFn>(
       dlsym(RTLD_DEFAULT, HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL));
-  auto end = reinterpret_cast<HeapgraphEndSnapshotFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_END_SNAPSHOT_SYMBOL));
+  auto end =
+      reinterpret_cast<HeapgraphEndSnapshotFn>(dlsym(RTLD_DEFAULT, HEAPGRAPH_END_SNAPSHOT_SYMBOL));
   if (begin == nullptr || end == nullptr) {
     result.error = "heapgraph is not loaded in this process (LD_PRELOAD or link libheapgraph.so)";
     return result;
@@ -352,7 +351,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   ChildContext context = {};
   // glibc's (GLIBC_PRIVATE, as LeakSanitizer uses it): the static TLS size, TCB included.
   using StaticTlsInfoFn = void (*)(size_t*, size_t*);
-  if (auto info = reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"))) {
+  if (auto info =
+          reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"))) {
     size_t size = 0, align = 0;
     info(&size, &align);
     context.static_tls_size = size;
@@ -374,9 +374,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.ready_fd = prep.ready[1];
   context.result_fd = prep.result_fd;
   context.scan_stack_pointer = CurrentStackPointer();
-  context.caller_stack_pointer = options.program_stack_pointer != 0
-                                     ? options.program_stack_pointer
-                                     : context.scan_stack_pointer;
+  context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
+                                                                    : context.scan_stack_pointer;
   long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) SnapshotMain(context);
   int clone_errno = errno;

@@ -54,8 +54,8 @@ void RootRanges::Compute(const ProcessMappings& mappings,
   }
   if (program_stack != nullptr) {
     skipped.push_back(program_stack);
-    ranges_.push_back({std::max<uint64_t>(program_stack->start, caller_stack_pointer),
-                       program_stack->end, true});
+    ranges_.push_back(
+        {std::max<uint64_t>(program_stack->start, caller_stack_pointer), program_stack->end, true});
   }
   for (const roots::ThreadInfo& t : threads) {
     if (t.is_caller) continue;

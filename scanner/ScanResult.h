@@ -38,11 +38,11 @@ struct ScanStats {
 
 struct ScanResult {
   bool ok = false;
-  std::string error;            // one line, when !ok
-  std::string notice;           // one line worth telling the user, e.g. the ptrace fallback
-  std::string recording_dir;    // the recording whose stacks and modules the ids refer to
-  std::vector<LeakedBlock> leaked;                      // sorted by address
-  std::vector<std::pair<uint32_t, uint32_t>> edges;     // references among `leaked` (indices)
+  std::string error;                // one line, when !ok
+  std::string notice;               // one line worth telling the user, e.g. the ptrace fallback
+  std::string recording_dir;        // the recording whose stacks and modules the ids refer to
+  std::vector<LeakedBlock> leaked;  // sorted by address
+  std::vector<std::pair<uint32_t, uint32_t>> edges;  // references among `leaked` (indices)
   ScanTimings timings;
   ScanStats stats;
 };

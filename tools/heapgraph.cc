@@ -498,9 +498,9 @@ int Run(RunOptions run) {
   std::string preload = ResolvePreload(run.record.preload);
   std::string root = MakeRoot(run.record.root);
   std::string text = OptionPath(run.text, "--text");
-  std::string options = fmt::format("leak_check=1,leak_json={},leak_text={},exitcode={}",
-                                    OptionPath(run.json, "--json"),
-                                    text == "-" ? "stderr" : text, run.exitcode);
+  std::string options =
+      fmt::format("leak_check=1,leak_json={},leak_text={},exitcode={}",
+                  OptionPath(run.json, "--json"), text == "-" ? "stderr" : text, run.exitcode);
   if (!run.record.options.empty()) options += "," + run.record.options;
   run.record.options = options;
   pid_t pid = -1;
@@ -541,8 +541,8 @@ int Main(int argc, char** argv) {
   record->add_option("PROGRAM", record_options.command, "-- PROGRAM ARGS...")->required();
 
   RunOptions run_options;
-  CLI::App* run = app.add_subcommand(
-      "run", "Run PROGRAM under the recorder and check it for leaks at exit");
+  CLI::App* run =
+      app.add_subcommand("run", "Run PROGRAM under the recorder and check it for leaks at exit");
   run->add_option("--json", run_options.json, "Write the JSON leak report to FILE");
   run->add_option("--text", run_options.text, "Write the text report to FILE ('-' = stderr)")
       ->capture_default_str();

@@ -1,6 +1,6 @@
-#include "graph/LeakGraph.h"
-
 #include <gtest/gtest.h>
+
+#include "graph/LeakGraph.h"
 
 namespace heapgraph::graph {
 namespace {

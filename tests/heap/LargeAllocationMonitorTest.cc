@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,6 +18,7 @@
 #include "heap/LargeAllocationMonitor.h"
 #include "heap/ModuleMap.h"
 #include "heap/PersistedFormat.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

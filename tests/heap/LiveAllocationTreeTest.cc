@@ -2,8 +2,6 @@
 // per block, CopyTo/Adopt (fork support), and the file as RecordingReader reads it back.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +22,7 @@
 #include "heap/PersistedFormat.h"
 #include "heap/RecordingReader.h"
 #include "heap/StackStore.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

@@ -2,8 +2,6 @@
 // MAP_SHARED persistence, and the fork pair CopyTo (parent) / Adopt (child).
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 #include <string>
 
 #include "heap/MappedFile.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

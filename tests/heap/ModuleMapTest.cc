@@ -5,8 +5,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -27,6 +25,7 @@
 #include "heap/PersistedFormat.h"
 #include "heap/RecordingReader.h"
 #include "heap/StackStore.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

@@ -2,8 +2,6 @@
 // with a one-line reason, the fork staging/claim pair, and ProcessStartTicks.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "heap/RecordingDirectory.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

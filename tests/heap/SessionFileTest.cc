@@ -2,8 +2,6 @@
 // mark, and the file as RecordingReader reads it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -26,6 +24,7 @@
 #include "heap/RecordingReader.h"
 #include "heap/SessionFile.h"
 #include "heap/StackStore.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

@@ -2,8 +2,6 @@
 // node reuse, capacity exhaustion and the `writing` torn-node marker.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #include "heap/MappedFile.h"
 #include "heap/PersistedFormat.h"
 #include "heap/SplayShard.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

@@ -3,8 +3,6 @@
 // RecordingReader reads it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "tests/heap/TempDir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,6 +25,7 @@
 #include "heap/PersistedFormat.h"
 #include "heap/RecordingReader.h"
 #include "heap/StackStore.h"
+#include "tests/heap/TempDir.h"
 
 namespace heapgraph {
 namespace {

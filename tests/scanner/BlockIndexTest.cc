@@ -1,9 +1,9 @@
-#include "scanner/BlockIndex.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
+
+#include "scanner/BlockIndex.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -40,8 +40,11 @@ TEST(BlockIndexTest, FindsInteriorAndStartPointers) {
 }
 
 TEST(BlockIndexTest, LargeBlocksAndDistantArenasMakeSeparateRegions) {
-  Blocks blocks = {{0x100000, 64}, {0x100040, 64}, {0x200000, 8 << 20},
-                   {0x7f0000000000, 48}, {0x7f0000000040, 48}};
+  Blocks blocks = {{0x100000, 64},
+                   {0x100040, 64},
+                   {0x200000, 8 << 20},
+                   {0x7f0000000000, 48},
+                   {0x7f0000000040, 48}};
   BlockIndex index(blocks);
   EXPECT_EQ(index.region_count(), 3u);
   EXPECT_EQ(index.Find(0x200000 + (5 << 20)), 2u);

@@ -1,11 +1,10 @@
-#include "scanner/HeapMarker.h"
-
-#include <sys/mman.h>
-
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
+
+#include "scanner/HeapMarker.h"
 
 namespace heapgraph::scanner {
 namespace {

@@ -1,11 +1,10 @@
 // The three ways a leak check starts, on real child processes: the in-process C API (repeatable),
 // the signal trigger (reports numbered in the recording directory), and `heapgraph run` (exit
 // status 23 only when leaks are found, the program's own otherwise).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
@@ -85,8 +84,8 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
 
 TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) {
   std::string out;
-  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " + kChild + " clean",
-                     &out);
+  int status =
+      Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " + kChild + " clean", &out);
   EXPECT_EQ(status, 7);
 }
 
