@@ -59,6 +59,7 @@ bool MappedFile::Create(int dir_fd, const char* name, uint64_t size) {
   data_ = static_cast<uint8_t*>(p);
   size_ = size;
   fd_ = fd;
+  AdviseRandom();
   return true;
 }
 
@@ -109,8 +110,13 @@ bool MappedFile::Adopt(int dir_fd, const char* name) {
   }
   close(fd_);
   fd_ = fd;
+  AdviseRandom();
   return true;
 }
+
+// Records land at scattered offsets of large sparse files: without this, every first touch makes
+// the kernel read ahead (zero-fill) up to read_ahead_kb around it, hundreds of MiB of page cache.
+void MappedFile::AdviseRandom() const { syscall(SYS_madvise, data_, size_, MADV_RANDOM); }
 
 void MappedFile::Sync() const {
   if (data_ != nullptr) msync(data_, size_, MS_ASYNC);

@@ -45,6 +45,7 @@ class MappedFile {
 
  private:
   bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  void AdviseRandom() const;
 
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

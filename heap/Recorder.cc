@@ -40,7 +40,7 @@ enum Mode : uint32_t {
 
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
 constexpr uint32_t kVmCapacityLog2 = 18;
-constexpr uint32_t kStackCacheEntries = 256;  // per thread, direct-mapped
+constexpr uint32_t kStackCacheEntries = 1024;  // per thread, direct-mapped (16 KiB of TLS)
 
 struct StackCacheEntry {
   uint64_t hash;
