@@ -1,0 +1,165 @@
+// bench/: unwind_bench — the per-allocation steps of the recorder in isolation (Google Benchmark):
+//   BM_UnwBacktrace/<frames>  libunwind's unw_backtrace (what StackCapture::Capture calls) with
+//                             UNW_CACHE_PER_THREAD as the recorder sets it, called `frames` distinct
+//                             noinline frames deep in code without frame pointers (this file is
+//                             built -O2, default frame-pointer omission); counter frames = what
+//                             unw_backtrace returned (our frames + the benchmark harness's + libc's)
+//   BM_Capture/<frames>       heapgraph::StackCapture::Capture(depth 32), i.e. unw_backtrace plus
+//                             the own-frame skip
+//   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
+//   BM_FramePointerWalk/<frames> following saved frame pointers — only valid in code built with
+//                             -fno-omit-frame-pointer (the chain here is compiled with it), shown
+//                             as the lower bound of any unwinder
+//   BM_ThreadLocalGuard       the recorder's TLS guard set/clear (initial-exec)
+// ns per frame = slope of ns/call against `frames` (docs/performance.md fits it).
+#define UNW_LOCAL_ONLY
+#include <benchmark/benchmark.h>
+#include <execinfo.h>
+#include <libunwind.h>
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "heap/StackCapture.h"
+
+namespace {
+
+enum class Method { kUnw, kCapture, kGlibc, kFramePointer };
+
+struct Context {
+  benchmark::State* state;
+  Method method;
+  int64_t returned = 0;
+};
+
+#define KEEP_FRAME() asm volatile("" ::: "memory")
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) int FramePointerWalk(void** out, int max) {
+  auto** fp = static_cast<void**>(__builtin_frame_address(0));
+  int n = 0;
+  while (fp != nullptr && n < max) {
+    void* ret = fp[1];
+    if (ret == nullptr) break;
+    out[n++] = ret;
+    auto** next = static_cast<void**>(fp[0]);
+    if (next <= fp) break;  // the chain ends where frame pointers stop (harness, libc)
+    fp = next;
+  }
+  return n;
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) void Leaf(Context& c) {
+  uintptr_t frames[64 + heapgraph::StackCapture::kMaxOwnFrames];
+  int n = 0;
+  switch (c.method) {
+    case Method::kUnw:
+      for (auto _ : *c.state) {
+        n = unw_backtrace(reinterpret_cast<void**>(frames), 64);
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kCapture:
+      for (auto _ : *c.state) {
+        n = int(heapgraph::StackCapture::Capture(frames, 32));
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kGlibc:
+      for (auto _ : *c.state) {
+        n = backtrace(reinterpret_cast<void**>(frames), 64);
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kFramePointer:
+      for (auto _ : *c.state) {
+        n = FramePointerWalk(reinterpret_cast<void**>(frames), 64);
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+  }
+  c.returned = n;
+  KEEP_FRAME();
+}
+
+// Chain<N> puts N distinct frames above Leaf.
+template <int N>
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) void ChainFp(Context& c) {
+  if constexpr (N == 0) {
+    Leaf(c);
+  } else {
+    ChainFp<N - 1>(c);
+  }
+  c.returned += 0;
+  KEEP_FRAME();
+}
+
+template <int N>
+__attribute__((noinline)) void Chain(Context& c) {
+  if constexpr (N == 0) {
+    Leaf(c);
+  } else {
+    Chain<N - 1>(c);
+  }
+  c.returned += 0;
+  KEEP_FRAME();
+}
+
+using ChainFn = void (*)(Context&);
+template <std::size_t... I>
+constexpr auto MakeTable(std::index_sequence<I...>) {
+  return std::array<ChainFn, sizeof...(I)>{&Chain<int(I)>...};
+}
+template <std::size_t... I>
+constexpr auto MakeFpTable(std::index_sequence<I...>) {
+  return std::array<ChainFn, sizeof...(I)>{&ChainFp<int(I)>...};
+}
+constexpr auto kChain = MakeTable(std::make_index_sequence<49>{});
+constexpr auto kChainFp = MakeFpTable(std::make_index_sequence<49>{});
+
+void Run(benchmark::State& state, Method method) {
+  static bool initialized = [] {
+    heapgraph::StackCapture::Initialize();  // UNW_CACHE_PER_THREAD, as the recorder does
+    return true;
+  }();
+  (void)initialized;
+  Context c{&state, method};
+  int frames = int(state.range(0));
+  if (method == Method::kFramePointer) {
+    kChainFp[frames](c);
+  } else {
+    kChain[frames](c);
+  }
+  state.counters["frames"] = double(c.returned);
+}
+
+void BM_UnwBacktrace(benchmark::State& state) { Run(state, Method::kUnw); }
+void BM_Capture(benchmark::State& state) { Run(state, Method::kCapture); }
+void BM_GlibcBacktrace(benchmark::State& state) { Run(state, Method::kGlibc); }
+void BM_FramePointerWalk(benchmark::State& state) { Run(state, Method::kFramePointer); }
+
+BENCHMARK(BM_UnwBacktrace)->Arg(0)->Arg(4)->Arg(8)->Arg(16)->Arg(24)->Arg(32)->Arg(48);
+BENCHMARK(BM_Capture)->Arg(0)->Arg(8)->Arg(24);
+BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);
+BENCHMARK(BM_FramePointerWalk)->Arg(0)->Arg(8)->Arg(24)->Arg(48);
+
+__thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
+
+__attribute__((noinline)) bool GuardedHook(bool* entered) {
+  if (t_guard) return false;
+  t_guard = true;
+  *entered = true;
+  benchmark::ClobberMemory();
+  t_guard = false;
+  return true;
+}
+
+void BM_ThreadLocalGuard(benchmark::State& state) {
+  bool entered = false;
+  for (auto _ : state) benchmark::DoNotOptimize(GuardedHook(&entered));
+}
+BENCHMARK(BM_ThreadLocalGuard);
+
+}  // namespace
+
+BENCHMARK_MAIN();
