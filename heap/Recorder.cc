@@ -69,6 +69,9 @@ struct State {
 constinit State g;
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
+// A tool thread, or a thread inside a leak check: its allocations are not the program's and are
+// not recorded, but its frees are still applied (a freed block must never stay in the tree).
+__thread bool t_ignored __attribute__((tls_model("initial-exec"))) = false;
 __thread uint64_t t_seq_next __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_seq_end __attribute__((tls_model("initial-exec"))) = 0;
 __thread StackCacheEntry t_stack_cache[kStackCacheEntries]
@@ -296,7 +299,7 @@ bool InHook() {
 }
 
 void RecordAlloc(void* address, size_t size, AllocFunction function) {
-  if (t_guard || address == nullptr) return;
+  if (t_guard || t_ignored || address == nullptr) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
@@ -331,6 +334,7 @@ void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFun
 void RecordMap(void* address, size_t length, AllocFunction function) {
   if (t_guard || address == nullptr || !g.config.record_mmap) return;
   RecordUnmap(address, length);
+  if (t_ignored) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
@@ -427,7 +431,7 @@ __attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
 }
 
 __attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void) {
-  t_guard = true;
+  t_ignored = true;
 }
 
 __attribute__((visibility("default"))) void heapgraph_sync(void) {
@@ -437,8 +441,8 @@ __attribute__((visibility("default"))) void heapgraph_sync(void) {
 }
 
 __attribute__((visibility("default"))) int heapgraph_internal_ignore_thread(int ignore) {
-  int before = t_guard ? 1 : 0;
-  t_guard = ignore != 0;
+  int before = t_ignored ? 1 : 0;
+  t_ignored = ignore != 0;
   return before;
 }
 

@@ -31,7 +31,7 @@ typedef void (*heapgraph_large_alloc_callback)(void* address, size_t size, const
                                                size_t depth, void* user_data);
 void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback, void* user_data);
 
-/* Never record allocations of the calling thread (tool threads). */
+/* Never record allocations of the calling thread (tool threads); its frees are still applied. */
 void heapgraph_ignore_current_thread(void);
 
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */

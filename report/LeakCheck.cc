@@ -1,5 +1,7 @@
 #include "report/LeakCheck.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -7,6 +9,7 @@
 
 #include "graph/LeakGraph.h"
 #include "heap/RecordingReader.h"
+#include "heap/RecorderAccess.h"
 #include "heap/heapgraph.h"
 #include "report/FreshStack.h"
 #include "report/LeakReportJson.h"
@@ -74,6 +77,26 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
   }
 }
 
+// While it lives, the calling thread's allocations are not recorded: a check's own work (graph,
+// reader, report, symbolizer) is not the program's, must not cost recording, and must never show
+// up as the program's leaks. Frees are still applied.
+class RecordingIgnored {
+ public:
+  RecordingIgnored()
+      : ignore_(reinterpret_cast<HeapgraphIgnoreThreadFn>(
+            dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL))),
+        before_(ignore_ != nullptr ? ignore_(1) : 0) {}
+  ~RecordingIgnored() {
+    if (ignore_ != nullptr) ignore_(before_);
+  }
+  RecordingIgnored(const RecordingIgnored&) = delete;
+  RecordingIgnored& operator=(const RecordingIgnored&) = delete;
+
+ private:
+  HeapgraphIgnoreThreadFn ignore_;
+  int before_;
+};
+
 struct FreshStackCall {
   const LeakCheckOptions* options;
   uint64_t program_stack_pointer;
@@ -83,6 +106,7 @@ struct FreshStackCall {
 }  // namespace
 
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
+  RecordingIgnored ignored;
   FreshStackCall call{&options, program_stack_pointer, {}};
   bool ran = FreshStack::Run(
       [](void* argument) {
@@ -104,6 +128,7 @@ __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& option
 extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
     uint64_t program_stack_pointer) {
+  heapgraph::report::RecordingIgnored ignored;  // before the options' strings are allocated
   heapgraph::report::LeakCheckOptions options;
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;

@@ -58,6 +58,12 @@ void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
   }
 }
 
+void HeapMarker::ScanReadableRoot(uint64_t begin, uint64_t end) {
+  begin = (begin + 7) & ~uint64_t{7};
+  if (end < begin + sizeof(uint64_t)) return;
+  ScanChunk(reinterpret_cast<const uint64_t*>(begin), (end - begin) / 8, &stats_.root_words);
+}
+
 void HeapMarker::Propagate() {
   uint64_t lowest = index_.lowest(), highest = index_.highest();
   while (!work_.empty()) {

@@ -31,8 +31,11 @@ class HeapMarker {
   HeapMarker(const BlockIndex& index, bool interior_pointers = true,
              uint8_t* shared_marks = nullptr);
 
-  // Treats the memory [begin, end) of this process as a root.
+  // Treats the memory [begin, end) of this process as a root; unreadable pages are skipped.
   void ScanRoot(uint64_t begin, uint64_t end);
+  // The same for memory known to be readable throughout (private anonymous): plain loads. In a
+  // copy-on-write snapshot, process_vm_readv would unshare every page it reads.
+  void ScanReadableRoot(uint64_t begin, uint64_t end);
   // Treats already-copied words (saved registers) as a root.
   void ScanWords(const uint64_t* words, size_t count);
   // Marks everything reachable from the marked blocks.

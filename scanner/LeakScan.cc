@@ -127,7 +127,8 @@ void MarkShare(HeapMarker& marker, const RootRanges& roots,
   for (const RootRange& r : roots.ranges()) {
     for (uint64_t begin = r.begin; begin < r.end; begin += kPiece) {
       if (n++ % workers != worker) continue;
-      marker.ScanRoot(begin, std::min(r.end, begin + kPiece));
+      uint64_t end = std::min(r.end, begin + kPiece);
+      r.direct ? marker.ScanReadableRoot(begin, end) : marker.ScanRoot(begin, end);
     }
   }
   marker.Propagate();

@@ -62,7 +62,7 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     roots::ThreadStacks::Range r = roots::ThreadStacks::ForThread(t, mappings);
     if (r.mapping == nullptr) continue;
     skipped.push_back(r.mapping);
-    if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true});
+    if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true, true});
   }
   for (const ProcessMappings::Mapping& m : mappings.mappings()) {
     if (!m.readable || !m.writable || m.shared) continue;
@@ -72,7 +72,8 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     }
     if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
     if (HoldsBlock(m, blocks)) continue;
-    ranges_.push_back({LiveStart(m, static_tls_size), m.end, false});
+    bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
+    ranges_.push_back({LiveStart(m, static_tls_size), m.end, false, anonymous});
   }
 }
 
