@@ -1,0 +1,218 @@
+// bench/: leak_workload with the check re-run step by step (leak_workload_phases). It does what
+// report/LeakCheck.cc's RunLeakCheck does, in the same order and with the same libraries, with a
+// timer around each step, then measures two diagnostics outside the check's total: reading every
+// reported stack's frames from the recording, and resolving (reading + symbolizing) them again
+// with a fresh Symbolizer. It then includes leak_workload.cc, which calls RunPhasedCheck.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "graph/LeakGraph.h"
+#include "heap/RecorderAccess.h"
+#include "heap/RecordingReader.h"
+#include "report/LeakReport.h"
+#include "report/LeakReportJson.h"
+#include "report/LeakReportText.h"
+#include "report/StackResolver.h"
+#include "report/Symbolizer.h"
+#include "roots/ThreadCapture.h"
+#include "scanner/LeakScan.h"
+
+namespace leakbench {
+
+struct PhaseTimes {
+  // The check, step by step (their sum is the check's wall time minus a few µs).
+  double scan_ms = 0;          // RunLeakScan: request to result
+  double world_stopped_ms = 0;  // inside the scan: lock to release
+  double allocation_pause_ms = 0;
+  double graph_ms = 0;    // LeakGraph: SCCs + dominators (Boost)
+  double reader_ms = 0;   // RecordingReader of the recording directory
+  double report_ms = 0;   // BuildLeakReport: grouping, stacks (read + symbolize), cycles
+  double json_ms = 0;     // LeakReportToJson + dump(2)
+  double text_ms = 0;     // FormatLeakReportText
+  double write_ms = 0;    // both files
+  // Diagnostics, after the check.
+  double frames_ms = 0;   // RecordingReader::Frames of every reported stack
+  double resolve_ms = 0;  // StackResolver::Resolve of every reported stack, fresh Symbolizer
+  // The world-stopped part alone, after the check: ThreadCapture::StopAll() (ptrace seize +
+  // interrupt + regsets of every thread), a raw clone(SIGCHLD) of the stopped process (the
+  // snapshot's fork cost: page tables), ReleaseAll() (detach every thread).
+  double capture_ms = 0, clone_ms = 0, release_ms = 0;
+  uint64_t captured_threads = 0;
+  uint64_t direct = 0, indirect = 0, records = 0, stacks = 0, frames = 0, edges = 0;
+  uint64_t live_blocks = 0, reader_blocks = 0, json_bytes = 0, text_bytes = 0;
+
+  std::string Describe() const;
+};
+
+namespace {
+
+double Now() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+std::string Ms(const char* key, double v) {
+  char buffer[64];
+  snprintf(buffer, sizeof(buffer), " %s=%.2f", key, v);
+  return buffer;
+}
+
+std::string Count(const char* key, uint64_t v) {
+  return std::string(" ") + key + "=" + std::to_string(v);
+}
+
+}  // namespace
+
+std::string PhaseTimes::Describe() const {
+  std::string s = "p_scan_ms=" + Ms("", scan_ms).substr(2);
+  s += Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
+       Ms("p_graph_ms", graph_ms) + Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) +
+       Ms("p_json_ms", json_ms) + Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) +
+       Ms("d_frames_ms", frames_ms) + Ms("d_resolve_ms", resolve_ms) +
+       Ms("d_capture_ms", capture_ms) + Ms("d_clone_ms", clone_ms) +
+       Ms("d_release_ms", release_ms) + Count("d_threads", captured_threads) +
+       Count("report_stacks", stacks) + Count("report_frames", frames) +
+       Count("scan_edges", edges) + Count("scan_live_blocks", live_blocks) +
+       Count("reader_blocks", reader_blocks) +
+       Count("json_bytes", json_bytes) + Count("text_bytes", text_bytes);
+  return s;
+}
+
+bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, PhaseTimes* t,
+                    std::string* error) {
+  using namespace heapgraph;
+  try {
+    double t0 = Now();
+    scanner::ScanOptions options;
+    scanner::ScanResult scan = scanner::RunLeakScan(options);
+    double t1 = Now();
+    if (!scan.ok) {
+      *error = scan.error;
+      return false;
+    }
+    t->scan_ms = t1 - t0;
+    t->world_stopped_ms = scan.timings.world_stopped_ms;
+    t->allocation_pause_ms = scan.timings.allocation_pause_ms;
+    t->live_blocks = scan.stats.live_blocks;
+    t->edges = scan.edges.size();
+    if (getenv("LEAKBENCH_SCAN_ONLY") != nullptr) {  // debugging: the scan's view, no report
+      fprintf(stderr,
+              "scan: leaked=%zu edges=%zu live=%" PRIu64 " root_ranges=%" PRIu64
+              " root_bytes=%" PRIu64 " heap_words=%" PRIu64 " unreadable_pages=%" PRIu64
+              " threads=%" PRIu64 "\n",
+              scan.leaked.size(), scan.edges.size(), scan.stats.live_blocks,
+              scan.stats.root_ranges, scan.stats.root_bytes, scan.stats.heap_words_scanned,
+              scan.stats.unreadable_pages, scan.stats.threads);
+      t->direct = scan.leaked.size();
+      return true;
+    }
+
+    // What-if (LEAKBENCH_IGNORE_CHECK_ALLOCS=1): the steps after the scan with the calling
+    // thread ignored by the recorder, as the scan itself already is. RunLeakCheck does not do
+    // this today, so by default every allocation below is recorded (and unwound).
+    struct Ignore {
+      HeapgraphIgnoreThreadFn fn = nullptr;
+      int before = 0;
+      Ignore() {
+        if (getenv("LEAKBENCH_IGNORE_CHECK_ALLOCS") == nullptr) return;
+        fn = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+            dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+        if (fn != nullptr) before = fn(1);
+      }
+      ~Ignore() {
+        if (fn != nullptr) fn(before);
+      }
+    } ignore;
+
+    std::vector<graph::LeakedBlock> blocks;
+    blocks.reserve(scan.leaked.size());
+    for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
+    graph::LeakGraph graph(std::move(blocks), scan.edges);
+    double t2 = Now();
+    t->graph_ms = t2 - t1;
+
+    RecordingReader reader(scan.recording_dir);
+    double t3 = Now();
+    t->reader_ms = t3 - t2;
+    t->reader_blocks = reader.blocks().size();
+
+    report::Symbolizer symbolizer;
+    report::LeakReport report = report::BuildLeakReport(scan, graph, reader, symbolizer);
+    double t4 = Now();
+    t->report_ms = t4 - t3;
+
+    std::string json = report::LeakReportToJson(report).dump(2) + "\n";
+    double t5 = Now();
+    t->json_ms = t5 - t4;
+    std::string text = report::FormatLeakReportText(report);
+    double t6 = Now();
+    t->text_ms = t6 - t5;
+    {
+      std::ofstream(json_path, std::ios::trunc) << json;
+      std::ofstream(text_path, std::ios::trunc) << text;
+    }
+    double t7 = Now();
+    t->write_ms = t7 - t6;
+    t->json_bytes = json.size();
+    t->text_bytes = text.size();
+    t->direct = report.summary.direct_blocks;
+    t->indirect = report.summary.indirect_blocks;
+    t->records = report.leaks.size();
+
+    // Diagnostics: the stacks' share of report_ms.
+    std::vector<uint32_t> ids;
+    for (const report::LeakRecord& r : report.leaks) ids.push_back(r.stack_id);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    t->stacks = ids.size();
+    double t8 = Now();
+    for (uint32_t id : ids) {
+      if (id != 0) t->frames += reader.Frames(id).size();
+    }
+    double t9 = Now();
+    t->frames_ms = t9 - t8;
+    report::Symbolizer fresh;
+    report::StackResolver resolver(reader, fresh);
+    for (uint32_t id : ids) resolver.Resolve(id);
+    t->resolve_ms = Now() - t9;
+
+    // The stop, the clone and the release, timed one by one (nothing allocated in between).
+    roots::ThreadCapture capture;
+    double c0 = Now();
+    if (capture.StopAll()) {
+      double c1 = Now();
+      long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+      if (pid == 0) _exit(0);
+      double c2 = Now();
+      t->captured_threads = capture.threads().size();
+      capture.ReleaseAll();
+      double c3 = Now();
+      if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
+      t->capture_ms = c1 - c0;
+      t->clone_ms = c2 - c1;
+      t->release_ms = c3 - c2;
+    }
+    return true;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
+
+}  // namespace leakbench
+
+#define LEAKBENCH_PHASES 1
+#include "bench/leak_workload.cc"  // NOLINT(bugprone-suspicious-include)
