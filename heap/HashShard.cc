@@ -86,10 +86,13 @@ bool HashShard::Upsert(const BlockRecord& block) {
   uint64_t i = 0;
   bool found = header_->capacity != 0 && Lookup(block.address, &i);
   if (!found && (header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum) {
-    if (!Grow()) {
-      ++header_->dropped;
-      return false;
-    }
+    // Grow until the new block fits under the maximum load (one step, except near max_capacity).
+    do {
+      if (!Grow()) {
+        ++header_->dropped;
+        return false;
+      }
+    } while ((header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum);
     Lookup(block.address, &i);
   }
   SetWriting(static_cast<uint32_t>(i + 1));

@@ -34,9 +34,8 @@ bool LiveAllocationTree::Create(int dir_fd, const char* name, uint32_t shards,
   if (capacity_log2 > 31) return false;  // `writing` must hold 1 + any slot index
   uint64_t nodes_offset = NodesOffset(shards);
   uint64_t max_capacity = uint64_t{1} << capacity_log2;
-  if (!scratch_.Map(max_capacity)) return false;
   if (!file_.Create(dir_fd, name, FileSize(shards, capacity_log2))) return false;
-  if (!file_.Reserve(0, nodes_offset)) return false;
+  if (!file_.Reserve(0, nodes_offset) || !scratch_.Map(max_capacity)) return false;
   header_ = reinterpret_cast<TreeHeader*>(file_.data());
   shard_count_ = shards;
   shard_shift_ = shard_shift;
