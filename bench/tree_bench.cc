@@ -1,12 +1,11 @@
-// bench/: tree_bench — the live-allocation tree (heap/LiveAllocationTree.h: 64 splay shards in a
-// MAP_SHARED file) against alternatives implemented here only:
-//   splay        LiveAllocationTree as the recorder creates it (64 shards, shard = (addr>>12)&63)
-//   splay_s26    the same tree with shard_shift=26: one shard per 64 MiB glibc heap, so threads
-//                working in different arenas use different shards
-//   hash75/hash88 per-shard open-addressing hash table (linear probing, backward-shift deletion,
-//                24-byte slots {addr, size|function, stack, seq}) with the same sharding and the
-//                same spin lock, grown by doubling past a max load of 3/4 (7/8); slots live in
-//                MappedFiles in the same temp dir, like the tree's nodes
+// bench/: tree_bench — the live-allocation tree as the recorder uses it (heap/LiveAllocationTree.h:
+// 64 hash shards in a MAP_SHARED file, heap.tree format version 2) against the splay-shard tree it
+// replaced (heap/VmRegionTree.h, which now serves only vm.tree):
+//   hash         LiveAllocationTree as the recorder creates it (64 shards of up to 2^22 slots,
+//                shard = (addr>>12)&63; open addressing, linear probing, backward-shift deletion,
+//                24-byte slots, grown by 1/8 past a load of 7/8)
+//   splay        VmRegionTree created like the old heap tree (64 shards, 2^22 nodes)
+//   splay_s26    the same splay tree with shard_shift=26: one shard per 64 MiB glibc heap
 //   null         replays the trace without any container (harness cost)
 //
 // Workloads (addresses from a simulated glibc allocator, see AddressTrace):
@@ -17,7 +16,7 @@
 //       most recently allocated blocks (short-lived temporaries), the rest a random live block
 //   BM_Ordered/<impl>_<method>/1000000  visits all live blocks in address order once; counter
 //       ns_per_block. splay: per-shard ForEachInOrder + 64-way merge, or collect + sort;
-//       hash: collect + sort.
+//       hash: ForEach + sort (what LeakScan does).
 // Run: tree_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -40,13 +39,13 @@
 #include <vector>
 
 #include "heap/LiveAllocationTree.h"
-#include "heap/MappedFile.h"
+#include "heap/VmRegionTree.h"
 
 namespace {
 
 using heapgraph::BlockRecord;
 using heapgraph::LiveAllocationTree;
-using heapgraph::MappedFile;
+using heapgraph::VmRegionTree;
 using heapgraph::format::AllocFunction;
 
 constexpr int64_t kOpsPerThread = 2'000'000;
@@ -109,7 +108,7 @@ class SimArena {
       end_ = ~0ull;
     } else {
       heap_ = 0x7f0000000000ull - uint64_t(index) * 0x100000000ull;  // 4 GiB apart per arena
-      top_ = heap_ + 0x8b0;  // heap_info + malloc_state
+      top_ = heap_ + 0x8b0;                                          // heap_info + malloc_state
       end_ = heap_ + kHeapSize;
     }
     bins_.resize(kMaxChunk / 16 + 1);
@@ -138,7 +137,9 @@ class SimArena {
     return a;
   }
 
-  void Free(uint64_t address, uint64_t request) { bins_[ChunkSize(request) / 16].push_back(address); }
+  void Free(uint64_t address, uint64_t request) {
+    bins_[ChunkSize(request) / 16].push_back(address);
+  }
 
  private:
   static constexpr uint64_t kHeapSize = 64ull << 20;
@@ -198,7 +199,8 @@ AddressTrace MakeTrace(int arena, uint64_t live, int64_t ops, uint64_t seed,
   for (int i = 0; i < 16; ++i) recent[i] = live - 1 - uint64_t(i) % live;
   for (int64_t i = 0; i < ops; ++i) {
     uint64_t r = Mix(rng);
-    uint64_t victim = pattern == Pattern::kRecent && r % 4 != 0 ? recent[(r >> 8) % 16] : (r >> 8) % live;
+    uint64_t victim =
+        pattern == Pattern::kRecent && r % 4 != 0 ? recent[(r >> 8) % 16] : (r >> 8) % live;
     recent[i % 16] = victim;  // the slot of the block allocated now
     Op op;
     op.free_address = slots[victim].address;
@@ -228,10 +230,10 @@ const AddressTrace& TraceFor(int arena, uint64_t live, Pattern pattern = Pattern
 class SplayImpl {
  public:
   explicit SplayImpl(uint32_t shard_shift) {
-    tree_ = std::make_unique<LiveAllocationTree>();
-    // The recorder's defaults: 64 shards of up to 2^22 nodes.
+    tree_ = std::make_unique<VmRegionTree>();
+    // The old heap tree's defaults: 64 shards of up to 2^22 nodes.
     if (!tree_->Create(Scratch().fd(), UniqueName("tree").c_str(), 64, 22, shard_shift)) {
-      std::perror("LiveAllocationTree::Create");
+      std::perror("VmRegionTree::Create");
       std::exit(1);
     }
   }
@@ -296,196 +298,45 @@ class SplayImpl {
                          [&](const BlockRecord& b) { out->push_back(b); });
   }
 
-  std::unique_ptr<LiveAllocationTree> tree_;
+  std::unique_ptr<VmRegionTree> tree_;
   std::vector<std::vector<BlockRecord>> runs_;
   std::vector<BlockRecord> all_;
   std::vector<uint32_t> stack_;
 };
 
-// The spin lock of SplayShard::Lock, copied: exchange, 64 pause spins, then sched_yield.
-class SpinLock {
- public:
-  void Lock() {
-    unsigned spins = 0;
-    while (lock_.exchange(1, std::memory_order_acquire) != 0) {
-      while (lock_.load(std::memory_order_relaxed) != 0) {
-        if (++spins < 64) {
-          __builtin_ia32_pause();
-        } else {
-          sched_yield();
-        }
-      }
-    }
-  }
-  void Unlock() { lock_.store(0, std::memory_order_release); }
-
- private:
-  std::atomic<uint32_t> lock_{0};
-};
-
-// 24-byte slot: address (0 = empty), size (40 bits) | function << 56, stack id, sequence number.
-struct HashSlot {
-  uint64_t address;
-  uint64_t size_function;
-  uint32_t stack;
-  uint32_t seq;
-};
-static_assert(sizeof(HashSlot) == 24);
-
-// One shard: open addressing with linear probing and backward-shift deletion (no tombstones), so
-// the probe sequences stay as short as the load factor allows under any amount of churn.
-template <uint32_t kLoadNum, uint32_t kLoadDen>
-class alignas(64) HashShard {
- public:
-  static constexpr uint32_t kInitialBits = 8;
-
-  void Lock() { lock_.Lock(); }
-  void Unlock() { lock_.Unlock(); }
-
-  void Upsert(const BlockRecord& b) {
-    if (slots_ == nullptr || (live_ + 1) * kLoadDen > (mask_ + 1) * kLoadNum) Grow();
-    uint64_t i = Home(b.address);
-    while (slots_[i].address != 0 && slots_[i].address != b.address) i = (i + 1) & mask_;
-    if (slots_[i].address == 0) ++live_;
-    slots_[i] = {b.address, (b.size & ((uint64_t{1} << 40) - 1)) | (uint64_t(b.function) << 56),
-                 b.stack, b.seq};
-  }
-
-  bool Remove(uint64_t address) {
-    if (slots_ == nullptr) return false;
-    uint64_t i = Home(address);
-    for (;;) {
-      uint64_t a = slots_[i].address;
-      if (a == address) break;
-      if (a == 0) return false;
-      i = (i + 1) & mask_;
-    }
-    // Backward shift: move later members of the cluster into the hole when their home slot does
-    // not lie cyclically in (hole, j].
-    uint64_t hole = i, j = i;
-    for (;;) {
-      j = (j + 1) & mask_;
-      uint64_t a = slots_[j].address;
-      if (a == 0) break;
-      uint64_t home = Home(a);
-      bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-      if (!stays) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
-    }
-    slots_[hole] = {};
-    --live_;
-    return true;
-  }
-
-  template <typename Visit>
-  void ForEach(Visit&& visit) const {
-    for (uint64_t i = 0; slots_ != nullptr && i <= mask_; ++i) {
-      if (slots_[i].address == 0) continue;
-      BlockRecord b;
-      b.address = slots_[i].address;
-      b.size = slots_[i].size_function & ((uint64_t{1} << 40) - 1);
-      b.function = AllocFunction(slots_[i].size_function >> 56);
-      b.stack = slots_[i].stack;
-      b.seq = slots_[i].seq;
-      visit(b);
-    }
-  }
-
-  uint64_t live() const { return live_; }
-  uint64_t bytes() const { return slots_ == nullptr ? 0 : (mask_ + 1) * sizeof(HashSlot); }
-
- private:
-  uint64_t Home(uint64_t address) const {
-    return ((address >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - bits_);
-  }
-
-  // Doubles the table into a new file (the recorder could not allocate either).
-  void Grow() {
-    uint32_t bits = slots_ == nullptr ? kInitialBits : bits_ + 1;
-    auto file = std::make_unique<MappedFile>();
-    std::string name = UniqueName("hash");
-    uint64_t size = (uint64_t{1} << bits) * sizeof(HashSlot);
-    if (!file->Create(Scratch().fd(), name.c_str(), size) || !file->Reserve(0, size)) {
-      std::perror("hash table file");
-      std::exit(1);
-    }
-    HashSlot* old = slots_;
-    uint64_t old_count = slots_ == nullptr ? 0 : mask_ + 1;
-    slots_ = reinterpret_cast<HashSlot*>(file->data());
-    bits_ = bits;
-    mask_ = (uint64_t{1} << bits) - 1;
-    for (uint64_t k = 0; k < old_count; ++k) {
-      if (old[k].address == 0) continue;
-      uint64_t i = Home(old[k].address);
-      while (slots_[i].address != 0) i = (i + 1) & mask_;
-      slots_[i] = old[k];
-    }
-    if (file_ != nullptr) {
-      file_->Unmap();
-      unlinkat(Scratch().fd(), name_.c_str(), 0);
-    }
-    file_ = std::move(file);
-    name_ = name;
-  }
-
-  SpinLock lock_;
-  uint32_t bits_ = 0;
-  uint64_t mask_ = 0;
-  uint64_t live_ = 0;
-  HashSlot* slots_ = nullptr;
-  std::unique_ptr<MappedFile> file_;
-  std::string name_;
-};
-
-template <uint32_t kLoadNum, uint32_t kLoadDen>
+// The recorder's heap tree: hash shards.
 class HashImpl {
  public:
-  static constexpr uint32_t kShards = 64, kShardShift = 12;
+  HashImpl() {
+    tree_ = std::make_unique<LiveAllocationTree>();
+    // The recorder's defaults (heap/Config.h): 64 shards of up to 2^22 slots.
+    if (!tree_->Create(Scratch().fd(), UniqueName("hash").c_str(), 64, 22)) {
+      std::perror("LiveAllocationTree::Create");
+      std::exit(1);
+    }
+  }
+  void Insert(const BlockRecord& b) { tree_->Insert(b); }
+  void Remove(uint64_t address) { tree_->Remove(address, nullptr); }
+  uint64_t LiveCount() const { return tree_->LiveCount(); }
+  uint64_t MetadataBytes() const { return tree_->ReservedBytes(); }
 
-  void Insert(const BlockRecord& b) {
-    auto& s = ShardFor(b.address);
-    s.Lock();
-    s.Upsert(b);
-    s.Unlock();
-  }
-  void Remove(uint64_t address) {
-    auto& s = ShardFor(address);
-    s.Lock();
-    s.Remove(address);
-    s.Unlock();
-  }
-  uint64_t LiveCount() const {
-    uint64_t n = 0;
-    for (const auto& s : shards_) n += s.live();
-    return n;
-  }
-  uint64_t MetadataBytes() const {
-    uint64_t n = sizeof(shards_);
-    for (const auto& s : shards_) n += s.bytes();
-    return n;
-  }
+  // Every shard's blocks (slot order) into one array, then sort by address, as LeakScan does.
   template <typename Visit>
   void VisitSorted(Visit&& visit) {
     all_.clear();
     all_.reserve(LiveCount());
-    for (const auto& s : shards_) s.ForEach([&](const BlockRecord& b) { all_.push_back(b); });
+    for (uint32_t i = 0; i < tree_->shard_count(); ++i) {
+      tree_->shard(i).ForEach([&](const BlockRecord& b) { all_.push_back(b); });
+    }
     std::sort(all_.begin(), all_.end(),
               [](const BlockRecord& a, const BlockRecord& b) { return a.address < b.address; });
     for (const auto& b : all_) visit(b);
   }
 
  private:
-  HashShard<kLoadNum, kLoadDen>& ShardFor(uint64_t address) {
-    return shards_[(address >> kShardShift) & (kShards - 1)];
-  }
-  HashShard<kLoadNum, kLoadDen> shards_[kShards];
+  std::unique_ptr<LiveAllocationTree> tree_;
   std::vector<BlockRecord> all_;
 };
-
-using Hash75 = HashImpl<3, 4>;
-using Hash88 = HashImpl<7, 8>;
 
 struct NullImpl {
   uint64_t sink = 0;
@@ -558,18 +409,21 @@ void BM_Churn(benchmark::State& state, const char* name, uint32_t shard_shift,
   auto end = std::chrono::steady_clock::now();
   int64_t pairs = op - trace.ops.data();
   double ns = std::chrono::duration<double, std::nano>(end - start).count();
-  state.counters["ns_per_pair"] = benchmark::Counter(ns / double(pairs), benchmark::Counter::kAvgThreads);
+  state.counters["ns_per_pair"] =
+      benchmark::Counter(ns / double(pairs), benchmark::Counter::kAvgThreads);
 
   f.sync->arrive_and_wait();  // everyone done churning: the live set is complete
   if (index == 0) {
     uint64_t live = impl.LiveCount();
     f.bytes_per_block = live == 0 ? 0 : double(impl.MetadataBytes()) / double(live);
-    if (!std::is_same_v<Impl, NullImpl> && live != live_total / uint64_t(threads) * uint64_t(threads)) {
+    if (!std::is_same_v<Impl, NullImpl> &&
+        live != live_total / uint64_t(threads) * uint64_t(threads)) {
       state.SkipWithError("live count mismatch");
     }
   }
   f.sync->arrive_and_wait();
-  state.counters["bytes_per_block"] = benchmark::Counter(f.bytes_per_block, benchmark::Counter::kAvgThreads);
+  state.counters["bytes_per_block"] =
+      benchmark::Counter(f.bytes_per_block, benchmark::Counter::kAvgThreads);
   // Drain back to empty (the block addresses live after the trace).
   for (uint64_t a : trace.final_live) impl.Remove(a);
 }
@@ -649,8 +503,11 @@ void Register() {
   for (int64_t live : {10'000, 1'000'000}) {
     for (int threads : {1, 2}) {
       auto setup = [&](benchmark::internal::Benchmark* b) {
-        b->Arg(live)->Threads(threads)->Iterations(kOpsPerThread)->UseRealTime()->Unit(
-            benchmark::kNanosecond);
+        b->Arg(live)
+            ->Threads(threads)
+            ->Iterations(kOpsPerThread)
+            ->UseRealTime()
+            ->Unit(benchmark::kNanosecond);
       };
       const auto uniform = Pattern::kUniform;
       setup(benchmark::RegisterBenchmark("BM_Churn/null", BM_Churn<NullImpl>, "null", 0u, uniform));
@@ -658,10 +515,8 @@ void Register() {
                                          LiveAllocationTree::kDefaultShardShift, uniform));
       setup(benchmark::RegisterBenchmark("BM_Churn/splay_s26", BM_Churn<SplayImpl>, "splay_s26",
                                          26u, uniform));
-      setup(benchmark::RegisterBenchmark("BM_Churn/hash75", BM_Churn<Hash75>, "hash75", 12u,
-                                         uniform));
-      setup(benchmark::RegisterBenchmark("BM_Churn/hash88", BM_Churn<Hash88>, "hash88", 12u,
-                                         uniform));
+      setup(
+          benchmark::RegisterBenchmark("BM_Churn/hash", BM_Churn<HashImpl>, "hash", 12u, uniform));
     }
   }
   for (int64_t live : {10'000, 1'000'000}) {
@@ -670,7 +525,7 @@ void Register() {
     };
     setup(benchmark::RegisterBenchmark("BM_ChurnRecent/splay", BM_Churn<SplayImpl>, "splay",
                                        LiveAllocationTree::kDefaultShardShift, Pattern::kRecent));
-    setup(benchmark::RegisterBenchmark("BM_ChurnRecent/hash75", BM_Churn<Hash75>, "hash75", 12u,
+    setup(benchmark::RegisterBenchmark("BM_ChurnRecent/hash", BM_Churn<HashImpl>, "hash", 12u,
                                        Pattern::kRecent));
   }
   auto ordered = [](benchmark::internal::Benchmark* b) {
@@ -678,15 +533,13 @@ void Register() {
   };
   ordered(benchmark::RegisterBenchmark("BM_Ordered/splay_merge", BM_Ordered<SplayImpl, true>));
   ordered(benchmark::RegisterBenchmark("BM_Ordered/splay_sort", BM_Ordered<SplayImpl, false>));
-  ordered(benchmark::RegisterBenchmark("BM_Ordered/hash75_sort", BM_Ordered<Hash75, false>));
-  ordered(benchmark::RegisterBenchmark("BM_Ordered/hash88_sort", BM_Ordered<Hash88, false>));
+  ordered(benchmark::RegisterBenchmark("BM_Ordered/hash_sort", BM_Ordered<HashImpl, false>));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool ok = CheckAgainstMap<SplayImpl>("splay") && CheckAgainstMap<Hash75>("hash75") &&
-            CheckAgainstMap<Hash88>("hash88");
+  bool ok = CheckAgainstMap<SplayImpl>("splay") && CheckAgainstMap<HashImpl>("hash");
   if (!ok) return 1;
   Register();
   benchmark::Initialize(&argc, argv);

@@ -1,14 +1,16 @@
-// heap/: the live-allocation tree: SplayShards over one MappedFile, a block's shard chosen by its
-// address (addresses within one 2^shard_shift window share a shard, keeping the splay trees'
-// locality while threads working in different arenas rarely meet on a lock). There is no global
-// lock.
+// heap/: the live-allocation tree of heap blocks (heap.tree, format version 2): HashShards over
+// one MappedFile, a block's shard chosen by its address (addresses within one 2^shard_shift
+// window share a shard, so threads working in different arenas rarely meet on a lock). There is
+// no global lock. Visiting is unordered; callers that need address order sort (LeakScan does).
+// The VM-region tree, which needs Floor(), is VmRegionTree.
 #pragma once
 
 #include <cstdint>
 
+#include "heap/BlockRecord.h"
+#include "heap/HashShard.h"
 #include "heap/MappedFile.h"
 #include "heap/PersistedFormat.h"
-#include "heap/SplayShard.h"
 
 namespace heapgraph {
 
@@ -17,7 +19,8 @@ class LiveAllocationTree {
   static constexpr uint32_t kMaxShards = 1024;
   static constexpr uint32_t kDefaultShardShift = 12;
 
-  // File size needed for `shards` shards of 2^capacity_log2 nodes (sparse; reserved as it fills).
+  // File size needed for `shards` shards of at most 2^capacity_log2 slots (sparse; reserved as
+  // the tables grow).
   static uint64_t FileSize(uint32_t shards, uint32_t capacity_log2);
 
   // Creates `name` in `dir_fd` and formats an empty tree. False with errno on failure.
@@ -26,8 +29,6 @@ class LiveAllocationTree {
 
   bool Insert(const BlockRecord& block);
   bool Remove(uint64_t address, BlockRecord* removed);
-  // The block with the greatest address <= `address` within the same shard window (VM regions).
-  bool Floor(uint64_t address, BlockRecord* found);
 
   // Holds every shard lock: nothing can change (fork, stop-the-world snapshot).
   void LockAll();
@@ -41,20 +42,21 @@ class LiveAllocationTree {
   void ReleaseCopiedLocks() { UnlockAll(); }
 
   uint32_t shard_count() const { return shard_count_; }
-  SplayShard& shard(uint32_t i) { return shards_[i]; }
-  SplayShard& ShardFor(uint64_t address) {
+  HashShard& shard(uint32_t i) { return shards_[i]; }
+  HashShard& ShardFor(uint64_t address) {
     return shards_[(address >> shard_shift_) & (shard_count_ - 1)];
   }
   uint64_t LiveCount() const;
   uint64_t LiveBytes() const;
-  // Bytes of the file actually reserved (headers + reserved node chunks): metadata cost.
+  // Bytes of the file actually reserved (headers + reserved table pages): metadata cost.
   uint64_t ReservedBytes() const;
   const MappedFile& file() const { return file_; }
 
  private:
   MappedFile file_;
+  RehashScratch scratch_;  // shared by the shards while they grow
   format::TreeHeader* header_ = nullptr;
-  SplayShard shards_[kMaxShards];
+  HashShard shards_[kMaxShards];
   uint32_t shard_count_ = 0;
   uint32_t shard_shift_ = kDefaultShardShift;
 };

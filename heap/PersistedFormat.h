@@ -1,6 +1,7 @@
-// heap/: the on-disk layout of a recording directory (version 1), shared by the recorder (writer,
-// inside the host process) and the readers (heapgraph dump, FOOM reports). Plain structs only; no
-// code. Every file starts with a 16-byte FileHeader. docs/recording-format.md describes the same.
+// heap/: the on-disk layout of a recording directory (version 1; heap.tree version 2), shared by
+// the recorder (writer, inside the host process) and the readers (heapgraph dump, FOOM reports).
+// Plain structs only; no code. Every file starts with a 16-byte FileHeader.
+// docs/recording-format.md describes the same.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,8 @@
 namespace heapgraph::format {
 
 inline constexpr uint32_t kVersion = 1;
+// heap.tree's version: 2 = per-shard hash tables (HashSlot). vm.tree stays version 1 (TreeNode).
+inline constexpr uint32_t kHashTreeVersion = 2;
 inline constexpr uint64_t kPageSize = 4096;
 
 // Magic strings (8 bytes, not NUL-terminated when 8 chars long).
@@ -52,7 +55,8 @@ inline constexpr bool IsVmFunction(AllocFunction f) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// heap.tree / vm.tree: one sharded, array-backed splay tree of live blocks (seed 000).
+// vm.tree (version 1; heap.tree before version 2): one sharded, array-backed splay tree of live
+// blocks (seed 000).
 //
 // [TreeHeader][ShardHeader x shard_count] ... padding to nodes_offset ...
 // [shard 0: TreeNode x shard_capacity][shard 1: ...] ...
@@ -111,6 +115,48 @@ struct TreeNode {
 };
 static_assert(sizeof(TreeNode) == 28);
 inline constexpr uint64_t kMaxBlockSize = (uint64_t{1} << 40) - 1;  // larger sizes are clamped
+
+// ---------------------------------------------------------------------------------------------
+// heap.tree version 2: per-shard open-addressing hash tables of live blocks.
+//
+// [TreeHeader][HashShardHeader x shard_count] ... padding to nodes_offset ...
+// [shard 0: HashSlot x shard_capacity][shard 1: ...] ...
+// TreeHeader.node_size = sizeof(HashSlot); shard_capacity = the most slots a shard may grow to.
+// A shard's table is slots [0, capacity) of its region (linear probing, wrapping at capacity,
+// home slot = ((address >> 4) * kHashMultiplier) * capacity >> 64); slots past capacity are
+// unused. A block lives in shard (address >> shard_shift) & (shard_count - 1).
+inline constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
+// `writing` while a shard rehashes: every slot of the shard may be torn.
+inline constexpr uint32_t kRehashing = UINT32_MAX;
+
+// Invariant (writer): while a slot changes, `writing` holds 1 + its index; during a rehash it is
+// kRehashing; otherwise 0 and every nonempty slot in [0, capacity) is one distinct live block.
+struct alignas(64) HashShardHeader {
+  std::atomic<uint32_t> lock;  // meaningless on disk
+  uint32_t writing;
+  uint64_t capacity;  // slots in the current table (0 before the first insert)
+  uint64_t live_count;
+  uint64_t live_bytes;
+  uint64_t dropped;       // inserts refused: shard at its maximum capacity, or disk full
+  uint64_t backed_bytes;  // bytes of this shard's region reserved on disk (fallocate)
+  uint64_t reserved0[2];
+};
+static_assert(sizeof(HashShardHeader) == 64);
+
+// 24 bytes. An empty slot is all zero; a live one has a nonzero address and a known function.
+struct HashSlot {
+  uint64_t address;
+  uint64_t size_function;  // size (40 bits) | function << 56; bits 40-55 are zero
+  uint32_t stack;          // StackStore id of the allocation stack (0 = none captured)
+  uint32_t seq;            // low 32 bits of the process-wide allocation sequence number
+
+  uint64_t size() const { return size_function & kMaxBlockSize; }
+  AllocFunction function() const { return static_cast<AllocFunction>(size_function >> 56); }
+  static uint64_t Pack(uint64_t size, AllocFunction f) {
+    return (size & kMaxBlockSize) | (uint64_t{static_cast<uint8_t>(f)} << 56);
+  }
+};
+static_assert(sizeof(HashSlot) == 24);
 
 // ---------------------------------------------------------------------------------------------
 // stacks: a suffix-sharing hash table of 64-bit nodes (seed 000). A node is

@@ -20,6 +20,7 @@
 #include "heap/SessionFile.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
+#include "heap/VmRegionTree.h"
 #include "heap/heapgraph.h"
 
 namespace heapgraph::recorder {
@@ -53,7 +54,7 @@ struct State {
   Config config;
   RecordingDirectory directory;
   LiveAllocationTree heap;
-  LiveAllocationTree vm;
+  VmRegionTree vm;
   StackStore stacks;
   ModuleMap modules;
   SessionFile session;
@@ -279,7 +280,8 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   return id;
 }
 
-void Record(LiveAllocationTree& tree, void* address, size_t size, AllocFunction function) {
+template <typename Tree>
+void Record(Tree& tree, void* address, size_t size, AllocFunction function) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
   uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
   BlockRecord block;

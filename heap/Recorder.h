@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heap/BlockRecord.h"
 #include "heap/PersistedFormat.h"
-#include "heap/SplayShard.h"
 
 namespace heapgraph::recorder {
 

@@ -8,14 +8,15 @@
 #ifdef __cplusplus
 namespace heapgraph {
 class LiveAllocationTree;
-}
+class VmRegionTree;
+}  // namespace heapgraph
 extern "C" {
 #endif
 
 struct HeapgraphRecorderView {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;
-  heapgraph::LiveAllocationTree* vm;
+  heapgraph::VmRegionTree* vm;
 #else
   void* heap;
   void* vm;

@@ -17,6 +17,8 @@ namespace heapgraph {
 
 using format::AllocFunction;
 using format::FileHeader;
+using format::HashShardHeader;
+using format::HashSlot;
 using format::ModuleHeader;
 using format::ModuleRecord;
 using format::SessionHeader;
@@ -32,6 +34,7 @@ constexpr uint64_t kShardHeadersOffset = alignof(ShardHeader);
 static_assert(sizeof(TreeHeader) <= kShardHeadersOffset);
 constexpr uint32_t kMaxShards = 4096;
 constexpr uint64_t kMaxShardCapacity = uint64_t{1} << 32;  // node indices are 32-bit
+constexpr uint64_t kMaxHashCapacity = uint64_t{1} << 31;   // `writing` holds 1 + a slot index
 constexpr uint32_t kMinSlotBits = 10, kMaxSlotBits = 30;
 constexpr uint64_t kNodesPerRead = 4096;
 // A module-map rewrite takes microseconds; a writer that died mid-rewrite never finishes.
@@ -127,8 +130,10 @@ void CheckMagic(const InputFile& file, const FileHeader& header, const char (&ex
 
 // Reads and checks the FileHeader, then reads the whole header struct H into `out`. Invariant
 // afterwards: header_size >= sizeof(H) and the file holds at least header_size bytes.
+// Versions kVersion..max_version are accepted (only tree files have a version 2).
 template <typename H>
-void ReadHeader(const InputFile& file, const char (&magic)[8], H* out) {
+void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
+                uint32_t max_version = format::kVersion) {
   FileHeader header;
   if (file.size < sizeof(header)) {
     Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
@@ -136,9 +141,11 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out) {
   }
   ReadAt(file, 0, &header, sizeof(header), "file header");
   CheckMagic(file, header, magic);
-  if (header.version != format::kVersion) {
+  if (header.version < format::kVersion || header.version > max_version) {
+    std::string known = Num(format::kVersion);
+    for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) known += " and " + Num(v);
     Fail(file.name, "unsupported format version " + Num(header.version) + " (this reader knows " +
-                        Num(format::kVersion) + ")");
+                        known + ")");
   }
   if (header.header_size < sizeof(H)) {
     Fail(file.name,
@@ -159,18 +166,23 @@ bool IsPowerOfTwo(uint64_t v) {
   return v != 0 && (v & (v - 1)) == 0;
 }
 
+// Version 1 (splay nodes) and version 2 (hash slots) share TreeHeader and the 64-byte shard
+// header stride; they differ in node_size and in the shard header's fields.
 void ValidateTreeHeader(const InputFile& file, const TreeHeader& h) {
-  if (h.node_size != sizeof(TreeNode)) {
-    Fail(file.name, "unsupported node size " + Num(h.node_size) + " (this reader knows " +
-                        Num(sizeof(TreeNode)) + ")");
+  bool hash = h.file.version == format::kHashTreeVersion;
+  uint64_t node_size = hash ? sizeof(HashSlot) : sizeof(TreeNode);
+  if (h.node_size != node_size) {
+    Fail(file.name, "unsupported node size " + Num(h.node_size) + " (version " +
+                        Num(h.file.version) + " has " + Num(node_size) + ")");
   }
   if (h.shard_count > kMaxShards || !IsPowerOfTwo(h.shard_count)) {
     CorruptHeader(file, "shard_count", h.shard_count);
   }
   if (h.shard_shift >= 64) CorruptHeader(file, "shard_shift", h.shard_shift);
-  if (h.shard_capacity == 0 || h.shard_capacity > kMaxShardCapacity) {
+  if (h.shard_capacity == 0 || h.shard_capacity > (hash ? kMaxHashCapacity : kMaxShardCapacity)) {
     CorruptHeader(file, "shard_capacity", h.shard_capacity);
   }
+  static_assert(sizeof(ShardHeader) == sizeof(HashShardHeader));
   uint64_t headers_end = kShardHeadersOffset + uint64_t{h.shard_count} * sizeof(ShardHeader);
   if (h.nodes_offset % format::kPageSize != 0 || h.nodes_offset < headers_end) {
     CorruptHeader(file, "nodes_offset", h.nodes_offset);
@@ -240,7 +252,7 @@ ShardStats ReadShardHeader(const InputFile& file, TreeKind kind, const TreeHeade
 // large `used` claims to be; the extent check already proved the file holds them).
 void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats& stats,
                     uint32_t writing, const TreeOutput& out) {
-  if (writing != 0) out.torn->push_back({stats.tree, stats.shard, writing - 1, true});
+  if (writing != 0) out.torn->push_back({stats.tree, stats.shard, writing - 1, true, 1});
   if (stats.used <= 1) return;
   // shard * capacity * 28 < 2^12 * 2^32 * 2^5 cannot overflow; adding nodes_offset can.
   uint64_t base;
@@ -260,7 +272,7 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
       const TreeNode& node = chunk[i];
       NodeState state = Classify(node);
       if (state == NodeState::kInvalid) {
-        out.torn->push_back({stats.tree, stats.shard, index, false});
+        out.torn->push_back({stats.tree, stats.shard, index, false, 1});
       }
       if (state != NodeState::kLive) continue;
       out.blocks->push_back({node.address(), node.size(), node.function, node.stack, node.seq,
@@ -270,10 +282,99 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
   }
 }
 
+// Free hash slots are all zero; live ones carry a known function, a nonzero address and zero in
+// the size word's unused bits 40-55.
+NodeState ClassifySlot(const HashSlot& slot) {
+  constexpr uint64_t kUnusedBits = ((uint64_t{1} << 56) - 1) & ~format::kMaxBlockSize;
+  if (slot.address == 0) {
+    bool zero = slot.size_function == 0 && slot.stack == 0 && slot.seq == 0;
+    return zero ? NodeState::kFree : NodeState::kInvalid;
+  }
+  if (!IsKnownFunction(slot.function()) || (slot.size_function & kUnusedBits) != 0) {
+    return NodeState::kInvalid;
+  }
+  return NodeState::kLive;
+}
+
+// Reads a version-2 shard header. ShardStats.used is the table's current capacity (slots
+// [0, used) are read), ShardStats.capacity the most slots the shard may grow to.
+ShardStats ReadHashShardHeader(const InputFile& file, TreeKind kind, const TreeHeader& h,
+                               uint32_t shard, uint32_t* writing) {
+  HashShardHeader header;
+  ReadAt(file, kShardHeadersOffset + uint64_t{shard} * sizeof(HashShardHeader), &header,
+         sizeof(header), "shard header");
+  std::string where = "shard " + Num(shard) + " corrupt (";
+  if (header.capacity > h.shard_capacity) {
+    Fail(file.name, where + "capacity " + Num(header.capacity) + " > shard_capacity " +
+                        Num(h.shard_capacity) + ")");
+  }
+  if (header.live_count > header.capacity) {
+    Fail(file.name, where + "live_count " + Num(header.live_count) + " > capacity " +
+                        Num(header.capacity) + ")");
+  }
+  if (header.writing > header.capacity && header.writing != format::kRehashing) {
+    Fail(file.name,
+         where + "writing " + Num(header.writing) + " > capacity " + Num(header.capacity) + ")");
+  }
+  *writing = header.writing;
+  return ShardStats{kind,
+                    shard,
+                    static_cast<uint32_t>(header.capacity),
+                    h.shard_capacity,
+                    header.live_count,
+                    header.live_bytes,
+                    header.dropped};
+}
+
+// Reads slots [0, capacity) of one hash shard in bounded chunks. A shard caught mid-rehash is
+// reported as one torn entry holding its live_count records, and none of its slots is read.
+void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardStats& stats,
+                        uint32_t writing, const TreeOutput& out) {
+  uint64_t base;  // shard * capacity * 24 < 2^12 * 2^31 * 2^5 cannot overflow; the sum can
+  if (__builtin_add_overflow(h.nodes_offset,
+                             uint64_t{stats.shard} * h.shard_capacity * sizeof(HashSlot), &base)) {
+    Fail(file.name, "corrupt (shard slot array lies beyond 2^64)");
+  }
+  if (stats.used == 0) return;  // no table yet (writing is 0: validated against capacity)
+  CheckExtent(file, base, uint64_t{stats.used} * sizeof(HashSlot), "shard slot array");
+  if (writing == format::kRehashing) {
+    out.torn->push_back({stats.tree, stats.shard, format::kRehashing, true, stats.live_count});
+    return;
+  }
+  if (writing != 0) out.torn->push_back({stats.tree, stats.shard, writing - 1, true, 1});
+  std::vector<HashSlot> chunk(std::min<uint64_t>(kNodesPerRead, stats.used));
+  for (uint32_t first = 0; first < stats.used;) {
+    uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(chunk.size(), stats.used - first));
+    ReadAt(file, base + uint64_t{first} * sizeof(HashSlot), chunk.data(), n * sizeof(HashSlot),
+           "shard slot array");
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t index = first + i;
+      if (writing != 0 && index == writing - 1) continue;  // torn: already reported
+      const HashSlot& slot = chunk[i];
+      NodeState state = ClassifySlot(slot);
+      if (state == NodeState::kInvalid)
+        out.torn->push_back({stats.tree, stats.shard, index, false, 1});
+      if (state != NodeState::kLive) continue;
+      out.blocks->push_back({slot.address, slot.size(), slot.function(), slot.stack, slot.seq,
+                             stats.shard, stats.tree});
+    }
+    first += n;
+  }
+}
+
 void ReadTree(const InputFile& file, TreeKind kind, const TreeOutput& out) {
   TreeHeader h;
-  ReadHeader(file, format::kTreeMagic, &h);
+  ReadHeader(file, format::kTreeMagic, &h, format::kHashTreeVersion);
   ValidateTreeHeader(file, h);
+  if (h.file.version == format::kHashTreeVersion) {
+    for (uint32_t shard = 0; shard < h.shard_count; ++shard) {
+      uint32_t writing = 0;
+      ShardStats stats = ReadHashShardHeader(file, kind, h, shard, &writing);
+      out.shards->push_back(stats);
+      ReadHashShardSlots(file, h, stats, writing, out);
+    }
+    return;
+  }
   for (uint32_t shard = 0; shard < h.shard_count; ++shard) {
     uint32_t writing = 0;
     ShardStats stats = ReadShardHeader(file, kind, h, shard, &writing);

@@ -1,5 +1,6 @@
-// heap/: the reader of a per-process recording directory (PersistedFormat.h, version 1), used by
-// `heapgraph dump`, the tests and the reports. Full C++ (exceptions, allocation).
+// heap/: the reader of a per-process recording directory (PersistedFormat.h: version 1, heap.tree
+// version 1 or 2), used by `heapgraph dump`, the tests and the reports. Full C++ (exceptions,
+// allocation).
 //
 // Safety invariant: every offset and length read from a file is checked against the file's real
 // size (fstat) before any byte of it is read, and every read goes through pread into memory the
@@ -40,22 +41,25 @@ struct LiveBlock {
   TreeKind tree = TreeKind::kHeap;
 };
 
-// A node the reader did not turn into a block. `marked` nodes were named by the shard's `writing`
-// field (the writer died while changing them); unmarked ones failed validation (unknown function,
-// or a free-looking node with an address) and were skipped rather than misread.
+// A node or hash slot the reader did not turn into a block. `marked` ones were named by the
+// shard's `writing` field (the writer died while changing them); unmarked ones failed validation
+// (unknown function, or a free-looking node with an address) and were skipped rather than
+// misread. index == format::kRehashing: the writer died rehashing the whole (version 2) shard;
+// none of its slots was read and `records` is the shard's live_count.
 struct TornNode {
   TreeKind tree = TreeKind::kHeap;
   uint32_t shard = 0;
   uint32_t index = 0;
   bool marked = true;
+  uint64_t records = 1;  // blocks this entry may have held
 };
 
 // A shard's own counters, as the writer left them.
 struct ShardStats {
   TreeKind tree = TreeKind::kHeap;
   uint32_t shard = 0;
-  uint32_t used = 0;  // nodes [1, used) were handed out
-  uint64_t capacity = 0;
+  uint32_t used = 0;      // v1: nodes [1, used) were handed out; v2: slots in the current table
+  uint64_t capacity = 0;  // v1: nodes per shard; v2: the most slots the table may grow to
   uint64_t live_count = 0;
   uint64_t live_bytes = 0;
   uint64_t dropped = 0;  // inserts refused (shard or disk full)

@@ -1,22 +1,12 @@
 #include "heap/SplayShard.h"
 
-#include <sched.h>
-
 #include <cstring>
+
+#include "heap/ShardLock.h"
 
 namespace heapgraph {
 
 using format::TreeNode;
-
-namespace {
-inline void CpuRelax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-}  // namespace
 
 void SplayShard::Attach(format::ShardHeader* header, TreeNode* nodes, uint32_t capacity,
                         MappedFile* file, uint64_t file_offset) {
@@ -39,21 +29,11 @@ void SplayShard::Reset() {
 }
 
 void SplayShard::Lock() {
-  std::atomic<uint32_t>& lock = header_->lock;
-  unsigned spins = 0;
-  while (lock.exchange(1, std::memory_order_acquire) != 0) {
-    while (lock.load(std::memory_order_relaxed) != 0) {
-      if (++spins < 64) {
-        CpuRelax();
-      } else {
-        sched_yield();
-      }
-    }
-  }
+  LockShard(header_->lock);
 }
 
 void SplayShard::Unlock() {
-  header_->lock.store(0, std::memory_order_release);
+  UnlockShard(header_->lock);
 }
 
 BlockRecord SplayShard::ToRecord(const TreeNode& node) {

@@ -6,18 +6,11 @@
 
 #include <cstdint>
 
+#include "heap/BlockRecord.h"
 #include "heap/MappedFile.h"
 #include "heap/PersistedFormat.h"
 
 namespace heapgraph {
-
-struct BlockRecord {
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint32_t stack = 0;
-  uint32_t seq = 0;
-  format::AllocFunction function = format::AllocFunction::kNone;
-};
 
 class SplayShard {
  public:

@@ -72,18 +72,16 @@ struct ChildContext {
 };
 
 // Live heap blocks in address order, copied out of the (locked) tree by a linear scan of every
-// shard's node array, the same walk a reader of the files makes.
+// shard's slot table (the same walk a reader of the files makes), then sorted.
 MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   MmapVector<LeakedBlock> blocks;
   blocks.reserve(tree.LiveCount());
   for (uint32_t s = 0; s < tree.shard_count(); ++s) {
-    SplayShard& shard = tree.shard(s);
-    uint64_t stack_depth = shard.live_count() + 1;
-    MmapVector<uint32_t> stack(stack_depth);
-    shard.ForEachInOrder(stack.data(), stack_depth, [&](const BlockRecord& r) {
+    tree.shard(s).ForEach([&](const BlockRecord& r) {
       blocks.push_back({r.address, r.size, r.stack, r.seq, r.function});
     });
   }
+  // The shards visit in slot order: sort into address order for the BlockIndex.
   std::sort(blocks.begin(), blocks.end(),
             [](const LeakedBlock& a, const LeakedBlock& b) { return a.address < b.address; });
   return blocks;

@@ -213,6 +213,11 @@ void PrintText(const RecordingReader& r, const std::vector<StackGroup>& groups, 
                SymbolSource* symbols) {
   PrintSummary(r, groups);
   for (const TornNode& t : r.torn()) {
+    if (t.index == format::kRehashing) {
+      fmt::print("torn: {} shard {} (writer died rehashing it; {} records not read)\n",
+                 TreeName(t.tree), t.shard, t.records);
+      continue;
+    }
     fmt::print("torn: {} shard {} node {} ({})\n", TreeName(t.tree), t.shard, t.index,
                t.marked ? "writer died while changing it" : "inconsistent, skipped");
   }
@@ -265,8 +270,11 @@ nlohmann::json SessionJson(const RecordingReader& r) {
 nlohmann::json TornJson(const RecordingReader& r) {
   nlohmann::json torn = nlohmann::json::array();
   for (const TornNode& t : r.torn()) {
-    torn.push_back(
-        {{"tree", TreeName(t.tree)}, {"shard", t.shard}, {"index", t.index}, {"marked", t.marked}});
+    torn.push_back({{"tree", TreeName(t.tree)},
+                    {"shard", t.shard},
+                    {"index", t.index},
+                    {"marked", t.marked},
+                    {"records", t.records}});
   }
   return torn;
 }

@@ -1,5 +1,6 @@
-// tests/heap: LiveAllocationTree: sharding, exact totals under concurrent updates, metadata cost
-// per block, CopyTo/Adopt (fork support), and the file as RecordingReader reads it back.
+// tests/heap: LiveAllocationTree (hash shards, heap.tree format version 2): sharding, exact totals
+// under concurrent updates, metadata cost per block, CopyTo/Adopt (fork support), and the file as
+// RecordingReader reads it back.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -56,7 +57,7 @@ BlockRecord Block(uint64_t address, uint64_t size, uint32_t stack = 0, uint32_t 
   return b;
 }
 
-// The tree is large (1024 SplayShards inline): keep it off the stack.
+// The tree is large (1024 HashShards inline): keep it off the stack.
 std::unique_ptr<LiveAllocationTree> NewTree() {
   return std::make_unique<LiveAllocationTree>();
 }
@@ -71,14 +72,14 @@ TEST(LiveAllocationTreeTest, CreateWritesAValidHeader) {
   format::TreeHeader h;
   memcpy(&h, bytes.data(), sizeof(h));
   EXPECT_EQ(0, memcmp(h.file.magic, format::kTreeMagic, 8));
-  EXPECT_EQ(format::kVersion, h.file.version);
+  EXPECT_EQ(format::kHashTreeVersion, h.file.version);
   EXPECT_EQ(h.nodes_offset, h.file.header_size);
-  EXPECT_EQ(sizeof(format::TreeNode), h.node_size);
+  EXPECT_EQ(sizeof(format::HashSlot), h.node_size);
   EXPECT_EQ(8u, h.shard_count);
   EXPECT_EQ(16u, h.shard_shift);
   EXPECT_EQ(4096u, h.shard_capacity);
   EXPECT_EQ(0u, h.nodes_offset % format::kPageSize);
-  EXPECT_GE(h.nodes_offset, 64 + 8 * sizeof(format::ShardHeader));
+  EXPECT_GE(h.nodes_offset, 64 + 8 * sizeof(format::HashShardHeader));
   EXPECT_EQ(0u, tree->LiveCount());
   EXPECT_EQ(0u, tree->LiveBytes());
   EXPECT_EQ(h.nodes_offset, tree->ReservedBytes());
@@ -114,7 +115,7 @@ TEST(LiveAllocationTreeTest, BlocksLandInTheShardChosenByTheirAddress) {
     ASSERT_TRUE(tree->Insert(Block(address, 8)));
     ++expected[(address >> 12) & (kShards - 1)];
     BlockRecord found;
-    ASSERT_TRUE(tree->ShardFor(address).Floor(address, &found));
+    ASSERT_TRUE(tree->ShardFor(address).Find(address, &found));
     EXPECT_EQ(address, found.address);
   }
   for (uint32_t i = 0; i < kShards; ++i) EXPECT_EQ(expected[i], tree->shard(i).live_count()) << i;
@@ -130,19 +131,6 @@ TEST(LiveAllocationTreeTest, ShardShiftChoosesTheWindowSize) {
   EXPECT_EQ(&tree->shard(1), &tree->ShardFor(0x100000));
   EXPECT_EQ(&tree->shard(2), &tree->ShardFor(0x200000));
   EXPECT_EQ(&tree->shard(0), &tree->ShardFor(0x400000));
-}
-
-TEST(LiveAllocationTreeTest, FloorLooksOnlyWithinTheShardOfTheAddress) {
-  TempDir dir;
-  auto tree = NewTree();
-  ASSERT_TRUE(tree->Create(dir.fd(), "vm.tree", 2, 10));
-  ASSERT_TRUE(tree->Insert(Block(0x10000, 0x1000, 0, 0, AllocFunction::kMmap)));  // shard 0
-  BlockRecord found;
-  ASSERT_TRUE(tree->Floor(0x10800, &found));  // same 4 KiB window
-  EXPECT_EQ(0x10000u, found.address);
-  EXPECT_FALSE(tree->Floor(0x11000, &found));  // the next window is shard 1
-  ASSERT_TRUE(tree->Floor(0x12000, &found));   // shard 0 again
-  EXPECT_EQ(0x10000u, found.address);
 }
 
 TEST(LiveAllocationTreeTest, RemoveReturnsTheRemovedBlock) {
@@ -221,22 +209,20 @@ TEST(LiveAllocationTreeTest, ReservedBytesPerBlockAtOneMillionLiveBlocks) {
   printf(
       "[ figure   ] heap.tree: %.2f reserved bytes/block, %.2f allocated on disk, at %u live "
       "blocks in 64 shards (node %zu bytes)\n",
-      per_block, on_disk, kBlocks, sizeof(format::TreeNode));
+      per_block, on_disk, kBlocks, sizeof(format::HashSlot));
   EXPECT_LE(per_block, 32.0);
   RecordProperty("reserved_bytes_per_block", std::to_string(per_block));
 }
 
-// BUG: SplayShard::NewNode reserves whole 64 KiB chunks (kReserveChunkBytes) and adds the full
-// chunk to backed_bytes even when the shard's node array is smaller (2^10 nodes = 28 KiB, the
-// smallest shard_capacity_log2 Config allows). The fallocate spills into the next shards' arrays,
-// and ReservedBytes() ("bytes of the file actually reserved") then exceeds the file itself.
+// Reservations are whole pages but never pass a shard's region (2^10 slots = 24 KiB, the
+// smallest shard_capacity_log2 Config allows), so ReservedBytes() never exceeds the file.
 TEST(LiveAllocationTreeTest, ReservedBytesNeverExceedTheFile) {
   TempDir dir;
   auto tree = NewTree();
   constexpr uint32_t kShards = 4, kCapacityLog2 = 10;
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", kShards, kCapacityLog2));
   for (uint32_t i = 0; i < kShards; ++i) ASSERT_TRUE(tree->Insert(Block(0x10000 + i * 4096, 8)));
-  const uint64_t shard_bytes = (uint64_t{1} << kCapacityLog2) * sizeof(format::TreeNode);
+  const uint64_t shard_bytes = (uint64_t{1} << kCapacityLog2) * sizeof(format::HashSlot);
   for (uint32_t i = 0; i < kShards; ++i) {
     EXPECT_LE(tree->shard(i).header()->backed_bytes, shard_bytes) << "shard " << i;
   }

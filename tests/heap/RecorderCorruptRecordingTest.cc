@@ -116,12 +116,21 @@ class RecorderCorruptRecordingTest : public ::testing::Test {
     return HeaderSize(bytes);
   }
 
-  // Header plus every node up to the last used one of the last shard that has any.
+  // Header plus every node up to the last used one of the last shard that has any (version 1),
+  // or every slot of the last shard that has a table (version 2).
   static uint64_t TreeBytes(const std::string& bytes) {
     format::TreeHeader h;
     CopyHeader(bytes, &h);
     uint64_t required = h.nodes_offset;
     for (uint32_t s = 0; s < h.shard_count; ++s) {
+      if (h.file.version == format::kHashTreeVersion) {
+        format::HashShardHeader shard;
+        memcpy(static_cast<void*>(&shard), bytes.data() + 64 + s * sizeof(shard), sizeof(shard));
+        uint64_t end =
+            h.nodes_offset + (s * h.shard_capacity + shard.capacity) * sizeof(format::HashSlot);
+        if (shard.capacity > 0) required = std::max(required, end);
+        continue;
+      }
       format::ShardHeader shard;
       memcpy(static_cast<void*>(&shard), bytes.data() + 64 + s * sizeof(shard), sizeof(shard));
       uint64_t end =

@@ -234,32 +234,87 @@ TEST_F(RecordingReaderTest, MissingSessionAndVmTreeAreWarnings) {
 }
 
 TEST_F(RecordingReaderTest, ReportsMarkedTornNodeWithoutReadingIt) {
-  // Block 0x2000 is node 1 of shard 0; the writer died while changing it.
+  // The writer died while changing the slot of block 0x2000 (shard 0).
+  SyntheticRecording::NodeRef ref = standard_.rec.Locate(TreeKind::kHeap, 0x2000);
+  ASSERT_EQ(ref.shard, 0u);
   Patch(files_, format::kHeapTreeFile,
-        SyntheticRecording::ShardHeaderOffset(0) + offsetof(format::ShardHeader, writing),
-        uint32_t{2});
+        SyntheticRecording::ShardHeaderOffset(0) + offsetof(format::HashShardHeader, writing),
+        uint32_t{ref.index + 1});
   RecordingReader reader(WriteDir(files_));
   EXPECT_EQ(reader.blocks().size(), 9u);
   for (const LiveBlock& b : reader.blocks()) EXPECT_NE(b.address, 0x2000u);
   ASSERT_EQ(reader.torn().size(), 1u);
   EXPECT_EQ(reader.torn()[0].tree, TreeKind::kHeap);
   EXPECT_EQ(reader.torn()[0].shard, 0u);
-  EXPECT_EQ(reader.torn()[0].index, 1u);
+  EXPECT_EQ(reader.torn()[0].index, ref.index);
+  EXPECT_EQ(reader.torn()[0].records, 1u);
   EXPECT_TRUE(reader.torn()[0].marked);
 }
 
+TEST_F(RecordingReaderTest, ReportsARehashingShardAsTornWithItsRecordCount) {
+  // Shard 1 holds 0x1000, 0x3000, 0x5000, 0x7000 and 0x9000; its writer died mid-rehash.
+  Patch(files_, format::kHeapTreeFile,
+        SyntheticRecording::ShardHeaderOffset(1) + offsetof(format::HashShardHeader, writing),
+        format::kRehashing);
+  RecordingReader reader(WriteDir(files_));
+  EXPECT_EQ(reader.blocks().size(), 5u);
+  for (const LiveBlock& b : reader.blocks())
+    EXPECT_FALSE(b.tree == TreeKind::kHeap && b.shard == 1);
+  ASSERT_EQ(reader.torn().size(), 1u);
+  EXPECT_EQ(reader.torn()[0].tree, TreeKind::kHeap);
+  EXPECT_EQ(reader.torn()[0].shard, 1u);
+  EXPECT_EQ(reader.torn()[0].index, format::kRehashing);
+  EXPECT_EQ(reader.torn()[0].records, 5u);
+  EXPECT_TRUE(reader.torn()[0].marked);
+}
+
+TEST_F(RecordingReaderTest, ReadsAVersionOneHeapTree) {
+  // A splay-layout heap.tree (what recorders before format version 2 wrote) still reads.
+  Files files = files_;
+  files[format::kHeapTreeFile] = files_[format::kVmTreeFile];
+  RecordingReader reader(WriteDir(files));
+  EXPECT_EQ(reader.blocks().size(), 2u);
+  EXPECT_TRUE(reader.torn().empty());
+}
+
 TEST_F(RecordingReaderTest, SkipsInconsistentNodes) {
-  uint64_t node = SyntheticRecording::NodeOffset(0, 1);
-  Patch(files_, format::kHeapTreeFile, node + offsetof(format::TreeNode, function), uint8_t{99});
+  SyntheticRecording::NodeRef ref = standard_.rec.Locate(TreeKind::kHeap, 0x2000);
+  uint64_t slot = SyntheticRecording::HashSlotOffset(ref.shard, ref.index);
+  Patch(files_, format::kHeapTreeFile, slot + offsetof(format::HashSlot, size_function) + 7,
+        uint8_t{99});  // the function byte
   // A node that looks free but has an address.
   Patch(files_, format::kVmTreeFile, SyntheticRecording::NodeOffset(1, 3), uint32_t{0x5000});
   RecordingReader reader(WriteDir(files_));
   EXPECT_EQ(reader.blocks().size(), 9u);
   ASSERT_EQ(reader.torn().size(), 2u);
   EXPECT_FALSE(reader.torn()[0].marked);
-  EXPECT_EQ(reader.torn()[0].index, 1u);
+  EXPECT_EQ(reader.torn()[0].index, ref.index);
   EXPECT_EQ(reader.torn()[1].tree, TreeKind::kVm);
   EXPECT_EQ(reader.torn()[1].index, 3u);
+}
+
+TEST_F(RecordingReaderTest, SkipsInconsistentHashSlots) {
+  // An empty-looking slot (address 0) with a size, and a live one with bits 40-55 set.
+  SyntheticRecording::NodeRef ref = standard_.rec.Locate(TreeKind::kHeap, 0x3000);
+  uint32_t empty = 0;
+  while (empty == ref.index || empty == standard_.rec.Locate(TreeKind::kHeap, 0x1000).index ||
+         empty == standard_.rec.Locate(TreeKind::kHeap, 0x5000).index ||
+         empty == standard_.rec.Locate(TreeKind::kHeap, 0x7000).index ||
+         empty == standard_.rec.Locate(TreeKind::kHeap, 0x9000).index) {
+    ++empty;
+  }
+  Patch(files_, format::kHeapTreeFile,
+        SyntheticRecording::HashSlotOffset(1, empty) + offsetof(format::HashSlot, size_function),
+        uint64_t{48});
+  Patch(
+      files_, format::kHeapTreeFile,
+      SyntheticRecording::HashSlotOffset(1, ref.index) + offsetof(format::HashSlot, size_function),
+      format::HashSlot::Pack(48, AllocFunction::kMalloc) | (uint64_t{1} << 44));
+  RecordingReader reader(WriteDir(files_));
+  EXPECT_EQ(reader.blocks().size(), 9u);
+  ASSERT_EQ(reader.torn().size(), 2u);
+  EXPECT_FALSE(reader.torn()[0].marked);
+  EXPECT_FALSE(reader.torn()[1].marked);
 }
 
 TEST_F(RecordingReaderTest, ReportsDroppedPerShard) {
@@ -319,7 +374,9 @@ TEST_F(RecordingReaderTest, WrongVersionIsNamed) {
   for (const auto& entry : files_) {
     Files files = files_;
     Patch(files, entry.first, offsetof(format::FileHeader, version), uint32_t{7});
-    ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows 1)");
+    bool tree = entry.first == format::kHeapTreeFile || entry.first == format::kVmTreeFile;
+    ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows 1" +
+                           (tree ? " and 2)" : ")"));
   }
 }
 
@@ -347,15 +404,23 @@ TEST_F(RecordingReaderTest, AbsurdHeaderValuesAreRejected) {
       {"heap.tree", offsetof(TreeHeader, shard_shift), 64, 4, "(shard_shift 64)"},
       {"heap.tree", offsetof(TreeHeader, shard_capacity), 0, 8, "(shard_capacity 0)"},
       {"heap.tree", offsetof(TreeHeader, shard_capacity), 1ull << 33, 8, "(shard_capacity"},
-      {"heap.tree", offsetof(TreeHeader, shard_capacity), 1ull << 32, 8, "heap.tree: truncated"},
+      {"heap.tree", offsetof(TreeHeader, shard_capacity), 1ull << 32, 8, "(shard_capacity"},
+      {"heap.tree", offsetof(TreeHeader, shard_capacity), 1ull << 31, 8, "heap.tree: truncated"},
+      {"vm.tree", offsetof(TreeHeader, shard_capacity), 1ull << 32, 8, "vm.tree: truncated"},
       {"heap.tree", offsetof(TreeHeader, nodes_offset), 100, 8, "(nodes_offset 100)"},
       {"heap.tree", offsetof(TreeHeader, nodes_offset), 0, 8, "(nodes_offset 0)"},
       {"heap.tree", offsetof(TreeHeader, nodes_offset), 1ull << 40, 8, "heap.tree: truncated"},
       {"heap.tree", offsetof(TreeHeader, nodes_offset), ~0ull << 12, 8, "heap.tree: truncated"},
       {"heap.tree", offsetof(format::FileHeader, header_size), 8, 4, "(header_size 8 < 48)"},
       {"heap.tree", offsetof(format::FileHeader, header_size), 1u << 31, 4, "header needs"},
-      {"heap.tree", shard1 + offsetof(ShardHeader, used), 9, 4,
-       "heap.tree: shard 1 corrupt (used 9 > capacity 8)"},
+      {"vm.tree", shard1 + offsetof(ShardHeader, used), 9, 4,
+       "vm.tree: shard 1 corrupt (used 9 > capacity 8)"},
+      {"heap.tree", shard1 + offsetof(format::HashShardHeader, capacity), 9, 8,
+       "heap.tree: shard 1 corrupt (capacity 9 > shard_capacity 8)"},
+      {"heap.tree", shard1 + offsetof(format::HashShardHeader, live_count), 9, 8,
+       "heap.tree: shard 1 corrupt (live_count 9 > capacity 8)"},
+      {"heap.tree", shard1 + offsetof(format::HashShardHeader, writing), 9, 4,
+       "heap.tree: shard 1 corrupt (writing 9 > capacity 8)"},
       {"vm.tree", shard1 + offsetof(ShardHeader, writing), 99, 4, "shard 1 corrupt (writing 99"},
       {"stacks", offsetof(StackHeader, slot_bits), 9, 4, "stacks: corrupt header (slot_bits 9)"},
       {"stacks", offsetof(StackHeader, slot_bits), 31, 4, "(slot_bits 31)"},
@@ -398,12 +463,23 @@ TEST_F(RecordingReaderTest, AbsurdHeaderValuesAreRejected) {
 TEST_F(RecordingReaderTest, OffsetOverflowIsCorruptNotWrapped) {
   using format::TreeHeader;
   // Shard 0 is empty, so shard 1's node array is the first one read: its offset wraps 2^64.
-  Patch(files_, format::kHeapTreeFile, offsetof(TreeHeader, shard_capacity), uint64_t{1} << 32);
-  Patch(files_, format::kHeapTreeFile, offsetof(TreeHeader, nodes_offset), ~uint64_t{0} << 12);
-  Patch(files_, format::kHeapTreeFile,
+  Files files = files_;
+  Patch(files, format::kVmTreeFile, offsetof(TreeHeader, shard_capacity), uint64_t{1} << 32);
+  Patch(files, format::kVmTreeFile, offsetof(TreeHeader, nodes_offset), ~uint64_t{0} << 12);
+  Patch(files, format::kVmTreeFile,
         SyntheticRecording::ShardHeaderOffset(0) + offsetof(format::ShardHeader, used),
         uint32_t{1});
-  ExpectError(files_, "heap.tree: corrupt (shard node array lies beyond 2^64)");
+  ExpectError(files, "vm.tree: corrupt (shard node array lies beyond 2^64)");
+  // The same for heap.tree (version 2): shard 0 without a table, shard 1's slots wrap 2^64.
+  files = files_;
+  Patch(files, format::kHeapTreeFile, offsetof(TreeHeader, shard_capacity), uint64_t{1} << 31);
+  Patch(files, format::kHeapTreeFile, offsetof(TreeHeader, nodes_offset), ~uint64_t{0} << 12);
+  uint64_t shard0 = SyntheticRecording::ShardHeaderOffset(0);
+  Patch(files, format::kHeapTreeFile, shard0 + offsetof(format::HashShardHeader, capacity),
+        uint64_t{0});
+  Patch(files, format::kHeapTreeFile, shard0 + offsetof(format::HashShardHeader, live_count),
+        uint64_t{0});
+  ExpectError(files, "heap.tree: corrupt (shard slot array lies beyond 2^64)");
 }
 
 TEST_F(RecordingReaderTest, UnterminatedStringsAreRejected) {
@@ -450,8 +526,11 @@ TEST_F(RecordingReaderTest, CorruptStackChainsAreErrors) {
     // A two-node cycle: 600 -> 601 -> 600.
     Patch(files, format::kStackFile, SyntheticRecording::SlotOffset(601),
           SyntheticRecording::EncodeNode(600, prefix, 0x20));
+    SyntheticRecording::NodeRef ref = standard_.rec.Locate(TreeKind::kHeap, 0x1000);
     Patch(files, format::kHeapTreeFile,
-          SyntheticRecording::NodeOffset(1, 1) + offsetof(format::TreeNode, stack), c.stack);
+          SyntheticRecording::HashSlotOffset(ref.shard, ref.index) +
+              offsetof(format::HashSlot, stack),
+          c.stack);
     SCOPED_TRACE(c.expected);
     ExpectError(files, c.expected);
   }

@@ -2,9 +2,11 @@
 // independently of the recorder, so the reader can be tested (and fuzzed) against exact layouts.
 // Shared by RecordingReaderTest, HeapgraphCliTest and RecordingReaderFuzzer.
 //
-// Layout invariants of what Build() returns: every shard has used == capacity (unused nodes are
-// free), module capacity == count, and no file has slack at its end, so cutting any file anywhere
-// removes bytes the reader must read.
+// heap.tree is written as version 2 (hash slots, each block at the slot linear probing from its
+// home gives, computed here from the documented formula), vm.tree as version 1 (splay nodes).
+// Layout invariants of what Build() returns: every splay shard has used == capacity (unused nodes
+// are free), every hash shard has capacity == shard_capacity, module capacity == count, and no
+// file has slack at its end, so cutting any file anywhere removes bytes the reader must read.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +50,7 @@ class SyntheticRecording {
  public:
   static constexpr uint32_t kShards = 2;
   static constexpr uint32_t kShardShift = 12;
-  static constexpr uint32_t kCapacity = 8;  // nodes per shard, including node 0
+  static constexpr uint32_t kCapacity = 8;  // nodes (including node 0) or slots per shard
   static constexpr uint32_t kSlotBits = 10;
   static constexpr uint32_t kMaxDepth = 16;
   static constexpr uint64_t kNodesOffset = format::kPageSize;
@@ -61,12 +63,14 @@ class SyntheticRecording {
     uint32_t index;
   };
 
-  // Puts a block in the shard its address selects, at that shard's next node.
+  // Puts a block in the shard its address selects: vm.tree at that shard's next node, heap.tree
+  // at the first free slot from the address's home slot.
   NodeRef AddBlock(TreeKind tree, uint64_t address, uint64_t size, format::AllocFunction function,
                    uint32_t stack, uint32_t seq = 0) {
     uint32_t shard = static_cast<uint32_t>((address >> kShardShift) & (kShards - 1));
     Shard& s = trees_[Tree(tree)][shard];
     if (s.nodes.size() + 1 >= kCapacity) throw std::length_error("synthetic shard full");
+    if (tree == TreeKind::kHeap) return {shard, AddSlot(s, address, size, function, stack, seq)};
     format::TreeNode node{};
     node.set_address(address);
     node.set_size(size);
@@ -75,6 +79,25 @@ class SyntheticRecording {
     node.seq = seq;
     s.nodes.push_back(node);
     return {shard, static_cast<uint32_t>(s.nodes.size())};
+  }
+
+  // Where AddBlock put the block at `address` (heap.tree: slot index; vm.tree: node index).
+  NodeRef Locate(TreeKind tree, uint64_t address) const {
+    uint32_t shard = static_cast<uint32_t>((address >> kShardShift) & (kShards - 1));
+    const Shard& s = trees_[Tree(tree)][shard];
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+      if (s.nodes[i].address() == address) {
+        uint32_t index = tree == TreeKind::kHeap ? s.slot_of[i] : static_cast<uint32_t>(i + 1);
+        return {shard, index};
+      }
+    }
+    throw std::out_of_range("no synthetic block at that address");
+  }
+
+  // The home slot of `address` in a table of `capacity` slots (docs/recording-format.md).
+  static uint64_t Home(uint64_t address, uint64_t capacity) {
+    uint64_t h = (address >> 4) * format::kHashMultiplier;
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * capacity) >> 64);
   }
 
   void SetDropped(TreeKind tree, uint32_t shard, uint64_t dropped) {
@@ -125,8 +148,11 @@ class SyntheticRecording {
   }
 
   // Byte offsets inside the built files, for corruption tests.
-  static uint64_t NodeOffset(uint32_t shard, uint32_t index) {
+  static uint64_t NodeOffset(uint32_t shard, uint32_t index) {  // vm.tree
     return kNodesOffset + (uint64_t{shard} * kCapacity + index) * sizeof(format::TreeNode);
+  }
+  static uint64_t HashSlotOffset(uint32_t shard, uint32_t index) {  // heap.tree
+    return kNodesOffset + (uint64_t{shard} * kCapacity + index) * sizeof(format::HashSlot);
   }
   static uint64_t ShardHeaderOffset(uint32_t shard) {
     return kShardHeadersOffset + uint64_t{shard} * sizeof(format::ShardHeader);
@@ -145,9 +171,31 @@ class SyntheticRecording {
   static constexpr uint32_t kParentShift = format::kStackLowBits + format::kStackPrefixBits;
 
   struct Shard {
-    std::vector<format::TreeNode> nodes;  // nodes 1.. in order
+    std::vector<format::TreeNode> nodes;  // nodes 1.. in order (heap.tree: blocks in add order)
+    std::vector<uint32_t> slot_of;        // heap.tree: the slot of nodes[i]
     uint64_t dropped = 0;
   };
+
+  static uint32_t AddSlot(Shard& s, uint64_t address, uint64_t size, format::AllocFunction function,
+                          uint32_t stack, uint32_t seq) {
+    uint64_t slot = Home(address, kCapacity);
+    auto taken = [&](uint64_t i) {
+      for (uint32_t used : s.slot_of) {
+        if (used == i) return true;
+      }
+      return false;
+    };
+    while (taken(slot)) slot = (slot + 1) % kCapacity;
+    format::TreeNode node{};
+    node.set_address(address);
+    node.set_size(size);
+    node.function = function;
+    node.stack = stack;
+    node.seq = seq;
+    s.nodes.push_back(node);
+    s.slot_of.push_back(static_cast<uint32_t>(slot));
+    return static_cast<uint32_t>(slot);
+  }
 
   static int Tree(TreeKind tree) { return tree == TreeKind::kHeap ? 0 : 1; }
 
@@ -156,10 +204,11 @@ class SyntheticRecording {
     memcpy(bytes.data() + offset, &value, sizeof(T));
   }
 
-  static format::FileHeader Header(const char (&magic)[8], uint64_t header_size) {
+  static format::FileHeader Header(const char (&magic)[8], uint64_t header_size,
+                                   uint32_t version = format::kVersion) {
     format::FileHeader h{};
     memcpy(h.magic, magic, sizeof(h.magic));
-    h.version = format::kVersion;
+    h.version = version;
     h.header_size = static_cast<uint32_t>(header_size);
     return h;
   }
@@ -172,7 +221,37 @@ class SyntheticRecording {
     return static_cast<uint32_t>(prefixes_.size() - 1);
   }
 
+  std::string BuildHashTree() const {
+    std::string bytes(HashSlotOffset(kShards, 0), '\0');
+    format::TreeHeader h{};
+    h.file = Header(format::kTreeMagic, kNodesOffset, format::kHashTreeVersion);
+    h.node_size = sizeof(format::HashSlot);
+    h.shard_count = kShards;
+    h.shard_shift = kShardShift;
+    h.shard_capacity = kCapacity;
+    h.nodes_offset = kNodesOffset;
+    Put(bytes, 0, h);
+    for (uint32_t i = 0; i < kShards; ++i) {
+      const Shard& s = trees_[0][i];
+      format::HashShardHeader sh{};
+      sh.capacity = kCapacity;
+      sh.live_count = s.nodes.size();
+      for (const format::TreeNode& n : s.nodes) sh.live_bytes += n.size();
+      sh.dropped = s.dropped;
+      sh.backed_bytes = kCapacity * sizeof(format::HashSlot);
+      Put(bytes, ShardHeaderOffset(i), sh);
+      for (size_t j = 0; j < s.nodes.size(); ++j) {
+        const format::TreeNode& n = s.nodes[j];
+        format::HashSlot slot{n.address(), format::HashSlot::Pack(n.size(), n.function), n.stack,
+                              n.seq};
+        Put(bytes, HashSlotOffset(i, s.slot_of[j]), slot);
+      }
+    }
+    return bytes;
+  }
+
   std::string BuildTree(int tree) const {
+    if (tree == 0) return BuildHashTree();
     std::string bytes(NodeOffset(kShards, 0), '\0');
     format::TreeHeader h{};
     h.file = Header(format::kTreeMagic, kNodesOffset);

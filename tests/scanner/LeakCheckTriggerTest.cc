@@ -73,6 +73,11 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // The text report is written after the JSON one (report/LeakCheck.cc): wait for it too.
+  while (!std::filesystem::exists(dir + "/leaks-1.txt") &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   fclose(in);
