@@ -71,8 +71,8 @@ struct ChildContext {
   int result_fd;  // memfd
 };
 
-// Live heap blocks in address order, copied out of the (locked) tree by a linear scan of every
-// shard's slot table (the same walk a reader of the files makes), then sorted.
+// Live heap blocks, copied out of the (locked) tree by a linear scan of every shard's slot table
+// (the same walk a reader of the files makes), in slot order.
 MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   MmapVector<LeakedBlock> blocks;
   blocks.reserve(tree.LiveCount());
@@ -81,9 +81,6 @@ MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
       blocks.push_back({r.address, r.size, r.stack, r.seq, r.function});
     });
   }
-  // The shards visit in slot order: sort into address order for the BlockIndex.
-  std::sort(blocks.begin(), blocks.end(),
-            [](const LeakedBlock& a, const LeakedBlock& b) { return a.address < b.address; });
   return blocks;
 }
 
@@ -167,8 +164,10 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
   bool maps_ok = c.mappings->ReadWithoutAllocating();
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c.view.heap);
   char one = 1;
-  (void)!write(c.ready_fd, &one, 1);
+  (void)!write(c.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
   close(c.ready_fd);
+  std::sort(blocks.begin(), blocks.end(),
+            [](const LeakedBlock& a, const LeakedBlock& b) { return a.address < b.address; });
 
   MmapVector<BlockRange> ranges;
   ranges.reserve(blocks.size());
