@@ -139,6 +139,9 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
   } else if (Equals(key, key_len, "exitcode")) {
     expected = "0..255";
     ok = ParseRange(value, value_len, 0, 255, &leak_exitcode);
+  } else if (Equals(key, key_len, "interior")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &interior_pointers);
   } else if (Equals(key, key_len, "scan_signal")) {
     expected = "0 (off) or a signal number 1..64 other than SIGKILL/SIGSTOP";
     uint32_t v;

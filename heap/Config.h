@@ -27,6 +27,7 @@ struct Config {
   char leak_text[kMaxPath] = "-";   // "-" = stderr, "" = none
   uint32_t leak_exitcode = 23;      // exit status when the at-exit check finds leaks
   uint32_t scan_signal = 39;        // SIGRTMIN+5 with glibc; 0 = no signal-triggered checks
+  bool interior_pointers = true;    // false: only pointers to a block's start keep it alive
 
   // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
   // rejection has already been reported on stderr as one line prefixed "heapgraph: ".

@@ -19,7 +19,7 @@ namespace {
 
 // libheapgraph_scan.so's entry for triggers: the program's stack is scanned from
 // `program_stack_pointer` up (the trigger's own frames below it are not the program's).
-using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, uint64_t);
+using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, uint64_t, int);
 
 const Config* g_config = nullptr;
 char g_dir[600] = "";
@@ -65,7 +65,8 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
                  reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_internal_check_leaks"))) {
     heapgraph_leak_summary summary;
     leaked = check(json_path[0] != '\0' ? json_path : nullptr,
-                   text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer);
+                   text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,
+                   g_config->interior_pointers ? 1 : 0);
     if (leaked < 0) Complain("leak check failed", summary.error);
   }
   if (ignore != nullptr) ignore(before);

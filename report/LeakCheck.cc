@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "graph/LeakGraph.h"
-#include "heap/RecordingReader.h"
 #include "heap/RecorderAccess.h"
+#include "heap/RecordingReader.h"
 #include "heap/heapgraph.h"
 #include "report/FreshStack.h"
 #include "report/LeakReportJson.h"
@@ -127,11 +127,12 @@ __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& option
 // The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
 extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
-    uint64_t program_stack_pointer) {
+    uint64_t program_stack_pointer, int interior_pointers) {
   heapgraph::report::RecordingIgnored ignored;  // before the options' strings are allocated
   heapgraph::report::LeakCheckOptions options;
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;
+  options.interior_pointers = interior_pointers != 0;
   heapgraph::report::LeakReport report =
       heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer);
   if (summary != nullptr) {
@@ -152,6 +153,7 @@ extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_l
 
 extern "C" __attribute__((visibility("default"), noinline)) int heapgraph_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
-  return heapgraph_internal_check_leaks(
-      json_path, text_path, summary, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+  return heapgraph_internal_check_leaks(json_path, text_path, summary,
+                                        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
+                                        /*interior_pointers=*/1);
 }

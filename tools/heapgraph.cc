@@ -491,6 +491,7 @@ struct RunOptions {
   std::string json;
   std::string text = "-";
   int exitcode = 23;
+  bool start_only = false;
 };
 
 std::string OptionPath(const std::string& path, const char* flag) {
@@ -507,8 +508,9 @@ int Run(RunOptions run) {
   std::string root = MakeRoot(run.record.root);
   std::string text = OptionPath(run.text, "--text");
   std::string options =
-      fmt::format("leak_check=1,leak_json={},leak_text={},exitcode={}",
-                  OptionPath(run.json, "--json"), text == "-" ? "stderr" : text, run.exitcode);
+      fmt::format("leak_check=1,leak_json={},leak_text={},exitcode={},interior={}",
+                  OptionPath(run.json, "--json"), text == "-" ? "stderr" : text, run.exitcode,
+                  run.start_only ? 0 : 1);
   if (!run.record.options.empty()) options += "," + run.record.options;
   run.record.options = options;
   pid_t pid = -1;
@@ -557,6 +559,8 @@ int Main(int argc, char** argv) {
   run->add_option("--exitcode", run_options.exitcode, "Exit status when leaks are found")
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
+  run->add_flag("--start-only", run_options.start_only,
+                "Only pointers to a block's start keep it alive (default: interior pointers too)");
   run->add_option("--preload", run_options.record.preload, "Path of libheapgraph.so");
   run->add_option("--dir", run_options.record.root, "Root directory for recordings (kept)");
   run->add_option("--options", run_options.record.options, "More HEAPGRAPH_OPTIONS, a,b=c");

@@ -109,3 +109,25 @@ TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
 }
 
 }  // namespace
+
+namespace {
+
+// --start-only: a block kept only by a pointer into its middle is then a leak (464 bytes, besides
+// the trap program's 272-byte control leak); by default it is not.
+TEST(LeakCheckTriggerTest, StartOnlyModeReportsBlocksKeptOnlyByInteriorPointers) {
+  std::string root = TempRoot(), out;
+  std::string traps = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_traps interior";
+  auto direct_bytes = [&](const std::string& flags) {
+    std::string json_path = root + "/report.json";
+    Shell(std::string(HEAPGRAPH_CLI) + " run " + flags + " --text /dev/null --json " + json_path +
+              " -- " + traps,
+          &out);
+    std::ifstream file(json_path);
+    return nlohmann::json::parse(file)["summary"]["direct_bytes"].get<int>();
+  };
+  EXPECT_EQ(direct_bytes(""), 272);
+  EXPECT_EQ(direct_bytes("--start-only"), 272 + 464);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
