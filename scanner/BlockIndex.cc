@@ -65,32 +65,9 @@ void BlockIndex::FillTable(const Region& r) {
   first_.push_back(r.end_block);
 }
 
-uint32_t BlockIndex::Find(uint64_t address) const {
-  if (address < lowest_ || address >= highest_) return kNotFound;
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
-                             [](uint64_t a, const Region& r) { return a < r.begin; });
-  const Region& r = *(it - 1);
-  if (address >= r.end) return kNotFound;
-  // A one-block region is exactly its block: [r.begin, r.end).
-  return r.shift == 0 ? r.first_block : FindInRegion(r, address);
-}
-
-// Requires r.begin <= address < r.end. Candidates: blocks [lo, hi] where lo ends after the granule
-// starts and hi is the first block reaching the next granule (it may start inside this one).
-uint32_t BlockIndex::FindInRegion(const Region& r, uint64_t address) const {
-  const uint32_t* entry = first_.data() + r.first_entry + ((address - r.begin) >> r.shift);
-  uint32_t lo = entry[0];
-  uint32_t hi = std::min(entry[1] + 1, r.end_block);
-  if (hi - lo <= kLinearScanLimit) {
-    // Sorted, disjoint blocks: the first one not ending at or before `address` decides.
-    for (uint32_t i = lo; i < hi; ++i) {
-      const BlockRange& b = blocks_[i];
-      if (address < b.begin) return kNotFound;
-      if (address < End(b)) return i;
-    }
-    return kNotFound;
-  }
-  auto first = blocks_.begin() + lo, last = blocks_.begin() + hi;
+uint32_t BlockIndex::SearchCandidates(uint32_t lo, uint32_t hi, const Region& r,
+                                      uint64_t address) const {
+  auto first = blocks_.begin() + lo, last = blocks_.begin() + std::min(hi + 1, r.end_block);
   auto found = std::upper_bound(first, last, address,
                                 [](uint64_t a, const BlockRange& b) { return a < b.begin; });
   if (found == first) return kNotFound;

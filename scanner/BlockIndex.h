@@ -10,6 +10,7 @@
 // Built once per scan; memory from MmapAllocator. May include heap/ headers only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -34,8 +35,15 @@ class BlockIndex {
   // `blocks` must be sorted by begin and must not overlap.
   explicit BlockIndex(std::vector<BlockRange, MmapAllocator<BlockRange>> blocks);
 
-  // Index of the block containing `address` (interior pointers included), or kNotFound.
-  uint32_t Find(uint64_t address) const;
+  // Index of the block containing `address` (interior pointers included), or kNotFound. Inline:
+  // the marker calls it for every word in the heap's range.
+  uint32_t Find(uint64_t address) const {
+    if (address < lowest_ || address >= highest_) return kNotFound;
+    const Region& r = RegionOf(address);
+    if (address >= r.end) return kNotFound;
+    // A one-block region is exactly its block: [r.begin, r.end).
+    return r.shift == 0 ? r.first_block : FindInRegion(r, address);
+  }
   // Index of the block starting exactly at `address`, or kNotFound.
   uint32_t FindStart(uint64_t address) const;
 
@@ -57,15 +65,34 @@ class BlockIndex {
     uint32_t shift;      // log2 of its granule size; 0 for a one-block region (no table)
   };
 
-  // Beyond this many candidates in one granule, Find binary-searches instead of scanning.
-  static constexpr uint32_t kLinearScanLimit = 8;
-
   static uint64_t End(const BlockRange& b) { return b.begin + (b.size == 0 ? 1 : b.size); }
   static uint64_t Entries(const Region& r) { return ((r.end - 1 - r.begin) >> r.shift) + 2; }
   void CutRegions();
   Region MakeRegion(uint32_t first_block, uint32_t end_block) const;
   void FillTable(const Region& r);
-  uint32_t FindInRegion(const Region& r, uint64_t address) const;
+  // The last region starting at or before `address`; requires lowest_ <= address.
+  const Region& RegionOf(uint64_t address) const {
+    if (regions_.size() == 1) return regions_[0];
+    return *(std::upper_bound(regions_.begin(), regions_.end(), address,
+                              [](uint64_t a, const Region& r) { return a < r.begin; }) -
+             1);
+  }
+  // Requires r.begin <= address < r.end. Starts at the first block ending after the granule
+  // starts; blocks are sorted and disjoint, so the first one not ending at or before `address`
+  // decides. The scan stops by the region's last block, which ends at r.end > address. With the
+  // finest granules it visits at most ~3 glibc chunks; coarser granules binary-search instead.
+  uint32_t FindInRegion(const Region& r, uint64_t address) const {
+    const uint32_t* entry = first_.data() + r.first_entry + ((address - r.begin) >> r.shift);
+    if (r.shift != kGranuleShift) return SearchCandidates(entry[0], entry[1], r, address);
+    for (uint32_t i = entry[0];; ++i) {
+      const BlockRange& b = blocks_[i];
+      if (address < b.begin) return kNotFound;
+      if (address < End(b)) return i;
+    }
+  }
+  // Binary search for the block containing `address` among blocks [lo, hi] (hi: the first block
+  // reaching the next granule, which may start inside this one), clamped to the region.
+  uint32_t SearchCandidates(uint32_t lo, uint32_t hi, const Region& r, uint64_t address) const;
 
   std::vector<BlockRange, MmapAllocator<BlockRange>> blocks_;
   std::vector<Region, MmapAllocator<Region>> regions_;
