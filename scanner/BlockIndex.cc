@@ -8,63 +8,66 @@ BlockIndex::BlockIndex(std::vector<BlockRange, MmapAllocator<BlockRange>> blocks
     : blocks_(std::move(blocks)) {
   if (blocks_.empty()) return;
   lowest_ = blocks_.front().begin;
+  CutRegions();
+  highest_ = regions_.back().end;
+  // Size the tables exactly first: one mapping, no regrowth copies.
+  uint64_t entries = 0;
+  for (Region& r : regions_) {
+    r.first_entry = entries;
+    if (r.shift != 0) entries += Entries(r);
+  }
+  first_.reserve(entries);
+  for (const Region& r : regions_) {
+    if (r.shift != 0) FillTable(r);
+  }
+}
+
+// Regions start at the begin of their first block (never page-aligned down: that made regions
+// overlap), break at gaps of kRegionGap or more, and give each large block a region of its own.
+void BlockIndex::CutRegions() {
   uint32_t first = 0;
   uint64_t end = End(blocks_[0]);
   for (uint32_t i = 1; i < blocks_.size(); ++i) {
-    // Large blocks get a region of their own: they need no page table.
     bool large = blocks_[i].size >= kRegionGap || blocks_[i - 1].size >= kRegionGap;
     if (large || blocks_[i].begin >= end + kRegionGap) {
-      AddRegion(first, i);
+      regions_.push_back(MakeRegion(first, i));
       first = i;
     }
     end = std::max(end, End(blocks_[i]));
   }
-  AddRegion(first, static_cast<uint32_t>(blocks_.size()));
-  highest_ = regions_.back().end;
+  regions_.push_back(MakeRegion(first, static_cast<uint32_t>(blocks_.size())));
 }
 
-void BlockIndex::AddRegion(uint32_t first_block, uint32_t end_block) {
-  Region r;
-  r.begin = blocks_[first_block].begin;
-  r.first_page_number = r.begin >> kPageShift;
-  r.end = 0;
-  for (uint32_t i = first_block; i < end_block; ++i) r.end = std::max(r.end, End(blocks_[i]));
-  if (end_block - first_block == 1) {
-    r.first_page = kNoPages;
-    r.single_block = first_block;
-    regions_.push_back(r);
-    return;
+// The finest granule whose table fits the memory bound (kTableBytesPerBlock per block plus
+// 1/kLiveBytesPerTableByte of the live bytes), but never coarser than a page.
+BlockIndex::Region BlockIndex::MakeRegion(uint32_t first_block, uint32_t end_block) const {
+  Region r{blocks_[first_block].begin, 0, 0, first_block, end_block, 0};
+  uint64_t live = 0;
+  for (uint32_t i = first_block; i < end_block; ++i) {
+    r.end = std::max(r.end, End(blocks_[i]));
+    live += blocks_[i].size;
   }
-  r.first_page = static_cast<uint32_t>(page_first_.size());
-  r.single_block = kNotFound;
-  uint64_t pages = ((r.end - 1) >> kPageShift) - r.first_page_number + 1;
-  uint32_t block = first_block;
-  for (uint64_t p = 0; p < pages; ++p) {
-    uint64_t page_start = (r.first_page_number + p) << kPageShift;
-    while (block < end_block && End(blocks_[block]) <= page_start) ++block;
-    page_first_.push_back(block);
-  }
-  page_first_.push_back(end_block);
-  regions_.push_back(r);
+  if (end_block - first_block == 1) return r;  // the block is the region: no table
+  uint64_t budget = kTableBytesPerBlock * (end_block - first_block) + live / kLiveBytesPerTableByte;
+  r.shift = kGranuleShift;
+  while (r.shift < kMaxGranuleShift && Entries(r) * sizeof(uint32_t) > budget) ++r.shift;
+  return r;
 }
 
-uint32_t BlockIndex::Find(uint64_t address) const {
-  if (address < lowest_ || address >= highest_) return kNotFound;
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
-                             [](uint64_t a, const Region& r) { return a < r.begin; });
-  const Region& r = *(it - 1);
-  if (address >= r.end) return kNotFound;
-  if (r.first_page == kNoPages) {
-    const BlockRange& b = blocks_[r.single_block];
-    return address >= b.begin && address < End(b) ? r.single_block : kNotFound;
+void BlockIndex::FillTable(const Region& r) {
+  uint64_t granules = Entries(r) - 1;
+  uint32_t block = r.first_block;
+  for (uint64_t g = 0; g < granules; ++g) {
+    uint64_t start = r.begin + (g << r.shift);
+    while (block < r.end_block && End(blocks_[block]) <= start) ++block;
+    first_.push_back(block);
   }
-  uint64_t page = (address >> kPageShift) - r.first_page_number;
-  uint32_t lo = page_first_[r.first_page + page];
-  uint32_t hi = page_first_[r.first_page + page + 1];
-  // Blocks [lo, hi] may overlap this page (hi: the first block reaching the next page, which
-  // may start inside this one). Find the last block starting at or before `address`.
-  hi = std::min<uint32_t>(hi + 1, static_cast<uint32_t>(blocks_.size()));
-  auto first = blocks_.begin() + lo, last = blocks_.begin() + hi;
+  first_.push_back(r.end_block);
+}
+
+uint32_t BlockIndex::SearchCandidates(uint32_t lo, uint32_t hi, const Region& r,
+                                      uint64_t address) const {
+  auto first = blocks_.begin() + lo, last = blocks_.begin() + std::min(hi + 1, r.end_block);
   auto found = std::upper_bound(first, last, address,
                                 [](uint64_t a, const BlockRange& b) { return a < b.begin; });
   if (found == first) return kNotFound;

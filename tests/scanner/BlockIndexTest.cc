@@ -71,5 +71,75 @@ TEST(BlockIndexTest, AgreesWithNaiveLookupOnRandomHeaps) {
   }
 }
 
+// Queries around every block: its first and last bytes, just outside it, and random interior.
+void ExpectAgreesWithNaive(const Blocks& blocks, const BlockIndex& index, std::mt19937_64& rng,
+                           int queries) {
+  for (int q = 0; q < queries; ++q) {
+    const BlockRange& b = blocks[rng() % blocks.size()];
+    uint64_t offsets[] = {0, b.size, b.size - 1, rng() % (b.size + 1)};
+    for (uint64_t off : offsets) {
+      for (uint64_t a : {b.begin + off, b.begin - 1, b.begin + off + 64}) {
+        ASSERT_EQ(index.Find(a), Naive(blocks, a)) << "address " << a;
+      }
+    }
+  }
+}
+
+TEST(BlockIndexTest, DenseSmallBlocksUseTheFinestGranules) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 5; ++round) {
+    Blocks blocks;
+    uint64_t at = 0x555500000010 + (rng() % 64) * 16;
+    for (int i = 0; i < 3000; ++i) {
+      uint64_t size = 16 + (rng() % 2) * 8;  // 16 or 24 bytes in 32-byte chunks, like glibc's
+      blocks.push_back({at, size});
+      at += 32 + (rng() % 16 == 0 ? 32 : 0);
+    }
+    BlockIndex index(blocks);
+    uint64_t span = blocks.back().begin + blocks.back().size - blocks.front().begin;
+    EXPECT_EQ(index.region_count(), 1u);
+    EXPECT_EQ(index.table_bytes(), ((span - 1) / 64 + 2) * sizeof(uint32_t));
+    ExpectAgreesWithNaive(blocks, index, rng, 3000);
+  }
+}
+
+TEST(BlockIndexTest, SizesAroundTheGranuleAgreeWithNaive) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 10; ++round) {
+    Blocks blocks;
+    uint64_t at = 0x555500000000 + (rng() % 256) * 8;
+    for (int i = 0; i < 2000; ++i) {
+      uint64_t size = rng() % 4 == 0 ? 0 : 64 * (1 + rng() % 3) + (rng() % 17) - 8;
+      blocks.push_back({at, size});
+      at += (size == 0 ? 1 : size) + rng() % 24;  // unaligned, sometimes adjacent
+    }
+    BlockIndex index(blocks);
+    ExpectAgreesWithNaive(blocks, index, rng, 2000);
+  }
+}
+
+TEST(BlockIndexTest, SparseRegionsTakeCoarserGranulesWithinTheMemoryBound) {
+  std::mt19937_64 rng(13);
+  Blocks blocks;
+  uint64_t at = 0x555500000000, live = 0;
+  for (int cluster = 0; cluster < 40; ++cluster) {
+    int count = cluster % 2 == 0 ? 1 : 64;  // lone blocks, and clusters packed in 2 KiB
+    for (int i = 0; i < count; ++i) {
+      blocks.push_back({at, 16});
+      live += 16;
+      at += 32;
+    }
+    at += 200 << 10;  // below kRegionGap: one sparse region
+  }
+  BlockIndex index(blocks);
+  EXPECT_EQ(index.region_count(), 1u);
+  uint64_t budget =
+      BlockIndex::kTableBytesPerBlock * blocks.size() + live / BlockIndex::kLiveBytesPerTableByte;
+  EXPECT_LE(index.table_bytes(), budget);
+  uint64_t span = blocks.back().begin + blocks.back().size - blocks.front().begin;
+  EXPECT_LT(index.table_bytes(), (span / 64) * sizeof(uint32_t) / 8);  // far coarser than 64 B
+  ExpectAgreesWithNaive(blocks, index, rng, 3000);
+}
+
 }  // namespace
 }  // namespace heapgraph::scanner
