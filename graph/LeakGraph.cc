@@ -1,6 +1,7 @@
 #include "graph/LeakGraph.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dominator_tree.hpp>
 #include <boost/graph/strong_components.hpp>
@@ -43,6 +44,8 @@ struct LeakGraph::Linked {
   size_t components = 0;
   std::vector<uint8_t> source;           // per component: nothing outside points into it
   std::vector<uint32_t> representative;  // per source component: local index of its direct leak
+  std::vector<uint32_t> root_of;         // per component: index into `roots`, kNone if no source
+  std::vector<LeakRoot> roots;           // the linked source components, in component order
 };
 
 LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
@@ -53,9 +56,57 @@ LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
   Linked linked = LinkVertices(edges);
   FindComponents(linked);
   ComputeDominators(linked);
-  std::stable_sort(roots_.begin(), roots_.end(), [](const LeakRoot& a, const LeakRoot& b) {
-    return a.retained_bytes > b.retained_bytes;
-  });
+  OrderRoots(linked);
+}
+
+// roots_: every isolated vertex and every linked root, stably sorted by retained bytes (largest
+// first) from the order of their smallest vertices, which is the order Boost numbers source
+// components in over all vertices (each is a DFS tree of its own, started at its smallest
+// vertex). Sorting is an LSD radix sort of (~retained, smallest vertex) pairs that skips the
+// bytes every key shares; each root is then built or moved once, in its final place.
+void LeakGraph::OrderRoots(Linked& linked) {
+  std::vector<std::pair<uint64_t, uint32_t>> items;
+  items.reserve(linked.roots.size() + blocks_.size() - linked.global.size());
+  std::vector<uint8_t> seen(linked.components, 0);  // the component's smallest vertex was passed
+  for (uint32_t v = 0; v < blocks_.size(); ++v) {
+    uint32_t l = linked.local[v];
+    if (l == kNone) {
+      items.emplace_back(~blocks_[v].size, v);
+      continue;
+    }
+    uint32_t c = linked.component[l];
+    if (linked.root_of[c] != kNone && seen[c] == 0) {
+      items.emplace_back(~linked.roots[linked.root_of[c]].retained_bytes, v);
+    }
+    seen[c] = 1;
+  }
+  RadixSort(items);
+  roots_.reserve(items.size());
+  for (auto [key, v] : items) {
+    uint32_t l = linked.local[v];
+    if (l == kNone) {
+      // No edges: the root dominates only itself.
+      roots_.push_back({v, std::vector<uint32_t>(1, v), false, blocks_[v].size, 1});
+    } else {
+      roots_.push_back(std::move(linked.roots[linked.root_of[linked.component[l]]]));
+    }
+  }
+}
+
+// Stable sort by key, ascending; one counting pass for all eight key bytes.
+void LeakGraph::RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items) {
+  std::vector<std::array<size_t, 257>> start(8);
+  for (const auto& item : items) {
+    for (int byte = 0; byte < 8; ++byte) ++start[byte][((item.first >> (8 * byte)) & 0xff) + 1];
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> scratch(items.size());
+  for (int byte = 0; byte < 8; ++byte) {
+    std::array<size_t, 257>& at = start[byte];
+    if (std::find(at.begin(), at.end(), items.size()) != at.end()) continue;  // all in one bucket
+    for (size_t b = 0; b < 256; ++b) at[b + 1] += at[b];
+    for (const auto& item : items) scratch[at[(item.first >> (8 * byte)) & 0xff]++] = item;
+    items.swap(scratch);
+  }
 }
 
 LeakGraph::Linked LeakGraph::LinkVertices(const Edges& edges) const {
@@ -77,11 +128,9 @@ bool LeakGraph::Earlier(uint32_t a, uint32_t b) const {
   return blocks_[a].address < blocks_[b].address;
 }
 
-// Strongly connected components of the linked vertices (Boost), then one root per source
-// component; isolated vertices are acyclic source components of their own. Roots are emitted in
-// order of their smallest vertex, which is the order Boost numbers source components in (each
-// is a DFS tree of its own, started at its smallest vertex), so the stable sort by retained size
-// gives the same order as a Boost run over all vertices.
+// Strongly connected components of the linked vertices (Boost), then one root per linked source
+// component (retained sizes still 0); isolated vertices are acyclic source components of their
+// own and direct.
 void LeakGraph::FindComponents(Linked& linked) {
   size_t m = linked.global.size();
   Graph g(m);
@@ -102,11 +151,15 @@ void LeakGraph::FindComponents(Linked& linked) {
   // Isolated vertices are numbered after the linked components.
   uint32_t next_isolated = static_cast<uint32_t>(count);
   for (uint32_t v = 0; v < blocks_.size(); ++v) {
-    component_[v] = linked.local[v] == kNone ? next_isolated++ : linked.component[linked.local[v]];
+    uint32_t l = linked.local[v];
+    component_[v] = l == kNone ? next_isolated++ : linked.component[l];
+    if (l == kNone) direct_[v] = 1;
   }
   linked.representative.assign(count, kNone);
-  roots_.reserve(next_isolated - count);
-  for (uint32_t v = 0; v < blocks_.size(); ++v) AddRootAt(v, linked, members, self_edge);
+  linked.root_of.assign(count, kNone);
+  for (uint32_t c = 0; c < count; ++c) {
+    if (linked.source[c] != 0) AddLinkedRoot(c, linked, members, self_edge);
+  }
 }
 
 // Members of linked component c as vertices, in address order.
@@ -122,38 +175,28 @@ std::vector<uint32_t> LeakGraph::Globals(const Linked& linked, const Lists& memb
   return vertices;
 }
 
-// Adds the root whose smallest vertex is v, if v is isolated or the smallest vertex of a linked
-// source component.
-void LeakGraph::AddRootAt(uint32_t v, Linked& linked, const Lists& members,
-                          const std::vector<uint8_t>& self_edge) {
+// The root of linked source component c: members in allocation order, the first one direct.
+void LeakGraph::AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
+                              const std::vector<uint8_t>& self_edge) {
   LeakRoot root;
-  uint32_t l = linked.local[v];
-  if (l == kNone) {
-    root.representative = v;
-    root.members.assign(1, v);
-    root.retained_bytes = blocks_[v].size;  // no edges: dominates only itself
-    root.retained_blocks = 1;
-  } else {
-    uint32_t c = linked.component[l];
-    if (linked.source[c] == 0 || *members.begin(c) != l) return;
-    root.members.reserve(members.size(c));
-    for (const uint32_t* x = members.begin(c); x != members.end(c); ++x) {
-      root.members.push_back(linked.global[*x]);
-    }
-    std::sort(root.members.begin(), root.members.end(),
-              [this](uint32_t a, uint32_t b) { return Earlier(a, b); });
-    root.representative = root.members.front();
-    root.cyclic = members.size(c) > 1 || self_edge[c] != 0;
-    linked.representative[c] = linked.local[root.representative];
+  root.members.reserve(members.size(c));
+  for (const uint32_t* x = members.begin(c); x != members.end(c); ++x) {
+    root.members.push_back(linked.global[*x]);
   }
+  std::sort(root.members.begin(), root.members.end(),
+            [this](uint32_t a, uint32_t b) { return Earlier(a, b); });
+  root.representative = root.members.front();
+  root.cyclic = members.size(c) > 1 || self_edge[c] != 0;
   direct_[root.representative] = 1;
-  roots_.push_back(std::move(root));
+  linked.representative[c] = linked.local[root.representative];
+  linked.root_of[c] = static_cast<uint32_t>(linked.roots.size());
+  linked.roots.push_back(std::move(root));
 }
 
 // Dominator tree (Lengauer-Tarjan) of the linked vertices under a virtual root linked to every
 // linked representative; isolated vertices hang off the virtual root and keep idom kNone. Every
 // linked vertex is reachable: each lies in or below a source component.
-void LeakGraph::ComputeDominators(const Linked& linked) {
+void LeakGraph::ComputeDominators(Linked& linked) {
   size_t m = linked.global.size();
   if (m == 0) return;
   Graph g(m + 1);  // vertex m: the virtual root
@@ -176,9 +219,8 @@ void LeakGraph::ComputeDominators(const Linked& linked) {
   }
   std::vector<uint64_t> bytes(m + 1, 0), count(m + 1, 0);
   SubtreeSizes(linked, parent, bytes, count);
-  for (LeakRoot& r : roots_) {
+  for (LeakRoot& r : linked.roots) {
     uint32_t l = linked.local[r.representative];
-    if (l == kNone) continue;
     r.retained_bytes = bytes[l];
     r.retained_blocks = count[l];
   }

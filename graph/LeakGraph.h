@@ -51,9 +51,11 @@ class LeakGraph {
   bool Earlier(uint32_t a, uint32_t b) const;  // allocated first: sequence, then address
   void FindComponents(Linked& linked);
   std::vector<uint32_t> Globals(const Linked& linked, const Lists& members, size_t c) const;
-  void AddRootAt(uint32_t v, Linked& linked, const Lists& members,
-                 const std::vector<uint8_t>& self_edge);
-  void ComputeDominators(const Linked& linked);
+  void AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
+                     const std::vector<uint8_t>& self_edge);
+  void ComputeDominators(Linked& linked);
+  void OrderRoots(Linked& linked);
+  static void RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items);
   void SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& parent,
                     std::vector<uint64_t>& bytes, std::vector<uint64_t>& count) const;
 
