@@ -103,30 +103,53 @@ bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
   return a.stack_id < b.stack_id;
 }
 
-// (kind, stack) as one hash key.
-uint64_t GroupKey(LeakKind kind, uint32_t stack) {
-  return (kind == LeakKind::kDirect ? uint64_t{1} << 32 : 0) | stack;
-}
+// (kind, stack) -> group index. A table indexed by stack id when ids are not much larger than
+// the number of blocks (stack ids index the recording's stack table, so usually), else a hash map.
+class GroupIndex {
+ public:
+  explicit GroupIndex(const std::vector<scanner::LeakedBlock>& leaked) {
+    uint32_t max_stack = 0;
+    for (const scanner::LeakedBlock& b : leaked) max_stack = std::max(max_stack, b.stack);
+    if (max_stack <= 4 * leaked.size() + 4096) table_.assign(2 * (size_t{max_stack} + 1), kNone);
+  }
+
+  // The group of (kind, stack), or `next` (then inserted = true) when there was none.
+  std::pair<size_t, bool> Find(LeakKind kind, uint32_t stack, size_t next) {
+    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
+    if (table_.empty()) {
+      auto [it, inserted] = map_.try_emplace(key, next);
+      return {it->second, inserted};
+    }
+    if (table_[key] != kNone) return {table_[key], false};
+    table_[key] = next;
+    return {next, true};
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> table_;               // 2 * stack + direct -> group, kNone if none
+  std::unordered_map<size_t, size_t> map_;  // the same when table_ is empty
+};
 
 // One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                                  std::vector<size_t>& group_of) {
   std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
   for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
-  std::unordered_map<uint64_t, size_t> index;  // GroupKey -> group
+  GroupIndex index(result.leaked);
   std::vector<Group> groups;
   group_of.assign(result.leaked.size(), 0);
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
-    auto [it, inserted] = index.try_emplace(GroupKey(kind, block.stack), groups.size());
+    auto [group, inserted] = index.Find(kind, block.stack, groups.size());
     if (inserted) {
       groups.emplace_back();
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
     }
-    AddBlock(groups[it->second], block, retained[v]);
-    group_of[v] = it->second;
+    AddBlock(groups[group], block, retained[v]);
+    group_of[v] = group;
   }
   return groups;
 }
