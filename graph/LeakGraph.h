@@ -5,9 +5,11 @@
 // one that created and owns the rest. Every other leaked block is indirect. A direct leak's
 // retained size is the size of its subtree in the dominator tree (Lengauer-Tarjan) rooted at a
 // virtual vertex linked to every representative, so a block reachable from two leak roots is
-// counted for neither. May include heap/, roots/ and scanner/.
+// counted for neither. Blocks without any reference (most of a typical leak set) skip Boost:
+// each is an acyclic source component of its own. May include heap/, roots/ and scanner/.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -42,8 +44,20 @@ class LeakGraph {
   uint32_t immediate_dominator(uint32_t v) const { return idom_[v]; }
 
  private:
-  void FindComponents(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
-  void ComputeDominators(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+  struct Linked;  // the vertices with edges, renumbered compactly (LeakGraph.cc)
+  struct Lists;
+
+  Linked LinkVertices(const std::vector<std::pair<uint32_t, uint32_t>>& edges) const;
+  bool Earlier(uint32_t a, uint32_t b) const;  // allocated first: sequence, then address
+  void FindComponents(Linked& linked);
+  std::vector<uint32_t> Globals(const Linked& linked, const Lists& members, size_t c) const;
+  void AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
+                     const std::vector<uint8_t>& self_edge);
+  void ComputeDominators(Linked& linked);
+  void OrderRoots(Linked& linked);
+  static void RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items);
+  void SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& parent,
+                    std::vector<uint64_t>& bytes, std::vector<uint64_t>& count) const;
 
   std::vector<LeakedBlock> blocks_;
   std::vector<uint32_t> component_;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -16,18 +15,28 @@ namespace {
 
 using Adjacency = std::vector<std::vector<uint32_t>>;
 
+constexpr size_t kMaxListedTypes = 3;
+constexpr size_t kMaxTypeKeys = 8;
+
 // A record's blocks as they are collected, before the record is finished.
 struct Group {
   LeakRecord record;
   bool uniform_size = true;
   std::vector<std::string> types;  // distinct, first seen first, at most kMaxListedTypes
   bool more_types = false;         // a type beyond `types` was seen
+  // TypeKey()s whose type is already in `types` (at most kMaxTypeKeys): blocks with one of these
+  // keys skip CategoryName, so a group formats its type about once, not once per block.
+  std::vector<uint64_t> type_keys;
 };
-
-constexpr size_t kMaxListedTypes = 3;
 
 std::string BlockType(const scanner::LeakedBlock& block) {
   return CategoryName(block.function, block.size);
+}
+
+// Blocks with equal keys have equal BlockType(): it depends only on the size and on whether the
+// function is a VM one (then not on the size).
+uint64_t TypeKey(const scanner::LeakedBlock& block) {
+  return format::IsVmFunction(block.function) ? UINT64_MAX : block.size;
 }
 
 // out[v] lists the blocks v references. Edges naming a block outside `leaked` are ignored.
@@ -46,13 +55,20 @@ void AddExample(std::vector<uint64_t>& examples, uint64_t address) {
   if (examples.size() > LeakReport::kMaxExamples) examples.pop_back();
 }
 
-void AddType(Group& group, std::string type) {
-  if (std::find(group.types.begin(), group.types.end(), type) != group.types.end()) return;
-  if (group.types.size() < kMaxListedTypes) {
+void AddType(Group& group, const scanner::LeakedBlock& block) {
+  if (group.more_types) return;  // the joined type can no longer change
+  uint64_t key = TypeKey(block);
+  auto& keys = group.type_keys;
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  std::string type = BlockType(block);
+  if (std::find(group.types.begin(), group.types.end(), type) == group.types.end()) {
+    if (group.types.size() == kMaxListedTypes) {
+      group.more_types = true;
+      return;
+    }
     group.types.push_back(std::move(type));
-  } else {
-    group.more_types = true;
   }
+  if (keys.size() < kMaxTypeKeys) keys.push_back(key);
 }
 
 void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained) {
@@ -63,7 +79,7 @@ void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained
   r.count += 1;
   r.retained_bytes += retained;
   AddExample(r.examples, block.address);
-  AddType(group, BlockType(block));
+  AddType(group, block);
 }
 
 // "A" when every block has type A; otherwise "A, B, C" or "A, B, C, ..." (more than three).
@@ -87,25 +103,53 @@ bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
   return a.stack_id < b.stack_id;
 }
 
+// (kind, stack) -> group index. A table indexed by stack id when ids are not much larger than
+// the number of blocks (stack ids index the recording's stack table, so usually), else a hash map.
+class GroupIndex {
+ public:
+  explicit GroupIndex(const std::vector<scanner::LeakedBlock>& leaked) {
+    uint32_t max_stack = 0;
+    for (const scanner::LeakedBlock& b : leaked) max_stack = std::max(max_stack, b.stack);
+    if (max_stack <= 4 * leaked.size() + 4096) table_.assign(2 * (size_t{max_stack} + 1), kNone);
+  }
+
+  // The group of (kind, stack), or `next` (then inserted = true) when there was none.
+  std::pair<size_t, bool> Find(LeakKind kind, uint32_t stack, size_t next) {
+    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
+    if (table_.empty()) {
+      auto [it, inserted] = map_.try_emplace(key, next);
+      return {it->second, inserted};
+    }
+    if (table_[key] != kNone) return {table_[key], false};
+    table_[key] = next;
+    return {next, true};
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> table_;               // 2 * stack + direct -> group, kNone if none
+  std::unordered_map<size_t, size_t> map_;  // the same when table_ is empty
+};
+
 // One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                                  std::vector<size_t>& group_of) {
   std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
   for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
-  std::map<std::pair<LeakKind, uint32_t>, size_t> index;  // (kind, stack) -> group
+  GroupIndex index(result.leaked);
   std::vector<Group> groups;
   group_of.assign(result.leaked.size(), 0);
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
-    auto [it, inserted] = index.try_emplace({kind, block.stack}, groups.size());
+    auto [group, inserted] = index.Find(kind, block.stack, groups.size());
     if (inserted) {
       groups.emplace_back();
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
     }
-    AddBlock(groups[it->second], block, retained[v]);
-    group_of[v] = it->second;
+    AddBlock(groups[group], block, retained[v]);
+    group_of[v] = group;
   }
   return groups;
 }
