@@ -20,6 +20,8 @@
 #include <system_error>
 #include <thread>
 
+#include "heap/LargeAllocationMonitor.h"
+
 extern char** environ;
 
 namespace heapgraph::proctest {
@@ -344,34 +346,8 @@ bool StackPassesThrough(const RecordingReader& reader, const LiveBlock& block,
 }
 
 std::string FunctionName(format::AllocFunction function) {
-  using format::AllocFunction;
-  switch (function) {
-    case AllocFunction::kNone:
-      return "none";
-    case AllocFunction::kMalloc:
-      return "malloc";
-    case AllocFunction::kCalloc:
-      return "calloc";
-    case AllocFunction::kRealloc:
-      return "realloc";
-    case AllocFunction::kReallocArray:
-      return "reallocarray";
-    case AllocFunction::kMemalign:
-      return "memalign";
-    case AllocFunction::kPosixMemalign:
-      return "posix_memalign";
-    case AllocFunction::kAlignedAlloc:
-      return "aligned_alloc";
-    case AllocFunction::kValloc:
-      return "valloc";
-    case AllocFunction::kPvalloc:
-      return "pvalloc";
-    case AllocFunction::kMmap:
-      return "mmap";
-    case AllocFunction::kMremap:
-      return "mremap";
-  }
-  return "function " + std::to_string(static_cast<int>(function));
+  std::string name = AllocFunctionName(function);  // the recorder's own names
+  return name != "?" ? name : "function " + std::to_string(static_cast<int>(function));
 }
 
 namespace {

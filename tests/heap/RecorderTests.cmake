@@ -6,7 +6,7 @@
 
 # Spawning children, talking to them with timeouts, reading their recording directories.
 add_library(heapgraph_proctest STATIC ${CMAKE_CURRENT_LIST_DIR}/ChildProcess.cc)
-target_link_libraries(heapgraph_proctest PUBLIC heapgraph_reader)
+target_link_libraries(heapgraph_proctest PUBLIC heapgraph_reader heapgraph_core)
 target_compile_definitions(heapgraph_proctest PRIVATE
   HEAPGRAPH_PRELOAD="$<TARGET_FILE:heapgraph>"
   HEAPGRAPH_PROGRAM_DIR="${PROJECT_BINARY_DIR}/tests/programs")
