@@ -1,0 +1,12 @@
+// scanner/types/: the readers a leak scan uses, in identification order. May include heap/,
+// roots/ and scanner/.
+#pragma once
+
+#include "scanner/types/ReaderSet.h"
+
+namespace heapgraph::scanner::types {
+
+// Adds every built-in reader to `set` (BuiltInReaders.cc lists them; add new readers there).
+void RegisterBuiltInReaders(ReaderSet& set);
+
+}  // namespace heapgraph::scanner::types
