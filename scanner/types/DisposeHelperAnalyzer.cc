@@ -10,12 +10,18 @@ namespace heapgraph::scanner::types {
 
 const char* CapturedSlotKindName(CapturedSlotKind kind) {
   switch (kind) {
-    case CapturedSlotKind::kObject: return "object";
-    case CapturedSlotKind::kBlock: return "block";
-    case CapturedSlotKind::kByref: return "byref";
-    case CapturedSlotKind::kWeak: return "weak";
-    case CapturedSlotKind::kDestroyed: return "destroyed";
-    case CapturedSlotKind::kReleased: return "released";
+    case CapturedSlotKind::kObject:
+      return "object";
+    case CapturedSlotKind::kBlock:
+      return "block";
+    case CapturedSlotKind::kByref:
+      return "byref";
+    case CapturedSlotKind::kWeak:
+      return "weak";
+    case CapturedSlotKind::kDestroyed:
+      return "destroyed";
+    case CapturedSlotKind::kReleased:
+      return "released";
   }
   return "?";
 }
@@ -114,14 +120,18 @@ struct State {
 
 int SlotRank(CapturedSlotKind kind) {
   switch (kind) {
-    case CapturedSlotKind::kDestroyed: return 1;
-    case CapturedSlotKind::kReleased: return 2;
-    default: return 0;
+    case CapturedSlotKind::kDestroyed:
+      return 1;
+    case CapturedSlotKind::kReleased:
+      return 2;
+    default:
+      return 0;
   }
 }
 
 CapturedSlotKind KindFromFlags(uint32_t flags) {
-  if (flags & kBlockFieldIsWeak) return CapturedSlotKind::kWeak;
+  // _Block_object_dispose releases nothing for these (Block_private.h, runtime.c).
+  if (flags & (kBlockFieldIsWeak | kBlockByrefCaller)) return CapturedSlotKind::kWeak;
   if (flags & kBlockFieldIsByref) return CapturedSlotKind::kByref;
   if ((flags & kBlockFieldIsBlock) == kBlockFieldIsBlock) return CapturedSlotKind::kBlock;
   return CapturedSlotKind::kObject;
@@ -129,10 +139,25 @@ CapturedSlotKind KindFromFlags(uint32_t flags) {
 
 bool IsConditionalJump(unsigned id) {
   switch (id) {
-    case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB: case X86_INS_JCXZ:
-    case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE: case X86_INS_JG: case X86_INS_JLE:
-    case X86_INS_JL: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS:
-    case X86_INS_JO: case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
+    case X86_INS_JAE:
+    case X86_INS_JA:
+    case X86_INS_JBE:
+    case X86_INS_JB:
+    case X86_INS_JCXZ:
+    case X86_INS_JECXZ:
+    case X86_INS_JE:
+    case X86_INS_JGE:
+    case X86_INS_JG:
+    case X86_INS_JLE:
+    case X86_INS_JL:
+    case X86_INS_JNE:
+    case X86_INS_JNO:
+    case X86_INS_JNP:
+    case X86_INS_JNS:
+    case X86_INS_JO:
+    case X86_INS_JP:
+    case X86_INS_JRCXZ:
+    case X86_INS_JS:
       return true;
     default:
       return false;
@@ -212,7 +237,8 @@ class DisposeHelperAnalyzer::X86Walker {
     if (r == kNoGpr) return {};
     Value v = s.regs[r];
     if (width == 8) return v;
-    if (v.kind == ValueKind::kConstant && width == 4) return {ValueKind::kConstant, v.v & 0xffffffff};
+    if (v.kind == ValueKind::kConstant && width == 4)
+      return {ValueKind::kConstant, v.v & 0xffffffff};
     return {};
   }
 
@@ -232,7 +258,8 @@ class DisposeHelperAnalyzer::X86Walker {
     int index = m.index == X86_REG_INVALID ? kNoGpr : Gpr(m.index, &width);
     if (index != kNoGpr) NoteUse(s.regs[index], 0);
     if (m.segment != X86_REG_INVALID) return {};
-    if (m.base == X86_REG_RIP) return {ValueKind::kConstant, int64_t(insn_->address + insn_->size + m.disp)};
+    if (m.base == X86_REG_RIP)
+      return {ValueKind::kConstant, int64_t(insn_->address + insn_->size + m.disp)};
     int base = m.base == X86_REG_INVALID ? kNoGpr : Gpr(m.base, &width);
     if (base == kNoGpr || width != 8) return {};
     Value b = s.regs[base];
@@ -344,10 +371,9 @@ class DisposeHelperAnalyzer::X86Walker {
       }
       return Flow::kStop;
     }
-    bool tail_call = dispose || op.type != X86_OP_IMM || !InWindow(callee) ||
-                     a_.PltSlot(callee) != 0 ||
-                     (frame_gone && s.regs[kRdi].kind == ValueKind::kBlockAddress &&
-                      s.regs[kRdi].v > 0);
+    bool tail_call =
+        dispose || op.type != X86_OP_IMM || !InWindow(callee) || a_.PltSlot(callee) != 0 ||
+        (frame_gone && s.regs[kRdi].kind == ValueKind::kBlockAddress && s.regs[kRdi].v > 0);
     if (tail_call) {
       Call(s, dispose, callee);
       return Flow::kStop;
@@ -395,7 +421,8 @@ class DisposeHelperAnalyzer::X86Walker {
     }
     cs_regs read{}, written{};
     uint8_t read_count = 0, written_count = 0;
-    if (cs_regs_access(a_.handle_, insn_, read, &read_count, written, &written_count) != CS_ERR_OK) {
+    if (cs_regs_access(a_.handle_, insn_, read, &read_count, written, &written_count) !=
+        CS_ERR_OK) {
       for (uint8_t i = 0; i < x.op_count; ++i) Write(s, x.operands[i], {});
       return;
     }

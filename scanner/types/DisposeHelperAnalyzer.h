@@ -42,14 +42,18 @@ enum class CapturedSlotKind : uint8_t {
   kObject,     // _Block_object_dispose(…, 3): an object pointer the runtime releases
   kBlock,      // flags 7: another Block (strong)
   kByref,      // flags 8: a __block variable's heap Block_byref (strong)
-  kWeak,       // flags with BLOCK_FIELD_IS_WEAK: not owned
+  kWeak,       // not owned: BLOCK_FIELD_IS_WEAK, or BLOCK_BYREF_CALLER (a byref helper's object
+               // or block variable under manual retain/release, which the runtime neither
+               // retains nor releases)
   kDestroyed,  // a C++ object inline at +offset, passed as `this` to `callee`
   kReleased,   // a pointer at +offset, released by inlined code (or passed to `callee`)
 };
 
 const char* CapturedSlotKindName(CapturedSlotKind kind);
 // The owning kinds: everything but kWeak.
-inline bool IsStrong(CapturedSlotKind kind) { return kind != CapturedSlotKind::kWeak; }
+inline bool IsStrong(CapturedSlotKind kind) {
+  return kind != CapturedSlotKind::kWeak;
+}
 
 struct CapturedSlot {
   uint32_t offset = 0;  // from the start of the block (or byref)
@@ -82,7 +86,7 @@ class DisposeHelperAnalyzer {
  public:
   enum class Arch : uint8_t { kX86_64, kAarch64 };
 
-  static constexpr uint32_t kWindowBytes = 4096;    // direct jumps beyond this are tail calls
+  static constexpr uint32_t kWindowBytes = 4096;  // direct jumps beyond this are tail calls
   static constexpr uint32_t kMaxInstructions = 2048;
 
   // `dispose` is the address of _Block_object_dispose (0 if the process has none), `dispose_slots`
@@ -115,7 +119,7 @@ class DisposeHelperAnalyzer {
   uint64_t dispose_;
   std::span<const uint64_t> dispose_slots_;
   std::span<const CodeRange> code_;
-  size_t handle_ = 0;           // csh
+  size_t handle_ = 0;              // csh
   mutable void* insn_ = nullptr;   // cs_insn*: the walker's current instruction
   mutable void* probe_ = nullptr;  // cs_insn*: PLT stubs looked at from a call or jump
 };

@@ -26,11 +26,11 @@ struct Search {
 };
 
 struct Dynamic {
-  const ElfW(Rela)* jmprel = nullptr;
+  const ElfW(Rela) * jmprel = nullptr;
   uint64_t jmprel_bytes = 0;
-  const ElfW(Rela)* rela = nullptr;
+  const ElfW(Rela) * rela = nullptr;
   uint64_t rela_bytes = 0;
-  const ElfW(Sym)* symtab = nullptr;
+  const ElfW(Sym) * symtab = nullptr;
   const char* strtab = nullptr;
   uint64_t strtab_bytes = 0;
 };
@@ -51,21 +51,36 @@ Dynamic ReadDynamic(const dl_phdr_info* info) {
     ElfW(Addr) base = info->dlpi_addr;
     for (; dyn->d_tag != DT_NULL; ++dyn) {
       switch (dyn->d_tag) {
-        case DT_JMPREL: d.jmprel = Pointer<ElfW(Rela)>(base, dyn->d_un.d_ptr); break;
-        case DT_PLTRELSZ: d.jmprel_bytes = dyn->d_un.d_val; break;
-        case DT_RELA: d.rela = Pointer<ElfW(Rela)>(base, dyn->d_un.d_ptr); break;
-        case DT_RELASZ: d.rela_bytes = dyn->d_un.d_val; break;
-        case DT_SYMTAB: d.symtab = Pointer<ElfW(Sym)>(base, dyn->d_un.d_ptr); break;
-        case DT_STRTAB: d.strtab = Pointer<char>(base, dyn->d_un.d_ptr); break;
-        case DT_STRSZ: d.strtab_bytes = dyn->d_un.d_val; break;
-        default: break;
+        case DT_JMPREL:
+          d.jmprel = Pointer<ElfW(Rela)>(base, dyn->d_un.d_ptr);
+          break;
+        case DT_PLTRELSZ:
+          d.jmprel_bytes = dyn->d_un.d_val;
+          break;
+        case DT_RELA:
+          d.rela = Pointer<ElfW(Rela)>(base, dyn->d_un.d_ptr);
+          break;
+        case DT_RELASZ:
+          d.rela_bytes = dyn->d_un.d_val;
+          break;
+        case DT_SYMTAB:
+          d.symtab = Pointer<ElfW(Sym)>(base, dyn->d_un.d_ptr);
+          break;
+        case DT_STRTAB:
+          d.strtab = Pointer<char>(base, dyn->d_un.d_ptr);
+          break;
+        case DT_STRSZ:
+          d.strtab_bytes = dyn->d_un.d_val;
+          break;
+        default:
+          break;
       }
     }
   }
   return d;
 }
 
-void Collect(const Dynamic& d, const ElfW(Rela)* rela, uint64_t bytes, ElfW(Addr) base,
+void Collect(const Dynamic& d, const ElfW(Rela) * rela, uint64_t bytes, ElfW(Addr) base,
              const Search& search) {
   if (rela == nullptr || d.symtab == nullptr || d.strtab == nullptr) return;
   for (uint64_t i = 0; i < bytes / sizeof(ElfW(Rela)); ++i) {

@@ -16,10 +16,13 @@ if(HEAPGRAPH_CLANGXX AND HEAPGRAPH_BLOCKS_RUNTIME)
   add_custom_target(block_shapes DEPENDS ${shape_libs})
   heapgraph_add_test(dispose_helper_analyzer_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/DisposeHelperAnalyzerTest.cc
-    LIBS heapgraph_types_objc SANITIZE)
-  add_dependencies(dispose_helper_analyzer_test block_shapes)
-  target_compile_definitions(dispose_helper_analyzer_test PRIVATE
-    BLOCK_SHAPES_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+    LIBS heapgraph_scanner SANITIZE)
+  heapgraph_add_test(block_reader_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/BlockReaderTest.cc LIBS heapgraph_scanner SANITIZE)
+  foreach(t dispose_helper_analyzer_test block_reader_test)
+    add_dependencies(${t} block_shapes)
+    target_compile_definitions(${t} PRIVATE BLOCK_SHAPES_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+  endforeach()
 else()
   message(STATUS "clang++ or libBlocksRuntime not found: Blocks reader tests skipped")
 endif()

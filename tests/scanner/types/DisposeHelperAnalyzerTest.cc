@@ -1,8 +1,6 @@
 // tests/scanner/types: DisposeHelperAnalyzer on real dispose helpers compiled by clang -fblocks at
 // -O0 and -O2 (block_shapes.cc). The expected offset of each capture is found independently, by
 // looking for the captured value among the block's words.
-#include "scanner/types/DisposeHelperAnalyzer.h"
-
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +10,7 @@
 
 #include "roots/ProcessMappings.h"
 #include "scanner/types/BlocksAbi.h"
+#include "scanner/types/DisposeHelperAnalyzer.h"
 #include "scanner/types/ImportSlots.h"
 
 namespace heapgraph::scanner::types {
@@ -123,7 +122,9 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
 };
 
 int g_target;
-void* Target() { return &g_target; }
+void* Target() {
+  return &g_target;
+}
 
 TEST_P(DisposeHelperAnalyzerTest, ObjectCapture) {
   void* b = Keep(s_.object(Target()));
@@ -169,7 +170,8 @@ TEST_P(DisposeHelperAnalyzerTest, ByrefObjectHasItsOwnHelper) {
   ASSERT_EQ(inner.count, 1u);
   int var_offset = int(uint64_t(variable) - uint64_t(byref));
   EXPECT_EQ(var_offset, int(blocks::kByrefVariableWithHelpers));
-  ExpectSlot(inner, var_offset, CapturedSlotKind::kObject, kBlockByrefCaller | kBlockFieldIsObject);
+  // Under manual retain/release the runtime neither retains nor releases a __block object.
+  ExpectSlot(inner, var_offset, CapturedSlotKind::kWeak, kBlockByrefCaller | kBlockFieldIsObject);
   EXPECT_EQ(*variable, Target());
 }
 

@@ -14,20 +14,27 @@ extern "C" {
 
 // One object pointer (BLOCK_FIELD_IS_OBJECT).
 __attribute__((visibility("default"))) void* shape_object(ObjRef object) {
-  Callback b = ^{ std::printf("%p\n", (void*)object); };
+  Callback b = ^{
+    std::printf("%p\n", (void*)object);
+  };
   return (void*)Block_copy(b);
 }
 
 // Another block (BLOCK_FIELD_IS_BLOCK) and a plain int (trivial: no helper entry).
 __attribute__((visibility("default"))) void* shape_block(Callback inner, int n) {
-  Callback b = ^{ inner(); std::printf("%d\n", n); };
+  Callback b = ^{
+    inner();
+    std::printf("%d\n", n);
+  };
   return (void*)Block_copy(b);
 }
 
 // A __block int (BLOCK_FIELD_IS_BYREF). *variable: the variable inside the heap byref.
 __attribute__((visibility("default"))) void* shape_byref(int** variable) {
   __block int counter = 0;
-  Callback b = ^{ ++counter; };
+  Callback b = ^{
+    ++counter;
+  };
   void* copy = (void*)Block_copy(b);
   *variable = &counter;  // after the copy, the byref lives on the heap
   return copy;
@@ -36,7 +43,9 @@ __attribute__((visibility("default"))) void* shape_byref(int** variable) {
 // A __block object pointer: the byref has its own dispose helper (flags 131).
 __attribute__((visibility("default"))) void* shape_byref_object(ObjRef object, ObjRef** variable) {
   __block ObjRef held = object;
-  Callback b = ^{ std::printf("%p\n", (void*)held); };
+  Callback b = ^{
+    std::printf("%p\n", (void*)held);
+  };
   void* copy = (void*)Block_copy(b);
   *variable = &held;
   return copy;
@@ -45,7 +54,9 @@ __attribute__((visibility("default"))) void* shape_byref_object(ObjRef object, O
 // A std::shared_ptr copy: a C++ object inline in the block, destroyed by the helper.
 __attribute__((visibility("default"))) void* shape_shared_ptr(const std::shared_ptr<int>* owner) {
   std::shared_ptr<int> copy = *owner;
-  Callback b = ^{ std::printf("%d\n", *copy); };
+  Callback b = ^{
+    std::printf("%d\n", *copy);
+  };
   return (void*)Block_copy(b);
 }
 
@@ -67,9 +78,13 @@ __attribute__((visibility("default"))) void* shape_mixed(ObjRef object, Callback
 
 // Only trivial captures: no copy/dispose helpers at all.
 __attribute__((visibility("default"))) void* shape_trivial(void* plain) {
-  Callback b = ^{ std::printf("%p\n", plain); };
+  Callback b = ^{
+    std::printf("%p\n", plain);
+  };
   return (void*)Block_copy(b);
 }
 
-__attribute__((visibility("default"))) void shape_release(void* block) { Block_release(block); }
+__attribute__((visibility("default"))) void shape_release(void* block) {
+  Block_release(block);
+}
 }
