@@ -4,5 +4,8 @@
 target_sources(heapgraph_scanner PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/DisposeHelperAnalyzer.cc
   ${CMAKE_CURRENT_LIST_DIR}/ImportSlots.cc
-  ${CMAKE_CURRENT_LIST_DIR}/BlockReader.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/BlockReader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRules.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ObjcClassCatalog.cc
+  ${CMAKE_CURRENT_LIST_DIR}/GnuObjcReader.cc)
 target_link_libraries(heapgraph_scanner PUBLIC PkgConfig::CAPSTONE)

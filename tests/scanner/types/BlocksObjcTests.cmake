@@ -26,3 +26,33 @@ if(HEAPGRAPH_CLANGXX AND HEAPGRAPH_BLOCKS_RUNTIME)
 else()
   message(STATUS "clang++ or libBlocksRuntime not found: Blocks reader tests skipped")
 endif()
+
+heapgraph_add_test(objc_ivar_rules_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRulesTest.cc
+                   LIBS heapgraph_scanner SANITIZE)
+
+# The Objective-C fixtures: GCC's Objective-C with GNUstep Base (gnustep-config's flags).
+find_program(HEAPGRAPH_GNUSTEP_CONFIG gnustep-config)
+find_program(HEAPGRAPH_GOBJC gcc)  # gobjc: GCC's Objective-C front end
+if(HEAPGRAPH_GNUSTEP_CONFIG AND HEAPGRAPH_GOBJC)
+  execute_process(COMMAND ${HEAPGRAPH_GNUSTEP_CONFIG} --objc-flags OUTPUT_VARIABLE objc_flags
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${HEAPGRAPH_GNUSTEP_CONFIG} --base-libs OUTPUT_VARIABLE objc_libs
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  separate_arguments(objc_flags UNIX_COMMAND "${objc_flags}")
+  separate_arguments(objc_libs UNIX_COMMAND "${objc_libs}")
+  list(REMOVE_ITEM objc_flags -MMD -MP)
+  set(HEAPGRAPH_OBJC_FLAGS ${objc_flags} CACHE INTERNAL "gnustep-config --objc-flags")
+  set(HEAPGRAPH_OBJC_LIBS ${objc_libs} CACHE INTERNAL "gnustep-config --base-libs")
+  set(fixtures ${CMAKE_CURRENT_BINARY_DIR}/libobjc_fixtures.so)
+  add_custom_command(OUTPUT ${fixtures}
+    COMMAND ${HEAPGRAPH_GOBJC} ${objc_flags} -shared -fPIC
+            ${CMAKE_CURRENT_LIST_DIR}/objc_fixtures.m -o ${fixtures} ${objc_libs}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/objc_fixtures.m VERBATIM)
+  add_custom_target(objc_fixtures DEPENDS ${fixtures})
+  heapgraph_add_test(gnu_objc_reader_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/GnuObjcReaderTest.cc
+                     LIBS heapgraph_scanner)
+  add_dependencies(gnu_objc_reader_test objc_fixtures)
+  target_compile_definitions(gnu_objc_reader_test PRIVATE OBJC_FIXTURES="${fixtures}")
+else()
+  message(STATUS "gnustep-config not found: Objective-C reader tests skipped")
+endif()
