@@ -109,8 +109,8 @@ std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle
   if (cycle.root) {
     text += "    retained via: " + RootText(*cycle.root);
     for (const RetentionStep& s : cycle.root->path) {
-      text += fmt::format(" -{}-> {:#x} ({})", s.field.empty() ? "" : " " + s.field + " ",
-                          s.address, s.type);
+      std::string arrow = s.field.empty() ? " -> " : " -" + s.field + "-> ";
+      text += fmt::format("{}{:#x} ({})", arrow, s.address, s.type);
     }
     text += "\n";
   }

@@ -15,3 +15,7 @@ add_dependencies(leak_traps leak_tls_lib)
 add_custom_target(leak_programs)
 add_dependencies(leak_programs leak_direct leak_chains leak_traps leak_tls_lib)
 add_dependencies(heapgraph_test_programs leak_programs)
+
+# C++ retain cycles and their weak_ptr controls (tests/scanner/RetainCycleTest).
+heapgraph_add_program(cycle_cxx SOURCES ${CMAKE_CURRENT_LIST_DIR}/cycle_cxx.cc)
+add_dependencies(leak_programs cycle_cxx)
