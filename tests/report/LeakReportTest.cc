@@ -560,7 +560,10 @@ TEST_F(LeakReportTest, JsonCyclesAndExact64BitAddresses) {
                                       {"size", 48},
                                       {"type", "Malloc 48 B"},
                                       {"stack_id", scenario_.cycle},
-                                      {"leak", report.cycles[0].members[0].record}}));
+                                      {"leak", report.cycles[0].members[0].record},
+                                      {"field", nullptr}}));
+  EXPECT_FALSE(pair["typed"].get<bool>());
+  EXPECT_TRUE(pair["root"].is_null());
   EXPECT_TRUE(j["cycles"][1]["representative"]["member"].is_null());
   EXPECT_EQ(j["cycles"][1]["representative"]["retained_by"], Hex(0x600));
   for (const json& cycle : j["cycles"]) {
