@@ -44,6 +44,7 @@ void IndexChildren(Dwarf_Die* parent, const std::string& prefix,
     int tag = dwarf_tag(&child);
     if (tag != DW_TAG_namespace && !IsClass(tag)) continue;
     std::string name = Name(&child);
+    if (name.empty() && tag == DW_TAG_namespace) name = "(anonymous namespace)";
     if (name.empty()) continue;
     std::string qualified = prefix.empty() ? name : prefix + "::" + name;
     if (IsClass(tag) && !dwarf_hasattr(&child, DW_AT_declaration)) {
@@ -128,7 +129,11 @@ void AddFields(Dwarf_Die* type, uint64_t base, const std::string& prefix, int de
   do {
     int tag = dwarf_tag(&child);
     bool inherited = tag == DW_TAG_inheritance;
-    if ((tag != DW_TAG_member && !inherited) || dwarf_hasattr(&child, DW_AT_external)) continue;
+    // Static members (external) and the compiler's vptr members (artificial) are no fields.
+    if ((tag != DW_TAG_member && !inherited) || dwarf_hasattr(&child, DW_AT_external) ||
+        dwarf_hasattr(&child, DW_AT_artificial)) {
+      continue;
+    }
     Dwarf_Die member_type;
     uint64_t offset = 0;
     if (!MemberType(&child, &member_type) || !MemberOffset(&child, &offset)) continue;

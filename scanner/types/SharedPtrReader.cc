@@ -5,7 +5,10 @@
 namespace heapgraph::scanner::types {
 namespace {
 
+// A leading '*' marks a type with internal linkage (a template argument in an anonymous
+// namespace); the name follows it.
 bool HasPrefix(const char* s, const char* prefix) {
+  if (*s == '*') ++s;
   return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
 }
 
