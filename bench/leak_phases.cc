@@ -25,6 +25,7 @@
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/StackResolver.h"
+#include "report/TypedAnalysis.h"
 #include "report/Symbolizer.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/LeakScan.h"
@@ -34,11 +35,13 @@ namespace leakbench {
 struct PhaseTimes {
   // The check, step by step (their sum is the check's wall time minus a few µs).
   double scan_ms = 0;          // RunLeakScan: request to result
+  double typing_ms = 0;        // inside the scan's child: type readers, typed references, paths
   double world_stopped_ms = 0;  // inside the scan: lock to release
   double allocation_pause_ms = 0;
   double graph_ms = 0;    // LeakGraph: SCCs + dominators (Boost)
   double reader_ms = 0;   // RecordingReader of the recording directory
-  double report_ms = 0;   // BuildLeakReport: grouping, stacks (read + symbolize), cycles
+  double report_ms = 0;   // TypedAnalysis + BuildLeakReport: types, retain cycles, grouping,
+                          // stacks (read + symbolize), cycles
   double json_ms = 0;     // LeakReportToJson + dump(2)
   double text_ms = 0;     // FormatLeakReportText
   double write_ms = 0;    // both files
@@ -78,7 +81,7 @@ std::string Count(const char* key, uint64_t v) {
 
 std::string PhaseTimes::Describe() const {
   std::string s = "p_scan_ms=" + Ms("", scan_ms).substr(2);
-  s += Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
+  s += Ms("p_typing_ms", typing_ms) + Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
        Ms("p_graph_ms", graph_ms) + Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) +
        Ms("p_json_ms", json_ms) + Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) +
        Ms("d_frames_ms", frames_ms) + Ms("d_resolve_ms", resolve_ms) +
@@ -97,6 +100,7 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
   try {
     double t0 = Now();
     scanner::ScanOptions options;
+    options.types = getenv("LEAKBENCH_NO_TYPES") == nullptr;  // the typing's cost, by difference
     scanner::ScanResult scan = scanner::RunLeakScan(options);
     double t1 = Now();
     if (!scan.ok) {
@@ -104,6 +108,7 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
       return false;
     }
     t->scan_ms = t1 - t0;
+    t->typing_ms = scan.typed.typing_ms;
     t->world_stopped_ms = scan.timings.world_stopped_ms;
     t->allocation_pause_ms = scan.timings.allocation_pause_ms;
     t->live_blocks = scan.stats.live_blocks;
@@ -150,7 +155,10 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
     t->reader_blocks = reader.blocks().size();
 
     report::Symbolizer symbolizer;
-    report::LeakReport report = report::BuildLeakReport(scan, graph, reader, symbolizer);
+    report::TypedAnalysis typed(scan, symbolizer);
+    report::LeakReport report =
+        report::BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
+    typed.AddTo(report);
     double t4 = Now();
     t->report_ms = t4 - t3;
 

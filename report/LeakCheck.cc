@@ -15,6 +15,7 @@
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/Symbolizer.h"
+#include "report/TypedAnalysis.h"
 #include "scanner/LeakScan.h"
 
 namespace heapgraph::report {
@@ -61,7 +62,9 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     graph::LeakGraph graph = BuildGraph(scan);
     RecordingReader reader(scan.recording_dir);
     Symbolizer symbolizer;
-    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer);
+    TypedAnalysis typed(scan, symbolizer);
+    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
+    typed.AddTo(report);
     std::string error;
     if (!options.json_path.empty() &&
         !WriteFile(options.json_path, LeakReportToJson(report).dump(2) + "\n", &error)) {

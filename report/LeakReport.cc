@@ -33,6 +33,13 @@ std::string BlockType(const scanner::LeakedBlock& block) {
   return CategoryName(block.function, block.size);
 }
 
+// Leaked block v's type: its reader's name when typed (`types`, may be null), else the category.
+std::string BlockType(const scanner::ScanResult& result, const std::vector<std::string>* types,
+                      uint32_t v) {
+  if (types != nullptr && v < types->size() && !(*types)[v].empty()) return (*types)[v];
+  return BlockType(result.leaked[v]);
+}
+
 // Blocks with equal keys have equal BlockType(): it depends only on the size and on whether the
 // function is a VM one (then not on the size).
 uint64_t TypeKey(const scanner::LeakedBlock& block) {
@@ -55,12 +62,13 @@ void AddExample(std::vector<uint64_t>& examples, uint64_t address) {
   if (examples.size() > LeakReport::kMaxExamples) examples.pop_back();
 }
 
-void AddType(Group& group, const scanner::LeakedBlock& block) {
+void AddType(Group& group, const scanner::LeakedBlock& block, const std::string* typed) {
   if (group.more_types) return;  // the joined type can no longer change
+  bool has_type = typed != nullptr && !typed->empty();
   uint64_t key = TypeKey(block);
   auto& keys = group.type_keys;
-  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
-  std::string type = BlockType(block);
+  if (!has_type && std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  std::string type = has_type ? *typed : BlockType(block);
   if (std::find(group.types.begin(), group.types.end(), type) == group.types.end()) {
     if (group.types.size() == kMaxListedTypes) {
       group.more_types = true;
@@ -68,10 +76,11 @@ void AddType(Group& group, const scanner::LeakedBlock& block) {
     }
     group.types.push_back(std::move(type));
   }
-  if (keys.size() < kMaxTypeKeys) keys.push_back(key);
+  if (!has_type && keys.size() < kMaxTypeKeys) keys.push_back(key);
 }
 
-void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained) {
+void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained,
+              const std::string* typed) {
   LeakRecord& r = group.record;
   if (r.count > 0 && block.size != r.block_size) group.uniform_size = false;
   r.block_size = block.size;
@@ -79,7 +88,7 @@ void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained
   r.count += 1;
   r.retained_bytes += retained;
   AddExample(r.examples, block.address);
-  AddType(group, block);
+  AddType(group, block, typed);
 }
 
 // "A" when every block has type A; otherwise "A, B, C" or "A, B, C, ..." (more than three).
@@ -133,7 +142,8 @@ class GroupIndex {
 
 // One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                 std::vector<size_t>& group_of) {
+                                 std::vector<size_t>& group_of,
+                                 const std::vector<std::string>* types) {
   std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
   for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
   GroupIndex index(result.leaked);
@@ -148,7 +158,8 @@ std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph:
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
     }
-    AddBlock(groups[group], block, retained[v]);
+    AddBlock(groups[group], block, retained[v],
+             types != nullptr && v < types->size() ? &(*types)[v] : nullptr);
     group_of[v] = group;
   }
   return groups;
@@ -222,7 +233,7 @@ void SetOwner(LeakCycle& cycle, uint32_t start, const scanner::ScanResult& resul
 
 LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanResult& result,
                      const graph::LeakGraph& graph, const Adjacency& out,
-                     const std::vector<size_t>& record_of) {
+                     const std::vector<size_t>& record_of, const std::vector<std::string>* types) {
   LeakCycle cycle;
   std::unordered_map<uint32_t, size_t> member_of;
   uint32_t start = vertices.front();
@@ -230,7 +241,7 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
     const scanner::LeakedBlock& block = result.leaked[v];
     member_of[v] = cycle.members.size();
     cycle.members.push_back(
-        {block.address, block.size, BlockType(block), block.stack, record_of[v]});
+        {block.address, block.size, BlockType(result, types, v), block.stack, record_of[v], ""});
     if (graph.is_direct(v)) cycle.representative = member_of[v];
     if (AllocatedEarlier(result, v, start)) start = v;
   }
@@ -251,11 +262,14 @@ uint64_t TotalSize(const LeakCycle& cycle) {
 }
 
 std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                   const std::vector<size_t>& record_of) {
+                                   const std::vector<size_t>& record_of,
+                                   const std::vector<std::string>* types) {
   Adjacency out = BuildAdjacency(result);
   std::vector<LeakCycle> cycles;
   for (const std::vector<uint32_t>& vertices : graph.cycles()) {
-    if (!vertices.empty()) cycles.push_back(BuildCycle(vertices, result, graph, out, record_of));
+    if (!vertices.empty()) {
+      cycles.push_back(BuildCycle(vertices, result, graph, out, record_of, types));
+    }
   }
   std::stable_sort(cycles.begin(), cycles.end(), [](const LeakCycle& a, const LeakCycle& b) {
     uint64_t sa = TotalSize(a), sb = TotalSize(b);
@@ -285,7 +299,8 @@ const char* LeakKindName(LeakKind kind) {
 }
 
 LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                           const RecordingReader& reader, Symbolizer& symbolizer) {
+                           const RecordingReader& reader, Symbolizer& symbolizer,
+                           const std::vector<std::string>* types) {
   LeakReport report;
   report.ok = result.ok;
   report.error = result.error;
@@ -295,12 +310,12 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   report.recording_dir = result.recording_dir;
   if (!result.ok) return report;
   std::vector<size_t> record_of;
-  std::vector<Group> groups = CollectGroups(result, graph, record_of);
+  std::vector<Group> groups = CollectGroups(result, graph, record_of, types);
   report.leaks = SortedRecords(groups, record_of);
   StackResolver resolver(reader, symbolizer);
   for (LeakRecord& r : report.leaks) r.stack = resolver.Resolve(r.stack_id);
   report.warnings = resolver.warnings();
-  report.cycles = BuildCycles(result, graph, record_of);
+  report.cycles = BuildCycles(result, graph, record_of, types);
   report.summary = Summarize(report);
   return report;
 }

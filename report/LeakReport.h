@@ -56,18 +56,55 @@ struct LeakRecord {
 };
 
 struct CycleMember {
+  static constexpr size_t kNoRecord = SIZE_MAX;
+
   uint64_t address = 0;
   uint64_t size = 0;
   std::string type;
   uint32_t stack_id = 0;
-  size_t record = 0;  // index into LeakReport::leaks of the record that holds this block
+  size_t record = 0;  // index into LeakReport::leaks of the record that holds this block, or
+                      // kNoRecord for a member of a reachable cycle
+  // Typed cycles: the member's owning field on the cycle's path (its name, else "+<offset>");
+  // empty for members off the path and in conservative cycles.
+  std::string field;
+};
+
+// One block on a reachable cycle's retention path.
+struct RetentionStep {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string type;
+  std::string field;  // the word of the previous step (or the root) that points here
+};
+
+// What keeps a reachable cycle alive: the root holding it and one path from there.
+struct CycleRoot {
+  std::string kind;                 // "global", "stack", "registers", "other"
+  int thread = 0;                   // "stack" / "registers": the thread's tid
+  std::string module;               // "global": the module's path
+  uint64_t address = 0;             // the root word (0 for registers)
+  std::vector<RetentionStep> path;  // the root's block first, a cycle member last
+};
+
+// One row of the categories table: the blocks of one type (a reader's type name, else the size
+// category).
+struct CategoryRow {
+  std::string type;
+  uint64_t live_count = 0;  // leaked blocks included
+  uint64_t live_bytes = 0;
+  uint64_t leaked_count = 0;
+  uint64_t leaked_bytes = 0;
 };
 
 // A strongly connected component of leaked blocks with more than one member, or one block that
 // points to itself. Each appears exactly once in LeakReport::cycles.
 struct LeakCycle {
-  std::string kind = "generic";      // later: block-self, timer-target, delegate, shared_ptr
-  bool leaked = true;                // every cycle found by a leak scan is leaked
+  // "generic", or for a retain cycle of typed objects: block-self, timer-target, delegate,
+  // shared_ptr (graph/RetainCycles).
+  std::string kind = "generic";
+  bool leaked = true;             // false: a retain cycle still reachable from a root (see `root`)
+  bool typed = false;             // a retain cycle of owning references between typed objects
+  std::optional<CycleRoot> root;  // reachable cycles only
   std::vector<CycleMember> members;  // address order
   // Index into `members` of the cycle's direct leak. Empty when another leaked block references
   // the cycle: then every member is indirect.
@@ -102,7 +139,8 @@ struct LeakReport {
   std::string notice;  // from ScanResult::notice: one line worth telling the user, or empty
   LeakSummary summary;
   std::vector<LeakRecord> leaks;  // size desc, count desc, direct first, stack id asc
-  std::vector<LeakCycle> cycles;  // members' total size desc, then lowest address
+  std::vector<LeakCycle> cycles;  // leaked first; members' total size desc, then lowest address
+  std::vector<CategoryRow> categories;  // live bytes desc; empty when the scan did not type
   scanner::ScanTimings timings;
   scanner::ScanStats stats;
   std::string recording_dir;
@@ -114,7 +152,9 @@ struct LeakReport {
 // result.recording_dir. Each distinct stack is read and symbolized once. A stack the recording
 // cannot produce is reported empty with a warning. Never throws for a bad stack; throws only on
 // allocation failure.
+// `types`, if given, names leaked block v's type (a reader's name; empty: the size category).
 LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                           const RecordingReader& reader, Symbolizer& symbolizer);
+                           const RecordingReader& reader, Symbolizer& symbolizer,
+                           const std::vector<std::string>* types = nullptr);
 
 }  // namespace heapgraph::report

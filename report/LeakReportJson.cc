@@ -51,7 +51,33 @@ json MemberJson(const CycleMember& m) {
           {"size", m.size},
           {"type", m.type},
           {"stack_id", m.stack_id},
-          {"leak", m.record}};
+          {"leak", m.record == CycleMember::kNoRecord ? json(nullptr) : json(m.record)},
+          {"field", StringOrNull(m.field)}};
+}
+
+json RootJson(const std::optional<CycleRoot>& root) {
+  if (!root) return nullptr;
+  json path = json::array();
+  for (const RetentionStep& s : root->path) {
+    path.push_back({{"address", Hex(s.address)},
+                    {"size", s.size},
+                    {"type", s.type},
+                    {"field", StringOrNull(s.field)}});
+  }
+  bool threaded = root->kind == "stack" || root->kind == "registers";
+  return {{"kind", root->kind},
+          {"thread", threaded ? json(root->thread) : json(nullptr)},
+          {"module", StringOrNull(root->module)},
+          {"address", root->address != 0 ? json(Hex(root->address)) : json(nullptr)},
+          {"path", std::move(path)}};
+}
+
+json CategoryJson(const CategoryRow& r) {
+  return {{"type", r.type},
+          {"live_count", r.live_count},
+          {"live_bytes", r.live_bytes},
+          {"leaked_count", r.leaked_count},
+          {"leaked_bytes", r.leaked_bytes}};
 }
 
 json RepresentativeJson(const LeakCycle& c) {
@@ -72,9 +98,11 @@ json CycleJson(const LeakCycle& c) {
   for (const CycleMember& m : c.members) members.push_back(MemberJson(m));
   return {{"kind", c.kind},
           {"leaked", c.leaked},
+          {"typed", c.typed},
           {"members", std::move(members)},
           {"representative", RepresentativeJson(c)},
-          {"path", c.path}};
+          {"path", c.path},
+          {"root", RootJson(c.root)}};
 }
 
 json SummaryJson(const LeakSummary& s) {
@@ -111,11 +139,14 @@ json LeakReportToJson(const LeakReport& report) {
   for (const LeakRecord& r : report.leaks) leaks.push_back(RecordJson(r));
   json cycles = json::array();
   for (const LeakCycle& c : report.cycles) cycles.push_back(CycleJson(c));
+  json categories = json::array();
+  for (const CategoryRow& r : report.categories) categories.push_back(CategoryJson(r));
   return {{"format", kLeakReportFormat},
           {"version", kLeakReportVersion},
           {"summary", SummaryJson(report.summary)},
           {"leaks", std::move(leaks)},
           {"cycles", std::move(cycles)},
+          {"categories", std::move(categories)},
           {"scan", ScanJson(report)},
           {"recording_dir", report.recording_dir},
           {"warnings", report.warnings}};

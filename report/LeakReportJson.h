@@ -10,11 +10,13 @@ namespace heapgraph::report {
 
 inline constexpr char kLeakReportFormat[] = "heapgraph-leak-report";
 // Bumped only when a field is removed, renamed or changes meaning; added fields keep the version.
-inline constexpr int kLeakReportVersion = 1;
+// Version 2: cycles may be reachable (leaked false, members' leak null), typed cycles' paths start
+// at their canonical member.
+inline constexpr int kLeakReportVersion = 2;
 
-// The document {"format", "version", "summary", "leaks", "cycles", "scan", "recording_dir",
-// "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit precision in
-// most readers. Sizes and counts are numbers. Keys keep the documented order.
+// The document {"format", "version", "summary", "leaks", "cycles", "categories", "scan",
+// "recording_dir", "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit
+// precision in most readers. Sizes and counts are numbers. Keys keep the documented order.
 nlohmann::ordered_json LeakReportToJson(const LeakReport& report);
 
 }  // namespace heapgraph::report

@@ -66,6 +66,9 @@ std::string AllocationSite(const std::vector<ReportFrame>& stack) {
 }
 
 std::string DescribeMember(const LeakReport& report, const CycleMember& member) {
+  if (member.record == CycleMember::kNoRecord) {
+    return fmt::format("{:#x} ({} B, {})", member.address, member.size, member.type);
+  }
   static const std::vector<ReportFrame> kNoStack;
   const std::vector<ReportFrame>& stack =
       member.record < report.leaks.size() ? report.leaks[member.record].stack : kNoStack;
@@ -73,9 +76,22 @@ std::string DescribeMember(const LeakReport& report, const CycleMember& member) 
                      AllocationSite(stack));
 }
 
+// "global 0x601040 in /usr/bin/app", "stack of thread 1234", ...
+std::string RootText(const CycleRoot& root) {
+  if (root.kind == "stack") return fmt::format("stack of thread {}", root.thread);
+  if (root.kind == "registers") return fmt::format("registers of thread {}", root.thread);
+  std::string text = fmt::format("{} {:#x}", root.kind, root.address);
+  return root.module.empty() ? text : text + " in " + BaseName(root.module);
+}
+
 std::string CycleHeader(size_t number, const LeakCycle& cycle) {
   uint64_t bytes = 0;
   for (const CycleMember& m : cycle.members) bytes += m.size;
+  if (!cycle.leaked) {
+    std::string holder = cycle.root ? "held by " + RootText(*cycle.root) : "reachable";
+    return fmt::format("  Cycle #{} ({}, still reachable, {} object(s), {} byte(s); {}):\n", number,
+                       cycle.kind, cycle.members.size(), bytes, holder);
+  }
   std::string owner =
       cycle.representative
           ? fmt::format("direct leak {:#x} ({})", cycle.members[*cycle.representative].address,
@@ -88,7 +104,16 @@ std::string CycleHeader(size_t number, const LeakCycle& cycle) {
 std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle& cycle,
                         size_t max_path_blocks) {
   std::string text = CycleHeader(number, cycle);
+  if (cycle.typed) text += "    " + FormatTypedPath(cycle) + "\n";
   text += "    " + FormatCyclePath(report, cycle, max_path_blocks) + "\n";
+  if (cycle.root) {
+    text += "    retained via: " + RootText(*cycle.root);
+    for (const RetentionStep& s : cycle.root->path) {
+      std::string arrow = s.field.empty() ? " -> " : " -" + s.field + "-> ";
+      text += fmt::format("{}{:#x} ({})", arrow, s.address, s.type);
+    }
+    text += "\n";
+  }
   if (cycle.path.size() < cycle.members.size()) {
     text += fmt::format("    (+{} more block(s) in this cycle, off this path)\n",
                         cycle.members.size() - cycle.path.size());
@@ -112,13 +137,41 @@ std::string FormatCycles(const LeakReport& report, const TextReportOptions& opti
   if (report.cycles.empty()) return "";
   size_t shown = options.max_cycles == 0 ? report.cycles.size()
                                          : std::min(options.max_cycles, report.cycles.size());
-  std::string text = "Leaked cycles:\n";
+  std::string text;
   for (size_t i = 0; i < shown; ++i) {
-    text += FormatCycle(report, i + 1, report.cycles[i], options.max_path_blocks);
+    const LeakCycle& c = report.cycles[i];
+    if (i == 0 && c.leaked) text += "Leaked cycles:\n";
+    if (!c.leaked && (i == 0 || report.cycles[i - 1].leaked)) {
+      text += std::string(i == 0 ? "" : "\n") +
+              "Retain cycles still reachable (leaks waiting to happen):\n";
+    }
+    text += FormatCycle(report, i + 1, c, options.max_path_blocks);
   }
   if (shown < report.cycles.size()) {
     text += fmt::format("... {} more cycles omitted; see JSON\n", report.cycles.size() - shown);
   }
+  return text + "\n";
+}
+
+// "  type   live count  live bytes  leaked count  leaked bytes", the largest first.
+std::string FormatCategories(const LeakReport& report, const TextReportOptions& options) {
+  if (report.categories.empty()) return "";
+  size_t shown = options.max_categories == 0
+                     ? report.categories.size()
+                     : std::min(options.max_categories, report.categories.size());
+  std::string text = fmt::format("Categories:\n  {:<48} {:>10} {:>14} {:>10} {:>14}\n", "type",
+                                 "live", "live bytes", "leaked", "leaked bytes");
+  for (size_t i = 0; i < report.categories.size(); ++i) {
+    const CategoryRow& r = report.categories[i];
+    if (i >= shown && r.leaked_count == 0) continue;  // rows with leaks are always printed
+    text += fmt::format("  {:<48} {:>10} {:>14} {:>10} {:>14}\n", r.type, r.live_count,
+                        r.live_bytes, r.leaked_count, r.leaked_bytes);
+  }
+  size_t omitted = 0;
+  for (size_t i = shown; i < report.categories.size(); ++i) {
+    omitted += report.categories[i].leaked_count == 0 ? 1 : 0;
+  }
+  if (omitted > 0) text += fmt::format("  ... {} more categories omitted; see JSON\n", omitted);
   return text + "\n";
 }
 
@@ -141,6 +194,18 @@ std::string ScanLine(const LeakReport& report) {
 }
 
 }  // namespace
+
+std::string FormatTypedPath(const LeakCycle& cycle) {
+  std::string text;
+  for (size_t i : cycle.path) {
+    const CycleMember& m = cycle.members[i];
+    std::string separator = m.field.empty() || m.field[0] == '+'     ? ""
+                            : m.field.find(' ') != std::string::npos ? " "
+                                                                     : ".";
+    text += m.type + separator + m.field + " -> ";
+  }
+  return text + (cycle.path.empty() ? "" : cycle.members[cycle.path.front()].type);
+}
 
 std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,
                             size_t max_path_blocks) {
@@ -167,6 +232,7 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
                                           : "heapgraph: detected memory leaks\n\n";
   text += FormatRecords(report, options);
   text += FormatCycles(report, options);
+  text += FormatCategories(report, options);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";
   return text + SummaryLine(report.summary) + ScanLine(report);

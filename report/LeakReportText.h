@@ -19,7 +19,14 @@ struct TextReportOptions {
   // Blocks of one cycle path printed before the middle is elided ("-> ... (N more) ->"); 0 prints
   // every block. Every block is still in the leak records.
   size_t max_path_blocks = 12;
+  // Rows of the categories table printed (largest live bytes first); rows with leaked blocks are
+  // always printed. 0 prints all.
+  size_t max_categories = 20;
 };
+
+// A typed cycle's path by type and owning field, canonical member first:
+// "ChatSession._onMessage -> std::function<lambda in ChatSession::start()>.session -> ChatSession".
+std::string FormatTypedPath(const LeakCycle& cycle);
 
 // The whole report, newline-terminated lines.
 std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options = {});

@@ -49,6 +49,14 @@ class HeapMarker {
   // Calls visit(j) for every block j that a word of block i points to (i's outgoing edges).
   template <typename Visit>
   void ForEachReference(uint32_t i, Visit&& visit) const;
+  // The same with the word: visit(word_index, j, word) for every word of block i pointing to j.
+  template <typename Visit>
+  void ForEachReferenceAt(uint32_t i, Visit&& visit) const;
+  // The block `word` references under this marker's rules, or BlockIndex::kNotFound.
+  uint32_t Target(uint64_t word) const {
+    return word >= index_.lowest() && word < index_.highest() ? Lookup(word)
+                                                              : BlockIndex::kNotFound;
+  }
 
  private:
   static constexpr size_t kChunkBytes = 64 * 1024;
@@ -88,6 +96,16 @@ void HeapMarker::ForEachReference(uint32_t i, Visit&& visit) const {
   for (size_t w = 0; w < b.size / sizeof(uint64_t); ++w) {
     uint32_t target = Lookup(words[w]);
     if (target != BlockIndex::kNotFound) visit(target);
+  }
+}
+
+template <typename Visit>
+void HeapMarker::ForEachReferenceAt(uint32_t i, Visit&& visit) const {
+  const BlockRange& b = index_.block(i);
+  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
+  for (size_t w = 0; w < b.size / sizeof(uint64_t); ++w) {
+    uint32_t target = Target(words[w]);
+    if (target != BlockIndex::kNotFound) visit(w, target, words[w]);
   }
 }
 

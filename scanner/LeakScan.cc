@@ -22,6 +22,8 @@
 #include "scanner/HeapMarker.h"
 #include "scanner/MmapAllocator.h"
 #include "scanner/RootRanges.h"
+#include "scanner/TypedScan.h"
+#include "scanner/types/BuiltInReaders.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -69,6 +71,8 @@ struct ChildContext {
   bool interior_pointers;
   int ready_fd;   // one byte once the blocks are copied: the parent may release the recorder
   int result_fd;  // memfd
+  const types::ReaderSet* readers;  // prepared; nullptr: no typing
+  int types_fd;                     // memfd for TypedScan
 };
 
 // Live heap blocks, copied out of the (locked) tree by a linear scan of every shard's slot table
@@ -233,6 +237,10 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
             WriteAll(c.result_fd, leaked.data(), blocks_bytes, sizeof(header)) &&
             WriteAll(c.result_fd, edges.data(), edges.size() * sizeof(edges[0]),
                      static_cast<off_t>(sizeof(header) + blocks_bytes));
+  if (ok && c.readers != nullptr) {
+    TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
+                                    roots, c.capture->threads()});
+  }
   _exit(ok ? 0 : 4);
 }
 
@@ -279,6 +287,8 @@ struct Preparation {
   roots::ProcessMappings mappings;
   int result_fd = -1;
   int ready[2] = {-1, -1};
+  int types_fd = -1;
+  std::shared_ptr<types::ReaderSet> readers;  // prepared type readers, when typing
 
   explicit Preparation(const ScanOptions& o)
       : capture(roots::ThreadCapture::Options{o.allow_signal_fallback
@@ -287,13 +297,33 @@ struct Preparation {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
+    if (o.types) PrepareTypes();
+  }
+  // The readers' constants (vtables, managers, module segments) and the typed result's memfd.
+  void PrepareTypes() {
+    types_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-types", MFD_CLOEXEC));
+    if (types_fd < 0) return;
+    readers = std::make_shared<types::ReaderSet>();
+    types::RegisterBuiltInReaders(*readers);
+    readers->Prepare();
   }
   ~Preparation() {
-    for (int fd : {result_fd, ready[0], ready[1]}) {
+    for (int fd : {result_fd, ready[0], ready[1], types_fd}) {
       if (fd >= 0) close(fd);
     }
   }
 };
+
+// The typed part, when the scan typed blocks. A failure there costs the types, not the scan.
+void ReadTypes(const Preparation& prep, ScanResult* result) {
+  if (prep.readers == nullptr) return;
+  std::string error;
+  if (!TypedScan::ReadFrom(prep.types_fd, &result->typed, &error)) {
+    result->notice += (result->notice.empty() ? "" : "; ") + error;
+    return;
+  }
+  result->typed.readers = prep.readers;
+}
 
 }  // namespace
 
@@ -371,6 +401,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.interior_pointers = options.interior_pointers;
   context.ready_fd = prep.ready[1];
   context.result_fd = prep.result_fd;
+  context.readers = prep.readers.get();
+  context.types_fd = prep.types_fd;
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
@@ -406,6 +438,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   } else if (!read_ok && !WIFEXITED(status)) {
     result.error += " (" + Describe(status) + ")";
   }
+  if (read_ok) ReadTypes(prep, &result);
   result.timings.world_stopped_ms = released - locked;
   result.timings.allocation_pause_ms = unlocked - locked;
   result.timings.total_ms = NowMs() - start;

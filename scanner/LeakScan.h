@@ -20,6 +20,9 @@ struct ScanOptions {
   // there up, and the stack the scan runs on is never scanned. 0: the scan runs on the program's
   // stack, which is scanned from the scan's entry up.
   uint64_t program_stack_pointer = 0;
+  // Type the live blocks (scanner/types readers) and collect the typed references and retention
+  // paths that graph/ needs for retain cycles (scanner/TypedScan).
+  bool types = true;
 };
 
 // Requires libheapgraph.so recording this process (preloaded or linked).

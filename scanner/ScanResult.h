@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heap/PersistedFormat.h"
+#include "scanner/TypedScanResult.h"
 
 namespace heapgraph::scanner {
 
@@ -45,6 +46,7 @@ struct ScanResult {
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // references among `leaked` (indices)
   ScanTimings timings;
   ScanStats stats;
+  TypedScanResult typed;  // types, typed references, retention paths (ScanOptions::types)
 };
 
 }  // namespace heapgraph::scanner

@@ -1,12 +1,20 @@
 #include "scanner/types/BuiltInReaders.h"
 
+#include "scanner/types/CxxVtableReader.h"
+#include "scanner/types/SharedPtrReader.h"
+#include "scanner/types/StdFunctionReader.h"
+
 namespace heapgraph::scanner::types {
 
 // Order matters: the first reader that identifies a block wins. Readers whose objects carry a
 // model-specific header (Blocks, ObjC isa) come before the C++ ones; the shared_ptr reader comes
-// before the generic vtable reader because control blocks are polymorphic objects too.
+// before the generic vtable reader because control blocks are polymorphic objects too. The
+// DWARF layouts are shared by the C++ readers and live as long as the set.
 void RegisterBuiltInReaders(ReaderSet& set) {
-  (void)set;
+  DebugLayouts* layouts = set.debug_layouts();
+  set.Add(std::make_unique<SharedPtrReader>(layouts));
+  set.Add(std::make_unique<CxxVtableReader>(layouts));
+  set.Add(std::make_unique<StdFunctionReader>(layouts));
 }
 
 }  // namespace heapgraph::scanner::types

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "scanner/types/DebugLayouts.h"
 #include "scanner/types/ModuleSegments.h"
 #include "scanner/types/ObjectModelReader.h"
 #include "scanner/types/SnapshotMemory.h"
@@ -37,6 +38,8 @@ class ReaderSet {
   size_t size() const { return readers_.size(); }
   bool active(size_t reader) const { return active_[reader] != 0; }
   ObjectModelReader& reader(size_t i) { return *readers_[i]; }
+  // DWARF class layouts, shared by the readers that want them (checking process only).
+  DebugLayouts* debug_layouts() { return debug_layouts_.get(); }
 
  private:
   using Key = std::tuple<uint8_t, uint16_t, uint8_t, uint64_t, uint64_t>;
@@ -45,6 +48,7 @@ class ReaderSet {
   std::vector<uint8_t> active_;
   ModuleSegments modules_;
   std::map<Key, TypeDescription> descriptions_;
+  std::unique_ptr<DebugLayouts> debug_layouts_ = std::make_unique<DebugLayouts>();
 };
 
 }  // namespace heapgraph::scanner::types

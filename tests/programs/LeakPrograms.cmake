@@ -15,3 +15,14 @@ add_dependencies(leak_traps leak_tls_lib)
 add_custom_target(leak_programs)
 add_dependencies(leak_programs leak_direct leak_chains leak_traps leak_tls_lib)
 add_dependencies(heapgraph_test_programs leak_programs)
+
+# C++ retain cycles and their weak_ptr controls (tests/scanner/RetainCycleTest).
+heapgraph_add_program(cycle_cxx SOURCES ${CMAKE_CURRENT_LIST_DIR}/cycle_cxx.cc)
+add_dependencies(leak_programs cycle_cxx)
+# The same without DWARF and without .symtab (.dynsym stays: -rdynamic exports the
+# std::function managers); typeinfo names survive stripping.
+heapgraph_add_program(cycle_cxx_stripped SOURCES ${CMAKE_CURRENT_LIST_DIR}/cycle_cxx.cc
+                      OPTIONS -O1 -fno-inline -g0)
+add_custom_command(TARGET cycle_cxx_stripped POST_BUILD
+                   COMMAND strip --strip-all $<TARGET_FILE:cycle_cxx_stripped>)
+add_dependencies(leak_programs cycle_cxx_stripped)

@@ -453,7 +453,7 @@ TEST_F(LeakReportTest, LongCyclePathIsElidedInTheMiddle) {
   LeakReport report;
   LeakCycle ring;
   for (size_t i = 0; i < 20; ++i) {
-    ring.members.push_back({kBase + i * 16, 16, "Malloc 16 B", 0, 0});
+    ring.members.push_back({kBase + i * 16, 16, "Malloc 16 B", 0, 0, ""});
     ring.path.push_back(i);
   }
   std::string path = FormatCyclePath(report, ring, 4);
@@ -489,7 +489,7 @@ TEST_F(LeakReportTest, JsonRoundTripsAndKeepsEveryField) {
   LeakReport report = Build();
   json j = json::parse(LeakReportToJson(report).dump(2));
   EXPECT_EQ(j["format"], "heapgraph-leak-report");
-  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["version"], 2);
   EXPECT_EQ(j["summary"], json({{"direct_blocks", 6},
                                 {"indirect_blocks", 6},
                                 {"leaked_bytes", 532},
@@ -560,7 +560,10 @@ TEST_F(LeakReportTest, JsonCyclesAndExact64BitAddresses) {
                                       {"size", 48},
                                       {"type", "Malloc 48 B"},
                                       {"stack_id", scenario_.cycle},
-                                      {"leak", report.cycles[0].members[0].record}}));
+                                      {"leak", report.cycles[0].members[0].record},
+                                      {"field", nullptr}}));
+  EXPECT_FALSE(pair["typed"].get<bool>());
+  EXPECT_TRUE(pair["root"].is_null());
   EXPECT_TRUE(j["cycles"][1]["representative"]["member"].is_null());
   EXPECT_EQ(j["cycles"][1]["representative"]["retained_by"], Hex(0x600));
   for (const json& cycle : j["cycles"]) {

@@ -652,7 +652,7 @@ std::string CaseName(const testing::TestParamInfo<Case>& info) {
 
 void CheckHeapgraphReport(const Case& c, const json& report) {
   EXPECT_EQ(report.value("format", ""), "heapgraph-leak-report");
-  EXPECT_EQ(report.value("version", 0), 1);
+  EXPECT_EQ(report.value("version", 0), 2);
   std::vector<Record> records = HeapgraphRecords(report);
   CheckRecords(c, records, "heapgraph");
 

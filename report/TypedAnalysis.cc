@@ -1,0 +1,249 @@
+#include "report/TypedAnalysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "heap/RecordingReader.h"
+#include "scanner/types/ReaderSet.h"
+
+namespace heapgraph::report {
+namespace {
+
+using scanner::TypedObject;
+constexpr uint32_t kNone = UINT32_MAX;
+
+const char* RootKindName(scanner::RootKind kind) {
+  switch (kind) {
+    case scanner::RootKind::kRegisters:
+      return "registers";
+    case scanner::RootKind::kStack:
+      return "stack";
+    case scanner::RootKind::kGlobal:
+      return "global";
+    case scanner::RootKind::kOther:
+      break;
+  }
+  return "other";
+}
+
+uint64_t TotalSize(const LeakCycle& cycle) {
+  uint64_t total = 0;
+  for (const CycleMember& m : cycle.members) total += m.size;
+  return total;
+}
+
+}  // namespace
+
+TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbolizer)
+    : scan_(scan), leaked_types_(scan.leaked.size()) {
+  const scanner::TypedScanResult& typed = scan.typed;
+  if (!typed.enabled || typed.readers == nullptr) return;
+  std::map<const scanner::types::TypeDescription*, std::string> named;
+  for (const TypedObject& o : typed.objects) {
+    const scanner::types::TypeDescription& d = typed.readers->Describe(o.identity);
+    auto [it, inserted] = named.try_emplace(&d);
+    if (inserted) it->second = Name(d, symbolizer);
+    descriptions_.push_back(&d);
+    names_.push_back(it->second);
+    vertices_.push_back({it->second, d.closure, o.leaked != 0});
+    if (o.leaked_index < leaked_types_.size()) leaked_types_[o.leaked_index] = it->second;
+  }
+  strong_ = graph::StrongReferences(typed, descriptions_).edges();
+  cycles_ = graph::RetainCycles(vertices_, strong_).cycles();
+  // Components of all typed references: a retention path ends in the one of its cycle.
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph g(typed.objects.size());
+  out_.resize(typed.objects.size());
+  for (uint32_t i = 0; i < typed.edges.size(); ++i) {
+    boost::add_edge(typed.edges[i].from, typed.edges[i].to, g);
+    out_[typed.edges[i].from].push_back(i);
+  }
+  component_.assign(typed.objects.size(), 0);
+  if (!typed.objects.empty()) boost::strong_components(g, component_.data());
+}
+
+// The description's name; "{}" replaced by the symbolized function at name_symbol.
+std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
+                                Symbolizer& symbolizer) const {
+  if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
+  std::string function = fmt::format("{:#x}", d.name_symbol);
+  const scanner::types::ModuleSegments& modules = scan_.typed.readers->modules();
+  if (const scanner::types::Segment* s = modules.Find(d.name_symbol)) {
+    const scanner::types::Module& m = modules.modules()[s->module];
+    std::vector<SourceFrame> frames = symbolizer.Symbolize(m.path, d.name_symbol - m.bias);
+    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
+  }
+  std::string name = d.name;
+  size_t at = name.find("{}");
+  return at == std::string::npos ? name : name.replace(at, 2, function);
+}
+
+std::string TypedAnalysis::FieldName(uint32_t object, uint32_t offset) const {
+  for (const scanner::types::FieldDescription& f : descriptions_[object]->fields) {
+    if (f.offset == offset && !f.name.empty()) return f.name;
+  }
+  return "+" + std::to_string(offset);
+}
+
+std::vector<CategoryRow> TypedAnalysis::Categories() const {
+  std::unordered_map<std::string, CategoryRow> rows;
+  auto add = [&](const std::string& type, uint64_t count, uint64_t bytes, uint64_t leaked_count,
+                 uint64_t leaked_bytes) {
+    CategoryRow& r = rows[type];
+    r.type = type;
+    r.live_count += count;
+    r.live_bytes += bytes;
+    r.leaked_count += leaked_count;
+    r.leaked_bytes += leaked_bytes;
+  };
+  for (size_t i = 0; i < scan_.typed.objects.size(); ++i) {
+    const TypedObject& o = scan_.typed.objects[i];
+    add(names_[i], 1, o.size, o.leaked, o.leaked != 0 ? o.size : 0);
+  }
+  for (const scanner::UntypedCategory& c : scan_.typed.untyped) {
+    std::string type = c.size_key == UINT64_MAX ? CategoryName(c.function, 0)
+                                                : CategoryName(c.function, c.size_key);
+    add(type, c.live_count, c.live_bytes, c.leaked_count, c.leaked_bytes);
+  }
+  std::vector<CategoryRow> sorted;
+  for (auto& [type, row] : rows) sorted.push_back(std::move(row));
+  std::sort(sorted.begin(), sorted.end(), [](const CategoryRow& a, const CategoryRow& b) {
+    if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
+    return a.type < b.type;
+  });
+  return sorted;
+}
+
+CycleMember TypedAnalysis::Member(uint32_t object) const {
+  const TypedObject& o = scan_.typed.objects[object];
+  return {o.address, o.size, names_[object], o.stack, CycleMember::kNoRecord, ""};
+}
+
+// A leaked retain cycle lies inside one leaked (conservative) cycle record: that record takes
+// its kind, and its path becomes the retain cycle's, in canonical rotation.
+void TypedAnalysis::AddLeakedCycle(const graph::RetainCycle& cycle, LeakReport& report) const {
+  uint64_t first = scan_.typed.objects[cycle.members.front()].address;
+  for (LeakCycle& record : report.cycles) {
+    if (record.typed || !record.leaked) continue;
+    auto member = [&](uint64_t address) {
+      for (size_t i = 0; i < record.members.size(); ++i) {
+        if (record.members[i].address == address) return i;
+      }
+      return record.members.size();
+    };
+    if (member(first) == record.members.size()) continue;
+    record.kind = cycle.kind;
+    record.typed = true;
+    record.path.clear();
+    for (size_t i = 0; i < cycle.members.size(); ++i) {
+      size_t m = member(scan_.typed.objects[cycle.members[i]].address);
+      if (m == record.members.size()) continue;
+      record.members[m].field = graph::RetainCycles::FieldText(strong_[cycle.edges[i]]);
+      record.path.push_back(m);
+    }
+    return;
+  }
+}
+
+// The retention path of the cycle's component (found by the scan), extended through typed
+// references to the first cycle member reached.
+std::optional<CycleRoot> TypedAnalysis::RootOf(const graph::RetainCycle& cycle) const {
+  const scanner::TypedScanResult& typed = scan_.typed;
+  uint32_t component = component_[cycle.members.front()];
+  const scanner::RetentionPath* path = nullptr;
+  for (const scanner::RetentionPath& p : typed.paths) {
+    uint32_t end = p.steps.empty() ? kNone : p.steps.back().typed;
+    if (end != kNone && component_[end] == component) path = &p;
+  }
+  if (path == nullptr) return std::nullopt;
+  CycleRoot root;
+  root.kind = RootKindName(path->root_kind);
+  root.thread = path->thread;
+  root.address = path->root_address;
+  if (path->module < typed.readers->modules().modules().size()) {
+    root.module = typed.readers->modules().modules()[path->module].path;
+  }
+  for (size_t i = 0; i < path->steps.size(); ++i) {
+    const scanner::PathStep& s = path->steps[i];
+    uint32_t previous = i == 0 ? kNone : path->steps[i - 1].typed;
+    std::string field;  // the root's word has none
+    if (i > 0)
+      field = previous != kNone ? FieldName(previous, s.offset) : fmt::format("+{}", s.offset);
+    std::string type = s.typed != kNone ? names_[s.typed] : CategoryName(s.function, s.size);
+    root.path.push_back({s.address, s.size, type, field});
+  }
+  // Breadth first from the path's end to the nearest member of the cycle.
+  uint32_t start = path->steps.back().typed;
+  std::vector<uint32_t> via(typed.objects.size(), kNone);  // typed reference that reached it
+  std::vector<uint8_t> seen(typed.objects.size(), 0), on_cycle(typed.objects.size(), 0);
+  for (uint32_t m : cycle.members) on_cycle[m] = 1;
+  std::deque<uint32_t> queue = {start};
+  seen[start] = 1;
+  uint32_t reached = on_cycle[start] != 0 ? start : kNone;
+  while (!queue.empty() && reached == kNone) {
+    uint32_t u = queue.front();
+    queue.pop_front();
+    for (uint32_t e : out_[u]) {
+      uint32_t w = typed.edges[e].to;
+      if (seen[w] != 0) continue;
+      seen[w] = 1;
+      via[w] = e;
+      if (on_cycle[w] != 0) {
+        reached = w;
+        break;
+      }
+      queue.push_back(w);
+    }
+  }
+  std::vector<RetentionStep> tail;
+  for (uint32_t x = reached; x != kNone && x != start; x = typed.edges[via[x]].from) {
+    const scanner::TypedEdge& e = typed.edges[via[x]];
+    tail.push_back(
+        {typed.objects[x].address, typed.objects[x].size, names_[x], FieldName(e.from, e.offset)});
+  }
+  root.path.insert(root.path.end(), tail.rbegin(), tail.rend());
+  return root;
+}
+
+LeakCycle TypedAnalysis::ReachableCycle(const graph::RetainCycle& cycle) const {
+  LeakCycle record;
+  record.kind = cycle.kind;
+  record.leaked = false;
+  record.typed = true;
+  for (size_t i = 0; i < cycle.members.size(); ++i) {
+    record.members.push_back(Member(cycle.members[i]));
+    record.members.back().field = graph::RetainCycles::FieldText(strong_[cycle.edges[i]]);
+    record.path.push_back(i);
+  }
+  record.root = RootOf(cycle);
+  record.representative_reason =
+      record.root ? fmt::format("reachable from {}", record.root->kind) : "reachable";
+  return record;
+}
+
+void TypedAnalysis::AddTo(LeakReport& report) const {
+  if (!scan_.typed.enabled) return;
+  report.categories = Categories();
+  std::vector<LeakCycle> reachable;
+  for (const graph::RetainCycle& cycle : cycles_) {
+    if (cycle.leaked) {
+      AddLeakedCycle(cycle, report);
+    } else {
+      reachable.push_back(ReachableCycle(cycle));
+    }
+  }
+  std::stable_sort(reachable.begin(), reachable.end(), [](const LeakCycle& a, const LeakCycle& b) {
+    uint64_t sa = TotalSize(a), sb = TotalSize(b);
+    return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
+  });
+  report.cycles.insert(report.cycles.end(), reachable.begin(), reachable.end());
+  report.summary.cycles = report.cycles.size();
+}
+
+}  // namespace heapgraph::report

@@ -1,0 +1,119 @@
+#include "scanner/types/StdFunctionReader.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "scanner/types/CxxTypeinfo.h"
+
+namespace heapgraph::scanner::types {
+namespace {
+
+constexpr const char kHandlerPrefix[] = "_ZNSt17_Function_handlerI";
+constexpr const char kManagerMarker[] = "E10_M_managerE";
+
+bool IsManagerSymbol(const char* name) {
+  return std::strncmp(name, kHandlerPrefix, sizeof(kHandlerPrefix) - 1) == 0 &&
+         std::strstr(name, kManagerMarker) != nullptr;
+}
+
+}  // namespace
+
+void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
+  names_.emplace(address, std::move(symbol));
+  managers_.insert(std::upper_bound(managers_.begin(), managers_.end(), address), address);
+  lowest_ = managers_.front();
+  highest_ = managers_.back();
+}
+
+// Function symbols of one module's .symtab and .dynsym that are _M_manager instantiations.
+void StdFunctionReader::CollectModule(const Module& module) {
+  if (module.path.empty()) return;
+  int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr ||
+        (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || shdr.sh_entsize == 0) {
+      continue;
+    }
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    size_t count = shdr.sh_size / shdr.sh_entsize;
+    for (size_t i = 0; data != nullptr && i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
+          GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 || sym.st_shndx == SHN_UNDEF) {
+        continue;
+      }
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (name != nullptr && IsManagerSymbol(name)) AddManager(module.bias + sym.st_value, name);
+    }
+  }
+  if (elf != nullptr) elf_end(elf);
+  close(fd);
+}
+
+bool StdFunctionReader::Prepare(const PrepareContext& context) {
+  elf_version(EV_CURRENT);
+  for (const Module& module : context.modules.modules()) CollectModule(module);
+  return !managers_.empty();
+}
+
+void StdFunctionReader::IdentifyReferenced(const SnapshotMemory& memory, uint32_t block,
+                                           const TypeIdentity&, TypeSink& sink) const {
+  const BlockRange& b = memory.block(block);
+  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
+  for (size_t w = 2; w < b.size / 8; ++w) {
+    if (!IsManager(words[w])) continue;
+    uint32_t functor = memory.BlockStartingAt(words[w - 2]);
+    if (functor == BlockIndex::kNotFound || functor == block) continue;
+    TypeIdentity identity;
+    identity.model = ObjectModel::kStdFunctor;
+    identity.key = words[w];
+    sink.Assign(functor, identity);
+  }
+}
+
+std::string StdFunctionReader::FunctionName(const std::string& manager) {
+  const std::string prefix = "std::_Function_handler<";
+  size_t at = manager.find(prefix);
+  if (at == std::string::npos) return "std::function";
+  // The handler's arguments: the signature, then the functor, up to the matching '>'.
+  size_t begin = at + prefix.size();
+  int depth = 0;
+  size_t comma = std::string::npos, end = begin;
+  for (; end < manager.size(); ++end) {
+    char c = manager[end];
+    if (c == '<' || c == '(' || c == '{') ++depth;
+    if (c == '>' || c == ')' || c == '}') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (c == ',' && depth == 0 && comma == std::string::npos) comma = end;
+  }
+  if (comma == std::string::npos) return "std::function";
+  std::string functor = manager.substr(comma + 1, end - comma - 1);
+  while (!functor.empty() && functor.front() == ' ') functor.erase(0, 1);
+  size_t lambda = functor.rfind("::{lambda(");
+  if (lambda != std::string::npos)
+    return "std::function<lambda in " + functor.substr(0, lambda) + ">";
+  return "std::function<" + functor + ">";
+}
+
+TypeDescription StdFunctionReader::Describe(const TypeIdentity& identity,
+                                            const DescribeContext& context) {
+  TypeDescription d;
+  auto it = names_.find(identity.key);
+  d.name = it != names_.end() ? FunctionName(CxxTypeinfo::Demangle(it->second)) : "std::function";
+  d.closure = true;
+  if (layouts_ != nullptr) d.fields = layouts_->FunctorFields(identity.key, context.modules);
+  for (FieldDescription& f : d.fields) f.label = EdgeLabel::kCapture;
+  return d;
+}
+
+}  // namespace heapgraph::scanner::types

@@ -1,0 +1,171 @@
+// tests/programs: C++ retain cycles and their controls, for tests/scanner/RetainCycleTest. Usage:
+// cycle_cxx CASE; run under `heapgraph run` (the check runs at exit, after static destructors).
+//   shared_leaked    cyc::Alpha <-> cyc::Beta through shared_ptr members (make_shared), both
+//                    handles dropped: a leaked shared_ptr cycle
+//   shared_global    the same pair (cyc::Gamma <-> cyc::Delta) still held by a global that has no
+//                    destructor: a reachable shared_ptr cycle, root kind global
+//   function_self    cyc::Session (make_shared) keeps a std::function whose lambda captures a
+//                    shared_ptr to the session: a leaked block-self cycle
+//   counted_ptr      cyc::Left <-> cyc::Right through shared_ptr<T>(new T) (separate control
+//                    blocks, _Sp_counted_ptr): a leaked shared_ptr cycle
+//   weak_control     cyc::Parent -> shared_ptr<cyc::Child>, Child -> weak_ptr<Parent>, leaked
+//                    through a raw `new shared_ptr<Parent>`: no retain cycle
+//   weak_function    cyc::Widget keeps a std::function capturing a weak_ptr to itself, held by a
+//                    global: no retain cycle
+//   polymorphic      one leaked cyc::Derived (a vtable; no cycle): the leak's type
+//   all              every case above
+// Prints nothing; exits 0 (64 on a bad argument).
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+
+namespace cyc {
+
+struct Beta;
+struct Alpha {
+  std::shared_ptr<Beta> beta;
+  char pad[40] = {};
+};
+struct Beta {
+  std::shared_ptr<Alpha> alpha;
+  char pad[56] = {};
+};
+
+struct Delta;
+struct Gamma {
+  std::shared_ptr<Delta> delta;
+  char pad[24] = {};
+};
+struct Delta {
+  std::shared_ptr<Gamma> gamma;
+  char pad[72] = {};
+};
+
+struct Session {
+  std::function<void()> on_message;
+  int messages = 0;
+};
+
+struct Right;
+struct Left {
+  virtual ~Left() = default;
+  std::shared_ptr<Right> right;
+};
+struct Right {
+  virtual ~Right() = default;
+  std::shared_ptr<Left> left;
+};
+
+struct Child;
+struct Parent {
+  std::shared_ptr<Child> child;
+  char pad[88] = {};
+};
+struct Child {
+  std::weak_ptr<Parent> parent;
+  char pad[104] = {};
+};
+
+struct Widget {
+  std::function<void()> on_click;
+  int clicks = 0;
+};
+
+struct Base {
+  virtual ~Base() = default;
+  long value = 1;
+};
+struct Derived : Base {
+  long more[5] = {};
+};
+
+}  // namespace cyc
+
+namespace {
+
+// Holders that no static destructor releases: the at-exit check still sees them as roots.
+alignas(std::shared_ptr<cyc::Gamma>) unsigned char g_gamma[sizeof(std::shared_ptr<cyc::Gamma>)];
+alignas(std::shared_ptr<cyc::Widget>) unsigned char g_widget[sizeof(std::shared_ptr<cyc::Widget>)];
+cyc::Base* volatile g_sink = nullptr;
+
+// The cases' dead frames lie where exit()'s frames will be: zero them, so that no stale
+// shared_ptr on the stack keeps a "leaked" cycle reachable.
+__attribute__((noinline)) void ScrubStack() {
+  char buffer[64 * 1024];
+  memset(buffer, 0, sizeof(buffer));
+  asm volatile("" : : "r"(buffer) : "memory");
+}
+
+__attribute__((noinline)) void SharedLeaked() {
+  auto a = std::make_shared<cyc::Alpha>();
+  auto b = std::make_shared<cyc::Beta>();
+  a->beta = b;
+  b->alpha = a;
+}
+
+__attribute__((noinline)) void SharedGlobal() {
+  auto g = std::make_shared<cyc::Gamma>();
+  auto d = std::make_shared<cyc::Delta>();
+  g->delta = d;
+  d->gamma = g;
+  new (g_gamma) std::shared_ptr<cyc::Gamma>(g);
+}
+
+__attribute__((noinline)) void FunctionSelf() {
+  auto session = std::make_shared<cyc::Session>();
+  session->on_message = [session] { ++session->messages; };
+}
+
+__attribute__((noinline)) void CountedPtr() {
+  std::shared_ptr<cyc::Left> l(new cyc::Left);
+  std::shared_ptr<cyc::Right> r(new cyc::Right);
+  l->right = r;
+  r->left = l;
+}
+
+__attribute__((noinline)) void WeakControl() {
+  auto parent = std::make_shared<cyc::Parent>();
+  parent->child = std::make_shared<cyc::Child>();
+  parent->child->parent = parent;
+  new std::shared_ptr<cyc::Parent>(parent);  // leaked on purpose
+}
+
+__attribute__((noinline)) void WeakFunction() {
+  auto widget = std::make_shared<cyc::Widget>();
+  std::weak_ptr<cyc::Widget> weak = widget;
+  widget->on_click = [weak] {
+    if (auto w = weak.lock()) ++w->clicks;
+  };
+  new (g_widget) std::shared_ptr<cyc::Widget>(widget);
+}
+
+__attribute__((noinline)) void Polymorphic() {
+  g_sink = new cyc::Derived;
+  g_sink = nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 64;
+  std::string c = argv[1];
+  bool all = c == "all";
+  bool known = false;
+  auto run = [&](const char* name, void (*f)()) {
+    if (!all && c != name) return;
+    known = true;
+    f();
+    ScrubStack();
+  };
+  run("shared_leaked", SharedLeaked);
+  run("shared_global", SharedGlobal);
+  run("function_self", FunctionSelf);
+  run("counted_ptr", CountedPtr);
+  run("weak_control", WeakControl);
+  run("weak_function", WeakFunction);
+  run("polymorphic", Polymorphic);
+  return known ? 0 : 64;
+}
