@@ -155,7 +155,13 @@ void BlockReader::AddHelperFields(uint64_t helper, uint64_t size, const char* ba
   for (size_t i = 0; i < slots.size(); ++i) {
     const CapturedSlot& slot = slots[i];
     std::string name = std::string(base) + " " + std::to_string(i);
-    FieldStrength strength = IsStrong(slot.kind) ? FieldStrength::kStrong : FieldStrength::kWeak;
+    // A captured C++ object (a shared_ptr, weak_ptr, std::function copy) owns what its own type
+    // says: its words are named but left conservative for graph/StrongReferences to judge.
+    bool cxx =
+        slot.kind == CapturedSlotKind::kDestroyed || slot.kind == CapturedSlotKind::kReleased;
+    FieldStrength strength = cxx                   ? FieldStrength::kConservative
+                             : IsStrong(slot.kind) ? FieldStrength::kStrong
+                                                   : FieldStrength::kWeak;
     // A C++ object destroyed in place owns its words up to the next captured slot.
     uint64_t end = slot.offset + 8;
     if (slot.kind == CapturedSlotKind::kDestroyed) {

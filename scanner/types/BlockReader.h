@@ -17,8 +17,10 @@
 //
 // Describe: which words own what they point to comes from the dispose (destroy) helper, read by
 // DisposeHelperAnalyzer: a captured object, block or byref is a strong field "captured slot N"
-// (label kCapture); a captured C++ object destroyed in place owns every word up to the next
-// captured slot; weak and __block-under-MRR slots are weak fields. A Block without copy/dispose
+// (label kCapture); weak and __block-under-MRR slots are weak fields; a captured C++ object (its
+// destructor called in place, or a word of it released inline) spans the words up to the next
+// captured slot, named but conservative: whether a shared_ptr/weak_ptr/std::function copy owns
+// its target is its own type's business (graph/StrongReferences rules 3-4), not the Block's. A Block without copy/dispose
 // helpers captured only trivial values (plain pointers, integers) and owns nothing. When the
 // helper could not be read completely, unlisted words stay conservative (exhaustive = false).
 #pragma once
