@@ -1,6 +1,8 @@
 #include "scanner/types/BuiltInReaders.h"
 
+#include "scanner/types/BlockReader.h"
 #include "scanner/types/CxxVtableReader.h"
+#include "scanner/types/GnuObjcReader.h"
 #include "scanner/types/SharedPtrReader.h"
 #include "scanner/types/StdFunctionReader.h"
 
@@ -12,6 +14,8 @@ namespace heapgraph::scanner::types {
 // DWARF layouts are shared by the C++ readers and live as long as the set.
 void RegisterBuiltInReaders(ReaderSet& set) {
   DebugLayouts* layouts = set.debug_layouts();
+  set.Add(std::make_unique<BlockReader>());
+  set.Add(std::make_unique<GnuObjcReader>());
   set.Add(std::make_unique<SharedPtrReader>(layouts));
   set.Add(std::make_unique<CxxVtableReader>(layouts));
   set.Add(std::make_unique<StdFunctionReader>(layouts));
