@@ -66,7 +66,11 @@ void StrongReferences::Classify(const Edge& e) {
     return;
   }
   const scanner::types::TypeIdentity& target = typed_.objects[e.to].identity;
-  if (target.model == ObjectModel::kStdFunctor && e.target_offset == 0) {
+  // A heap Block is reference counted like a functor is owned: every holder of a pointer to its
+  // start got it from Block_copy (copies of a stack Block are new heap Blocks).
+  bool counted_closure =
+      target.model == ObjectModel::kStdFunctor || target.model == ObjectModel::kClangBlock;
+  if (counted_closure && e.target_offset == 0) {
     edges_.push_back({e.from, e.to, e.offset, EdgeLabel::kNone, name});
     return;
   }

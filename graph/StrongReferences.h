@@ -6,7 +6,8 @@
 //     weak -> not owning. A conservative field only names the word; rules 3-5 decide.
 //  2. A's description is exhaustive and has no field at o: not owning.
 //  3. B is a std::function heap functor and the word points at its start: owning (only the
-//     std::function holding the functor stores that pointer; copies clone the functor).
+//     std::function holding the functor stores that pointer; copies clone the functor). The same
+//     for a heap clang Block: its holders got their pointers from Block_copy.
 //  4. B is a shared_ptr control block, the word points at its start, and A's previous word points
 //     at B's managed object (a shared_ptr or weak_ptr: {element, control block}): owning
 //     (kSharedOwner) when B's counts show no weak_ptr at all (then every such pair is a
