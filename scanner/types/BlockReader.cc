@@ -48,8 +48,7 @@ bool BlockReader::Prepare(const PrepareContext& context) {
   std::vector<uint64_t> stack = FindDefinitions("_NSConcreteStackBlock");
   malloc_isas_.insert(malloc_isas_.end(), stack.begin(), stack.end());
   std::sort(malloc_isas_.begin(), malloc_isas_.end());
-  std::vector<uint64_t> dispose = FindDefinitions("_Block_object_dispose");
-  dispose_ = dispose.empty() ? 0 : dispose.front();
+  dispose_ = FindDefinitions("_Block_object_dispose");
   dispose_slots_ = ImportSlots::Find("_Block_object_dispose");
   code_.clear();
   for (const Segment& s : context.modules.segments()) {

@@ -20,9 +20,10 @@
 // (label kCapture); weak and __block-under-MRR slots are weak fields; a captured C++ object (its
 // destructor called in place, or a word of it released inline) spans the words up to the next
 // captured slot, named but conservative: whether a shared_ptr/weak_ptr/std::function copy owns
-// its target is its own type's business (graph/StrongReferences rules 3-4), not the Block's. A Block without copy/dispose
-// helpers captured only trivial values (plain pointers, integers) and owns nothing. When the
-// helper could not be read completely, unlisted words stay conservative (exhaustive = false).
+// its target is its own type's business (graph/StrongReferences rules 3-4), not the Block's. A
+// Block without copy/dispose helpers captured only trivial values (plain pointers, integers) and
+// owns nothing. When the helper could not be read completely, unlisted words stay conservative
+// (exhaustive = false).
 #pragma once
 
 #include <memory>
@@ -51,7 +52,7 @@ class BlockReader : public ObjectModelReader {
   void AddHelperFields(uint64_t helper, uint64_t size, const char* base, TypeDescription* out);
 
   std::vector<uint64_t> malloc_isas_;  // &_NSConcrete{Malloc,Stack}Block of each Blocks runtime
-  uint64_t dispose_ = 0;               // _Block_object_dispose of the first runtime found
+  std::vector<uint64_t> dispose_;      // every definition of _Block_object_dispose
   std::vector<uint64_t> dispose_slots_;
   std::vector<CodeRange> code_;
   std::unique_ptr<DisposeHelperAnalyzer> analyzer_;

@@ -514,7 +514,7 @@ class DisposeHelperAnalyzer::X86Walker {
   size_t pending_count_ = 0;
 };
 
-DisposeHelperAnalyzer::DisposeHelperAnalyzer(Arch arch, uint64_t dispose,
+DisposeHelperAnalyzer::DisposeHelperAnalyzer(Arch arch, std::span<const uint64_t> dispose,
                                              std::span<const uint64_t> dispose_slots,
                                              std::span<const CodeRange> code)
     : arch_(arch), dispose_(dispose), dispose_slots_(dispose_slots), code_(code) {
@@ -556,7 +556,7 @@ bool DisposeHelperAnalyzer::IsDisposeSlot(uint64_t slot) const {
 
 bool DisposeHelperAnalyzer::IsDisposeTarget(uint64_t target) const {
   if (target == 0) return false;
-  if (target == dispose_) return true;
+  if (std::binary_search(dispose_.begin(), dispose_.end(), target)) return true;
   uint64_t slot = PltSlot(target);
   return slot != 0 && IsDisposeSlot(slot);
 }

@@ -89,10 +89,11 @@ class DisposeHelperAnalyzer {
   static constexpr uint32_t kWindowBytes = 4096;  // direct jumps beyond this are tail calls
   static constexpr uint32_t kMaxInstructions = 2048;
 
-  // `dispose` is the address of _Block_object_dispose (0 if the process has none), `dispose_slots`
-  // the GOT slots bound to it (ImportSlots), `code` the executable mappings; both sorted.
-  DisposeHelperAnalyzer(Arch arch, uint64_t dispose, std::span<const uint64_t> dispose_slots,
-                        std::span<const CodeRange> code);
+  // `dispose`: every definition of _Block_object_dispose (a program may define its own, as the
+  // runtime's symbols are weak), `dispose_slots`: the GOT slots bound to it (ImportSlots), `code`:
+  // the executable mappings; all sorted. The spans must outlive the analyzer.
+  DisposeHelperAnalyzer(Arch arch, std::span<const uint64_t> dispose,
+                        std::span<const uint64_t> dispose_slots, std::span<const CodeRange> code);
   ~DisposeHelperAnalyzer();
   DisposeHelperAnalyzer(const DisposeHelperAnalyzer&) = delete;
   DisposeHelperAnalyzer& operator=(const DisposeHelperAnalyzer&) = delete;
@@ -116,7 +117,7 @@ class DisposeHelperAnalyzer {
   uint64_t PltSlot(uint64_t target) const;
 
   Arch arch_;
-  uint64_t dispose_;
+  std::span<const uint64_t> dispose_;
   std::span<const uint64_t> dispose_slots_;
   std::span<const CodeRange> code_;
   size_t handle_ = 0;              // csh

@@ -50,8 +50,8 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
     Bind(s_.handle, "shape_mixed", &s_.mixed);
     Bind(s_.handle, "shape_trivial", &s_.trivial);
     Bind(s_.handle, "shape_release", &s_.release);
-    dispose_ = reinterpret_cast<uint64_t>(dlsym(s_.handle, "_Block_object_dispose"));
-    ASSERT_NE(dispose_, 0u);
+    dispose_ = {reinterpret_cast<uint64_t>(dlsym(s_.handle, "_Block_object_dispose"))};
+    ASSERT_NE(dispose_[0], 0u);
     slots_ = ImportSlots::Find("_Block_object_dispose");
     ASSERT_FALSE(slots_.empty());
     roots::ProcessMappings maps;
@@ -114,7 +114,7 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
   }
 
   Shapes s_;
-  uint64_t dispose_ = 0;
+  std::vector<uint64_t> dispose_;
   std::vector<uint64_t> slots_;
   std::vector<CodeRange> code_;
   std::unique_ptr<DisposeHelperAnalyzer> analyzer_;
@@ -216,7 +216,7 @@ TEST_P(DisposeHelperAnalyzerTest, AddressOutsideCodeIsIncomplete) {
 TEST_P(DisposeHelperAnalyzerTest, UnknownDisposeMeansNoDisposeSlots) {
   // Without the address or slots of _Block_object_dispose, its calls are ordinary calls: the
   // words passed to it are then "released" words, never typed captures.
-  DisposeHelperAnalyzer blind(DisposeHelperAnalyzer::Arch::kX86_64, 0, {}, code_);
+  DisposeHelperAnalyzer blind(DisposeHelperAnalyzer::Arch::kX86_64, {}, {}, code_);
   void* b = Keep(s_.object(Target()));
   DisposeAnalysis a = blind.Analyze(DescriptorOf(b).dispose);
   ASSERT_EQ(a.count, 1u);
@@ -228,7 +228,7 @@ INSTANTIATE_TEST_SUITE_P(OptimizationLevels, DisposeHelperAnalyzerTest,
 
 TEST(DisposeHelperAnalyzerArchTest, Aarch64IsNotDecodedYet) {
   std::vector<CodeRange> none;
-  DisposeHelperAnalyzer a(DisposeHelperAnalyzer::Arch::kAarch64, 0, {}, none);
+  DisposeHelperAnalyzer a(DisposeHelperAnalyzer::Arch::kAarch64, {}, {}, none);
   DisposeAnalysis r = a.Analyze(0x1000);
   EXPECT_FALSE(r.complete);
   EXPECT_EQ(r.count, 0u);

@@ -1,0 +1,222 @@
+// tests/scanner: end-to-end retain cycles through clang Blocks and Objective-C objects. Each case
+// runs `heapgraph run --json FILE -- tests/programs/PROGRAM CASE` (the real leak check at exit, in
+// a real child) and checks the JSON report's typed cycles: kind, leaked or reachable, and the
+// members' types and owning fields; the controls (weak_ptr, plain and __block captures, assign
+// delegates, invalidated timers) must give no typed cycle, leaked or reachable.
+//   cycle_blocks       C++ with Blocks (clang -fblocks, libBlocksRuntime)
+//   cycle_objc         GNUstep Base objects (gobjc, manual retain/release)
+//   cycle_objc_blocks  GNUstep Base objects captured by Blocks (clang -fobjc-runtime=gcc)
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace heapgraph {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CaseRun {
+  int status = -1;
+  json report;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the case under `heapgraph run`; kills it after 60 s.
+CaseRun RunCase(const std::string& program, const std::string& name) {
+  char pattern[] = "/tmp/heapgraph-objc-cycles-XXXXXX";
+  fs::path dir = mkdtemp(pattern);
+  std::string json_path = dir / "report.json";
+  std::string exe = std::string(HEAPGRAPH_PROGRAM_DIR) + "/" + program;
+  std::vector<std::string> args = {HEAPGRAPH_CLI, "run", "--json", json_path, "--text", "",
+                                   "--",          exe,   name};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  CaseRun run;
+  int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return run;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.report = json::parse(ReadFile(json_path), nullptr, false);
+  fs::remove_all(dir);
+  return run;
+}
+
+std::vector<json> TypedCycles(const CaseRun& run) {
+  std::vector<json> cycles;
+  for (const json& c : run.report.value("cycles", json::array())) {
+    if (c.value("typed", false)) cycles.push_back(c);
+  }
+  return cycles;
+}
+
+struct Member {
+  std::string type;
+  std::string field;
+};
+
+// The members on the cycle's path, canonical order.
+std::vector<Member> PathMembers(const json& cycle) {
+  std::vector<Member> out;
+  for (const json& i : cycle["path"]) {
+    const json& m = cycle["members"][i.get<size_t>()];
+    out.push_back({m["type"].get<std::string>(), m.value("field", std::string("?"))});
+  }
+  return out;
+}
+
+std::string Describe(const json& cycle) {
+  return cycle.dump(1);
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+class BlocksObjcCycles : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // GNUstep Base wants a writable home for its defaults database.
+    static char home[] = "/tmp/hg_gnustep_home_XXXXXX";
+    if (mkdtemp(home) != nullptr) {
+      setenv("HOME", home, 1);
+      setenv("GNUSTEP_USER_ROOT", home, 1);
+    }
+  }
+  static CaseRun Run(const std::string& program, const std::string& name) {
+    CaseRun run = RunCase(program, name);
+    EXPECT_FALSE(run.report.is_discarded()) << program << " " << name << ": no JSON report";
+    return run;
+  }
+  static void ExpectNoTypedCycle(const std::string& program, const std::string& name) {
+    CaseRun run = Run(program, name);
+    std::vector<json> cycles = TypedCycles(run);
+    EXPECT_TRUE(cycles.empty()) << program << " " << name << ": " << Describe(cycles[0]);
+  }
+};
+
+TEST_F(BlocksObjcCycles, BlockCapturingASharedPtrCopyOfItsOwner) {
+  CaseRun run = Run("cycle_blocks", "shared_capture");
+  EXPECT_EQ(run.status, 23);
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "block-self");
+  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
+  EXPECT_TRUE(StartsWith(m[0].type, "Block (")) << m[0].type;
+  EXPECT_NE(m[0].type.find("SharedCapture"), std::string::npos) << m[0].type;  // invoke's name
+  EXPECT_EQ(m[0].field, "captured slot 0");
+  EXPECT_EQ(m[1].type, "blocks::ChatSession");
+  EXPECT_EQ(m[1].field, "onMessage");
+}
+
+TEST_F(BlocksObjcCycles, BlockCapturingItsOwnerThroughABlockVariable) {
+  CaseRun run = Run("cycle_blocks", "byref_capture");
+  EXPECT_EQ(run.status, 23);
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "block-self");
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 3u) << Describe(cycles[0]);
+  EXPECT_NE(m[0].type.find("ByrefCapture"), std::string::npos) << m[0].type;
+  EXPECT_EQ(m[0].field, "captured slot 0");
+  EXPECT_EQ(m[1].type, "__block variable");
+  EXPECT_TRUE(StartsWith(m[1].field, "__block slot 0")) << m[1].field;
+  EXPECT_EQ(m[2].type, "blocks::ChatSession");
+  EXPECT_EQ(m[2].field, "onMessage");
+}
+
+TEST_F(BlocksObjcCycles, BlockCapturingAWeakPtrOrAPlainPointerIsNoCycle) {
+  ExpectNoTypedCycle("cycle_blocks", "weak_capture");
+  ExpectNoTypedCycle("cycle_blocks", "plain_capture");
+}
+
+TEST_F(BlocksObjcCycles, TimerRetainingItsTargetWhileTheRunLoopHoldsIt) {
+  CaseRun run = Run("cycle_objc", "timer_target");
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "timer-target");
+  EXPECT_FALSE(cycles[0]["leaked"].get<bool>());  // the run loop still holds the timer
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
+  EXPECT_EQ(m[0].type + "." + m[0].field, "HGPoller._timer");
+  EXPECT_EQ(m[1].type + "." + m[1].field, "NSTimer._target");
+  EXPECT_TRUE(cycles[0]["root"].is_object()) << Describe(cycles[0]);
+}
+
+TEST_F(BlocksObjcCycles, StrongDelegatePointingBack) {
+  CaseRun run = Run("cycle_objc", "strong_delegate");
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "delegate");
+  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
+  EXPECT_EQ(m[0].type + "." + m[0].field, "CAAnimation.delegate");
+  EXPECT_EQ(m[1].type + "." + m[1].field, "HGLayerOwner._animation");
+}
+
+TEST_F(BlocksObjcCycles, InvalidatedTimerAndAssignDelegateAreNoCycle) {
+  ExpectNoTypedCycle("cycle_objc", "timer_invalidated");
+  ExpectNoTypedCycle("cycle_objc", "assign_delegate");
+}
+
+TEST_F(BlocksObjcCycles, BlockCapturingItsObjectiveCOwner) {
+  CaseRun run = Run("cycle_objc_blocks", "block_self");
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "block-self");
+  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
+  EXPECT_TRUE(StartsWith(m[0].type, "Block (")) << m[0].type;
+  EXPECT_NE(m[0].type.find("ChatSession__start_block_invoke"), std::string::npos) << m[0].type;
+  EXPECT_EQ(m[0].field, "captured slot 0");
+  EXPECT_EQ(m[1].type + "." + m[1].field, "ChatSession._onMessage");
+}
+
+TEST_F(BlocksObjcCycles, BlockVariableAndPlainPointerCapturesOfTheOwnerAreNoCycle) {
+  ExpectNoTypedCycle("cycle_objc_blocks", "byref_self");
+  ExpectNoTypedCycle("cycle_objc_blocks", "unretained_self");
+}
+
+}  // namespace
+}  // namespace heapgraph
