@@ -492,6 +492,7 @@ struct RunOptions {
   std::string text = "-";
   int exitcode = 23;
   bool start_only = false;
+  std::string objc_ivars;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
 };
 
 std::string OptionPath(const std::string& path, const char* flag) {
@@ -513,6 +514,10 @@ int Run(RunOptions run) {
                   run.start_only ? 0 : 1);
   if (!run.record.options.empty()) options += "," + run.record.options;
   run.record.options = options;
+  if (!run.objc_ivars.empty()) {
+    std::string rules = std::filesystem::absolute(run.objc_ivars).lexically_normal().string();
+    setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
+  }
   pid_t pid = -1;
   int code = RunProgram(run.record, preload, root, &pid);
   if (run.record.root.empty()) {
@@ -559,6 +564,8 @@ int Main(int argc, char** argv) {
   run->add_option("--exitcode", run_options.exitcode, "Exit status when leaks are found")
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
+  run->add_option("--objc-ivars", run_options.objc_ivars,
+                  "Objective-C ivar ownership rules, lines `Class ivar strong|weak [label]`");
   run->add_flag("--start-only", run_options.start_only,
                 "Only pointers to a block's start keep it alive (default: interior pointers too)");
   run->add_option("--preload", run_options.record.preload, "Path of libheapgraph.so");

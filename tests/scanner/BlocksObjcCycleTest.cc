@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -44,13 +45,15 @@ std::string ReadFile(const fs::path& path) {
 }
 
 // Runs the case under `heapgraph run`; kills it after 60 s.
-CaseRun RunCase(const std::string& program, const std::string& name) {
+CaseRun RunCase(const std::string& program, const std::string& name,
+                const std::vector<std::string>& options = {}) {
   char pattern[] = "/tmp/heapgraph-objc-cycles-XXXXXX";
   fs::path dir = mkdtemp(pattern);
   std::string json_path = dir / "report.json";
   std::string exe = std::string(HEAPGRAPH_PROGRAM_DIR) + "/" + program;
-  std::vector<std::string> args = {HEAPGRAPH_CLI, "run", "--json", json_path, "--text", "",
-                                   "--",          exe,   name};
+  std::vector<std::string> args = {HEAPGRAPH_CLI, "run", "--json", json_path, "--text", ""};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {"--", exe, name});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -120,8 +123,9 @@ class BlocksObjcCycles : public testing::Test {
       setenv("GNUSTEP_USER_ROOT", home, 1);
     }
   }
-  static CaseRun Run(const std::string& program, const std::string& name) {
-    CaseRun run = RunCase(program, name);
+  static CaseRun Run(const std::string& program, const std::string& name,
+                     const std::vector<std::string>& options = {}) {
+    CaseRun run = RunCase(program, name, options);
     EXPECT_FALSE(run.report.is_discarded()) << program << " " << name << ": no JSON report";
     return run;
   }
@@ -197,6 +201,24 @@ TEST_F(BlocksObjcCycles, StrongDelegatePointingBack) {
 TEST_F(BlocksObjcCycles, InvalidatedTimerAndAssignDelegateAreNoCycle) {
   ExpectNoTypedCycle("cycle_objc", "timer_invalidated");
   ExpectNoTypedCycle("cycle_objc", "assign_delegate");
+}
+
+TEST_F(BlocksObjcCycles, UserRuleMakesAnAssignDelegateStrong) {
+  char path[] = "/tmp/hg_objc_ivars_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << "# HGView retains its delegate in this app\nHGView _delegate strong\n";
+  CaseRun run = Run("cycle_objc", "assign_delegate", {"--objc-ivars", path});
+  std::remove(path);
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0]["kind"], "delegate");
+  EXPECT_FALSE(cycles[0]["leaked"].get<bool>());  // g_controller holds it
+  std::vector<Member> m = PathMembers(cycles[0]);
+  ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
+  EXPECT_EQ(m[0].type + "." + m[0].field, "HGController._view");
+  EXPECT_EQ(m[1].type + "." + m[1].field, "HGView._delegate");
 }
 
 TEST_F(BlocksObjcCycles, BlockCapturingItsObjectiveCOwner) {
