@@ -50,7 +50,7 @@ if(HEAPGRAPH_GNUSTEP_CONFIG AND HEAPGRAPH_GOBJC)
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/objc_fixtures.m VERBATIM)
   add_custom_target(objc_fixtures DEPENDS ${fixtures})
   heapgraph_add_test(gnu_objc_reader_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/GnuObjcReaderTest.cc
-                     LIBS heapgraph_scanner)
+                     LIBS heapgraph_scanner SANITIZE)
   add_dependencies(gnu_objc_reader_test objc_fixtures)
   target_compile_definitions(gnu_objc_reader_test PRIVATE OBJC_FIXTURES="${fixtures}")
 else()

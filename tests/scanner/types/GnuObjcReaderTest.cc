@@ -15,6 +15,12 @@
 #include "scanner/types/GnuObjcReader.h"
 #include "scanner/types/ReaderSet.h"
 
+// GCC's libobjc and GNUstep Base keep their runtime tables (and the fixtures' objects, made by
+// NSAllocateObject) until exit; LeakSanitizer's reports of those are not about heapgraph.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libobjc.so\nleak:libgnustep-base.so\n";
+}
+
 namespace heapgraph::scanner::types {
 namespace {
 
