@@ -432,13 +432,20 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
   }
   bool read_ok = ReadResult(prep.result_fd, &result);
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && read_ok) {
+  // The leak result is complete before the typing starts: a snapshot killed after it costs the
+  // types, not the check.
+  bool typing_died = read_ok && prep.readers != nullptr && WIFSIGNALED(status);
+  if (typing_died) {
+    result.notice += (result.notice.empty() ? "" : "; ") +
+                     std::string("type analysis failed in the snapshot process (") +
+                     Describe(status) + "): no types or retain cycles";
+  } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && read_ok) {
     result.error = "the snapshot process failed: " + Describe(status);
     read_ok = false;
   } else if (!read_ok && !WIFEXITED(status)) {
     result.error += " (" + Describe(status) + ")";
   }
-  if (read_ok) ReadTypes(prep, &result);
+  if (read_ok && !typing_died) ReadTypes(prep, &result);
   result.timings.world_stopped_ms = released - locked;
   result.timings.allocation_pause_ms = unlocked - locked;
   result.timings.total_ms = NowMs() - start;

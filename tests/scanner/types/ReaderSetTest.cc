@@ -1,0 +1,98 @@
+// tests/scanner/types: ReaderSet drives readers in registration order: the first that identifies
+// a block wins, inactive readers are skipped, IdentifyReferenced only types untyped blocks, and
+// Describe runs once per identity. The built-in set types this process's objects.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "scanner/types/BuiltInReaders.h"
+#include "scanner/types/ReaderSet.h"
+#include "tests/scanner/types/TypesTestSupport.h"
+
+namespace heapgraph::scanner::types {
+namespace {
+
+// Identifies blocks whose first word equals `tag`; types what its second word points to.
+class TagReader : public ObjectModelReader {
+ public:
+  TagReader(uint64_t tag, bool active, int* describes)
+      : tag_(tag), active_(active), describes_(describes) {}
+  const char* name() const override { return "tag"; }
+  bool Prepare(const PrepareContext&) override { return active_; }
+  bool Identify(const SnapshotMemory& memory, uint32_t block, TypeIdentity* out) const override {
+    uint64_t word = 0;
+    if (!memory.ReadWord(memory.block(block).begin, &word) || word != tag_) return false;
+    out->model = ObjectModel::kCxxPolymorphic;
+    out->key = tag_;
+    return true;
+  }
+  bool wants_referenced() const override { return true; }
+  void IdentifyReferenced(const SnapshotMemory& memory, uint32_t block, const TypeIdentity& own,
+                          TypeSink& sink) const override {
+    uint64_t target = 0;
+    if (own.key != tag_ || !memory.ReadWord(memory.block(block).begin + 8, &target)) return;
+    uint32_t b = memory.BlockStartingAt(target);
+    if (b != BlockIndex::kNotFound) sink.Assign(b, {tag_ + 1, 0, ObjectModel::kStdFunctor});
+  }
+  TypeDescription Describe(const TypeIdentity& identity, const DescribeContext&) override {
+    ++*describes_;
+    return {"tag " + std::to_string(identity.key), 0, false, false, {}};
+  }
+
+ private:
+  uint64_t tag_;
+  bool active_;
+  int* describes_;
+};
+
+TEST(ReaderSetTest, FirstActiveReaderWins) {
+  auto* a = new uint64_t[2]{7, 0};
+  auto* b = new uint64_t[2]{8, 0};
+  auto* c = new uint64_t[2]{9, 0};
+  a[1] = reinterpret_cast<uint64_t>(c);  // a types c by reference
+  b[1] = reinterpret_cast<uint64_t>(a);  // b would type a, but a is typed already
+  test::Blocks blocks({test::Range(a, 16), test::Range(b, 16), test::Range(c, 16)});
+  int describes = 0;
+  ReaderSet set;
+  set.Add(std::make_unique<TagReader>(7, true, &describes));
+  set.Add(std::make_unique<TagReader>(8, false, &describes));  // inactive: b stays untyped
+  set.Add(std::make_unique<TagReader>(7, true, &describes));   // never reached for a
+  set.Prepare(std::move(blocks.modules));
+  SnapshotMemory memory(*blocks.index, set.modules());  // the set owns the segments now
+  std::vector<TypeIdentity> ids(3);
+  set.IdentifyAll(memory, ids);
+  EXPECT_EQ(ids[blocks.Of(a)].key, 7u);
+  EXPECT_EQ(ids[blocks.Of(a)].reader, 0);
+  EXPECT_FALSE(ids[blocks.Of(b)].typed());
+  EXPECT_EQ(ids[blocks.Of(c)].model, ObjectModel::kStdFunctor);
+  EXPECT_EQ(set.Describe(ids[blocks.Of(a)]).name, "tag 7");
+  EXPECT_EQ(set.Describe(ids[blocks.Of(a)]).name, "tag 7");
+  EXPECT_EQ(describes, 1);
+  EXPECT_EQ(set.Describe(TypeIdentity{}).name, "");  // untyped: empty description
+  delete[] a;
+  delete[] b;
+  delete[] c;
+}
+
+struct Virtual {
+  virtual ~Virtual() = default;
+};
+
+TEST(ReaderSetTest, BuiltInReadersTypeRealObjects) {
+  Virtual* v = new Virtual;
+  auto shared = std::make_shared<long>(5);
+  void* control = reinterpret_cast<void* const*>(&shared)[1];
+  test::Blocks blocks({test::Range(v), {reinterpret_cast<uint64_t>(control), 24}});
+  ReaderSet set;
+  RegisterBuiltInReaders(set);
+  set.Prepare(std::move(blocks.modules));
+  SnapshotMemory memory(*blocks.index, set.modules());
+  EXPECT_EQ(set.Identify(memory, blocks.Of(v)).model, ObjectModel::kCxxPolymorphic);
+  TypeIdentity id = set.Identify(memory, blocks.Of(control));
+  EXPECT_EQ(id.model, ObjectModel::kSharedPtrControl);
+  EXPECT_EQ(set.Describe(id).name, "long");
+  delete v;
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner::types
