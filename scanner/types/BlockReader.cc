@@ -1,55 +1,25 @@
 // scanner/types/: see BlockReader.h. May include heap/, roots/ and scanner/.
 #include "scanner/types/BlockReader.h"
 
-#include <dlfcn.h>
-#include <link.h>
-
 #include <algorithm>
 #include <string>
 
 #include "scanner/types/BlocksAbi.h"
-#include "scanner/types/ImportSlots.h"
+#include "scanner/types/DynamicSymbols.h"
 
 namespace heapgraph::scanner::types {
-namespace {
-
-int CollectPath(dl_phdr_info* info, size_t, void* data) {
-  auto* paths = static_cast<std::vector<std::string>*>(data);
-  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') paths->push_back(info->dlpi_name);
-  return 0;
-}
-
-// Every distinct definition of `symbol` among the loaded modules, also those loaded with
-// RTLD_LOCAL (which dlsym(RTLD_DEFAULT) does not see).
-std::vector<uint64_t> FindDefinitions(const char* symbol) {
-  std::vector<uint64_t> found;
-  if (void* p = dlsym(RTLD_DEFAULT, symbol)) found.push_back(reinterpret_cast<uint64_t>(p));
-  std::vector<std::string> paths;
-  dl_iterate_phdr(CollectPath, &paths);
-  for (const std::string& path : paths) {
-    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (handle == nullptr) continue;
-    if (void* p = dlsym(handle, symbol)) found.push_back(reinterpret_cast<uint64_t>(p));
-    dlclose(handle);
-  }
-  std::sort(found.begin(), found.end());
-  found.erase(std::unique(found.begin(), found.end()), found.end());
-  return found;
-}
-
-}  // namespace
 
 bool BlockReader::Prepare(const PrepareContext& context) {
   // Debian's libBlocksRuntime (0.4.1) copies a stack Block to the heap without changing its isa
   // (_Block_copy only sets BLOCK_NEEDS_FREE and the reference count), so a heap Block's isa is
   // &_NSConcreteMallocBlock (Apple, compiler-rt) or &_NSConcreteStackBlock with BLOCK_NEEDS_FREE.
-  malloc_isas_ = FindDefinitions("_NSConcreteMallocBlock");
+  malloc_isas_ = DynamicSymbols::FindDefinitions("_NSConcreteMallocBlock");
   if (malloc_isas_.empty()) return false;
-  std::vector<uint64_t> stack = FindDefinitions("_NSConcreteStackBlock");
+  std::vector<uint64_t> stack = DynamicSymbols::FindDefinitions("_NSConcreteStackBlock");
   malloc_isas_.insert(malloc_isas_.end(), stack.begin(), stack.end());
   std::sort(malloc_isas_.begin(), malloc_isas_.end());
-  dispose_ = FindDefinitions("_Block_object_dispose");
-  dispose_slots_ = ImportSlots::Find("_Block_object_dispose");
+  dispose_ = DynamicSymbols::FindDefinitions("_Block_object_dispose");
+  dispose_slots_ = DynamicSymbols::FindImportSlots("_Block_object_dispose");
   code_.clear();
   for (const Segment& s : context.modules.segments()) {
     if (s.kind == SegmentKind::kCode) code_.push_back({s.begin, s.end});

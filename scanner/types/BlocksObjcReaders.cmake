@@ -3,7 +3,7 @@
 # scanner/CMakeLists.txt.
 target_sources(heapgraph_scanner PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/DisposeHelperAnalyzer.cc
-  ${CMAKE_CURRENT_LIST_DIR}/ImportSlots.cc
+  ${CMAKE_CURRENT_LIST_DIR}/DynamicSymbols.cc
   ${CMAKE_CURRENT_LIST_DIR}/BlockReader.cc
   ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRules.cc
   ${CMAKE_CURRENT_LIST_DIR}/ObjcClassCatalog.cc

@@ -90,8 +90,8 @@ class DisposeHelperAnalyzer {
   static constexpr uint32_t kMaxInstructions = 2048;
 
   // `dispose`: every definition of _Block_object_dispose (a program may define its own, as the
-  // runtime's symbols are weak), `dispose_slots`: the GOT slots bound to it (ImportSlots), `code`:
-  // the executable mappings; all sorted. The spans must outlive the analyzer.
+  // runtime's symbols are weak), `dispose_slots`: the GOT slots bound to it (DynamicSymbols),
+  // `code`: the executable mappings; all sorted. The spans must outlive the analyzer.
   DisposeHelperAnalyzer(Arch arch, std::span<const uint64_t> dispose,
                         std::span<const uint64_t> dispose_slots, std::span<const CodeRange> code);
   ~DisposeHelperAnalyzer();

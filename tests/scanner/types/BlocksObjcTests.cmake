@@ -19,7 +19,9 @@ if(HEAPGRAPH_CLANGXX AND HEAPGRAPH_BLOCKS_RUNTIME)
     LIBS heapgraph_scanner SANITIZE)
   heapgraph_add_test(block_reader_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/BlockReaderTest.cc LIBS heapgraph_scanner SANITIZE)
-  foreach(t dispose_helper_analyzer_test block_reader_test)
+  heapgraph_add_test(dynamic_symbols_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/DynamicSymbolsTest.cc LIBS heapgraph_scanner SANITIZE)
+  foreach(t dispose_helper_analyzer_test block_reader_test dynamic_symbols_test)
     add_dependencies(${t} block_shapes)
     target_compile_definitions(${t} PRIVATE BLOCK_SHAPES_DIR="${CMAKE_CURRENT_BINARY_DIR}")
   endforeach()

@@ -11,7 +11,7 @@
 #include "roots/ProcessMappings.h"
 #include "scanner/types/BlocksAbi.h"
 #include "scanner/types/DisposeHelperAnalyzer.h"
-#include "scanner/types/ImportSlots.h"
+#include "scanner/types/DynamicSymbols.h"
 
 namespace heapgraph::scanner::types {
 namespace {
@@ -52,7 +52,7 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
     Bind(s_.handle, "shape_release", &s_.release);
     dispose_ = {reinterpret_cast<uint64_t>(dlsym(s_.handle, "_Block_object_dispose"))};
     ASSERT_NE(dispose_[0], 0u);
-    slots_ = ImportSlots::Find("_Block_object_dispose");
+    slots_ = DynamicSymbols::FindImportSlots("_Block_object_dispose");
     ASSERT_FALSE(slots_.empty());
     roots::ProcessMappings maps;
     ASSERT_TRUE(maps.Read());

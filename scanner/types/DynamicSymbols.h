@@ -1,0 +1,24 @@
+// scanner/types/: queries on the dynamic sections of every module loaded now (dl_iterate_phdr),
+// read in memory: no dlopen, no loader lock held beyond dl_iterate_phdr's, nothing loaded or
+// initialised. May include heap/, roots/ and scanner/.
+//   - FindDefinitions: every module's definition of a dynamic symbol (its .dynsym, looked up
+//     through DT_GNU_HASH or DT_HASH), also in libraries loaded RTLD_LOCAL, which
+//     dlsym(RTLD_DEFAULT) does not see, and duplicates that interposition hides.
+//   - FindImportSlots: the GOT slots the dynamic linker binds to a symbol (R_*_JUMP_SLOT and
+//     R_*_GLOB_DAT relocations). A call through a PLT stub or `call *slot(%rip)` whose slot is in
+//     this set reaches that symbol, whether or not lazy binding has resolved it yet.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace heapgraph::scanner::types {
+
+class DynamicSymbols {
+ public:
+  // Sorted, distinct addresses. Allocate: call them before the world is stopped.
+  static std::vector<uint64_t> FindDefinitions(const char* symbol);
+  static std::vector<uint64_t> FindImportSlots(const char* symbol);
+};
+
+}  // namespace heapgraph::scanner::types
