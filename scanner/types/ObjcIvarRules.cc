@@ -80,13 +80,21 @@ bool ObjcIvarRules::LoadFile(const std::string& path, std::string* error) {
     *error = "cannot read Objective-C ivar rules " + path;
     return false;
   }
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (!AddLine(line)) {
-      *error = path + ":" + std::to_string(number) +
+  std::stringstream text;
+  text << in.rdbuf();
+  return LoadText(text.str(), path, error);
+}
+
+bool ObjcIvarRules::LoadText(std::string_view text, const std::string& name, std::string* error) {
+  int number = 1;
+  for (size_t at = 0; at < text.size(); ++number) {
+    size_t end = std::min(text.find('\n', at), text.size());
+    if (!AddLine(text.substr(at, end - at))) {
+      *error = name + ":" + std::to_string(number) +
                ": expected `Class ivar strong|weak [delegate|timer-target|none]`";
       return false;
     }
+    at = end + 1;
   }
   return true;
 }

@@ -39,6 +39,8 @@ class ObjcIvarRules {
   // Adds the entries of `path`; later entries override earlier ones. False and *error (one line,
   // with the line number) on an unreadable file or a malformed line; entries before it are kept.
   bool LoadFile(const std::string& path, std::string* error);
+  // The same for the file's text; `name` (the path) prefixes the error.
+  bool LoadText(std::string_view text, const std::string& name, std::string* error);
   // Adds one entry in the file's syntax. False on a malformed line.
   bool AddLine(std::string_view line);
 

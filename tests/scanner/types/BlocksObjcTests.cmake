@@ -66,3 +66,22 @@ if(TARGET heapgraph_scan)
                      LIBS nlohmann_json::nlohmann_json)
   add_dependencies(blocks_objc_cycle_test objc_blocks_programs heapgraph heapgraph_cli heapgraph_scan)
 endif()
+
+# libFuzzer target for the user's ivar rule files, built with clang++ like the recording reader's.
+if(EXISTS /usr/bin/clang++)
+  set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/objc_ivar_rules_fuzzer)
+  set(fuzzer_sources ${PROJECT_SOURCE_DIR}/scanner/types/ObjcIvarRules.cc
+                     ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRulesFuzzer.cc)
+  add_custom_command(OUTPUT ${fuzzer}
+    COMMAND /usr/bin/clang++ -std=c++20 -O1 -g -fno-omit-frame-pointer
+            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            -I${PROJECT_SOURCE_DIR} -MD -MT ${fuzzer} -MF ${fuzzer}.d ${fuzzer_sources} -o ${fuzzer}
+    DEPENDS ${fuzzer_sources} DEPFILE ${fuzzer}.d
+    COMMENT "Building libFuzzer target objc_ivar_rules_fuzzer with clang++" VERBATIM)
+  add_custom_target(objc_ivar_rules_fuzzer ALL DEPENDS ${fuzzer})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz-artifacts)
+  add_test(NAME objc_ivar_rules_fuzz_smoke
+    COMMAND ${fuzzer} -runs=20000 -max_len=4096
+            -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz-artifacts/)
+  set_tests_properties(objc_ivar_rules_fuzz_smoke PROPERTIES TIMEOUT 120)
+endif()
