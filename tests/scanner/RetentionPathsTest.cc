@@ -2,6 +2,7 @@
 // for a global) reaches a chain of blocks; the path to the target group is the shortest one, with
 // the word offsets that link it, and an unreachable group stays unreached.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <vector>
@@ -34,7 +35,10 @@ TEST(RetentionPathsTest, FindsTheShortestPathFromARoot) {
   group[block(c)] = 0;
   group[block(d)] = 1;
 
-  static uint64_t root[4];
+  // The "global": a page of its own (a root range is a whole mapping, read word by word).
+  auto* root = static_cast<uint64_t*>(
+      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(root, MAP_FAILED);
   root[2] = reinterpret_cast<uint64_t>(a);
   // A RootRanges with one range over `root`: built from a fake map holding only it.
   roots::ProcessMappings mappings;
@@ -56,6 +60,7 @@ TEST(RetentionPathsTest, FindsTheShortestPathFromARoot) {
   EXPECT_EQ(paths.offset(block(c)), 24u);
   EXPECT_EQ(paths.parent(block(a)), RetentionPaths::kNone);
   EXPECT_EQ(paths.root(block(a)).address, reinterpret_cast<uint64_t>(&root[2]));
+  munmap(root, 4096);
   delete[] a;
   delete[] b;
   delete[] c;
