@@ -31,6 +31,8 @@ endif()
 
 heapgraph_add_test(objc_ivar_rules_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRulesTest.cc
                    LIBS heapgraph_scanner SANITIZE)
+heapgraph_add_test(objc_class_catalog_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/ObjcClassCatalogTest.cc
+                   LIBS heapgraph_scanner SANITIZE)
 
 # The Objective-C fixtures: GCC's Objective-C with GNUstep Base (gnustep-config's flags).
 find_program(HEAPGRAPH_GNUSTEP_CONFIG gnustep-config)
