@@ -226,6 +226,63 @@ TEST_P(DisposeHelperAnalyzerTest, UnknownDisposeMeansNoDisposeSlots) {
 INSTANTIATE_TEST_SUITE_P(OptimizationLevels, DisposeHelperAnalyzerTest,
                          ::testing::Values("O0", "O2"));
 
+// Hand-assembled x86-64 helpers in a byte array (decoded, never run): the edges of the walk.
+class SyntheticHelperTest : public ::testing::Test {
+ protected:
+  uint64_t At(size_t offset) const { return reinterpret_cast<uint64_t>(code_) + offset; }
+  DisposeAnalysis Analyze(size_t length, std::vector<uint64_t> dispose,
+                          std::vector<uint64_t> slots = {}) {
+    dispose_ = std::move(dispose);
+    slots_ = std::move(slots);
+    ranges_ = {{At(0), At(length)}};
+    DisposeHelperAnalyzer a(DisposeHelperAnalyzer::Arch::kX86_64, dispose_, slots_, ranges_);
+    return a.Analyze(At(0));
+  }
+  void Put(size_t offset, std::initializer_list<uint8_t> bytes) {
+    for (uint8_t b : bytes) code_[offset++] = b;
+  }
+  alignas(16) uint8_t code_[64] = {};
+  std::vector<uint64_t> dispose_, slots_;
+  std::vector<CodeRange> ranges_;
+};
+
+TEST_F(SyntheticHelperTest, PltStubResolvedThroughItsGotSlotWithoutReadingIt) {
+  // helper: mov 0x28(%rdi),%rdi; mov $8,%esi; jmp stub          stub (at 32): jmp *slot(%rip)
+  Put(0, {0x48, 0x8b, 0x7f, 0x28, 0xbe, 0x08, 0x00, 0x00, 0x00, 0xe9, 0x12, 0x00, 0x00, 0x00});
+  Put(32, {0xff, 0x25, 0x00, 0x10, 0x00, 0x00});
+  uint64_t slot = At(38) + 0x1000;  // past the array: a GOT slot is never dereferenced
+  DisposeAnalysis a = Analyze(64, {}, {slot});
+  EXPECT_TRUE(a.complete);
+  ASSERT_EQ(a.count, 1u);
+  EXPECT_EQ(a.slots[0].offset, 0x28u);
+  EXPECT_EQ(a.slots[0].kind, CapturedSlotKind::kByref);
+  EXPECT_EQ(Analyze(64, {}, {slot + 8}).slots[0].kind, CapturedSlotKind::kReleased);  // other slot
+}
+
+TEST_F(SyntheticHelperTest, IndirectJumpInsideAFrameIsIncomplete) {
+  // push %rbx; mov 0x20(%rdi),%rdi; mov $3,%esi; call dispose; jmp *%rax
+  Put(0, {0x53, 0x48, 0x8b, 0x7f, 0x20, 0xbe, 0x03, 0x00, 0x00, 0x00, 0xe8, 0x20, 0x00, 0x00, 0x00,
+          0xff, 0xe0});
+  DisposeAnalysis a = Analyze(64, {At(15) + 0x20});
+  EXPECT_FALSE(a.complete);
+  ASSERT_EQ(a.count, 1u);  // what was found before stays
+  EXPECT_EQ(a.slots[0].kind, CapturedSlotKind::kObject);
+}
+
+TEST_F(SyntheticHelperTest, LoopsEndAndTruncatedCodeIsIncomplete) {
+  // top: mov 0x20(%rdi),%rax; mov 0x8(%rax),%rcx; jmp top
+  Put(0, {0x48, 0x8b, 0x47, 0x20, 0x48, 0x8b, 0x48, 0x08, 0xeb, 0xf6});
+  DisposeAnalysis loop = Analyze(64, {});
+  EXPECT_TRUE(loop.complete);
+  ASSERT_EQ(loop.count, 1u);
+  EXPECT_EQ(loop.slots[0].kind, CapturedSlotKind::kReleased);  // dereferenced
+  EXPECT_EQ(loop.instructions, 3u);
+  // The readable range ends inside the second instruction.
+  DisposeAnalysis cut = Analyze(6, {});
+  EXPECT_FALSE(cut.complete);
+  EXPECT_EQ(cut.instructions, 1u);
+}
+
 TEST(DisposeHelperAnalyzerArchTest, Aarch64IsNotDecodedYet) {
   std::vector<CodeRange> none;
   DisposeHelperAnalyzer a(DisposeHelperAnalyzer::Arch::kAarch64, {}, {}, none);
