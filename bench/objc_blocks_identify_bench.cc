@@ -90,6 +90,29 @@ void BM_IdentifyPlainBlocks(benchmark::State& state) {
   Identify(state, TheHeap().plain);
 }
 
+// Prepare with both readers (module segments, Blocks symbols and GOT slots, the ObjC class
+// catalog with every class's ivars), before the world stops; for scale, with no readers.
+void Prepare(benchmark::State& state, bool readers) {
+  TheHeap();
+  for (auto _ : state) {
+    ReaderSet set;
+    if (readers) {
+      set.Add(std::make_unique<BlockReader>());
+      set.Add(std::make_unique<GnuObjcReader>());
+    }
+    set.Prepare();
+    benchmark::DoNotOptimize(set.size());
+  }
+}
+void BM_PrepareNoReaders(benchmark::State& state) {
+  Prepare(state, false);
+}
+void BM_PrepareBlocksAndObjc(benchmark::State& state) {
+  Prepare(state, true);
+}
+
+BENCHMARK(BM_PrepareNoReaders)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrepareBlocksAndObjc)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_IdentifyPlainBlocks)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_IdentifyObjcAndBlocks)->Unit(benchmark::kMillisecond);
 
