@@ -239,33 +239,34 @@ enum ExitKind : uint32_t {
 // Set through heapgraph_set_app_state(); 0 = never set (a program without a UI: foreground).
 enum AppState : uint32_t { kAppUnknown = 0, kAppForeground = 1, kAppBackground = 2 };
 
-// Version 2 fields. Written by the recorder only with plain/atomic stores (signal-safe).
+// Version 2 fields: plain integers (copyable by readers); the recorder stores every field that
+// changes after start with std::atomic_ref (aligned, so never torn; signal-safe).
 // Invariant: heartbeat_boottime_ns >= progress_boottime_ns; both 0 until the first heartbeat.
 struct SessionRecord {
-  uint64_t start_boottime_ns;     // CLOCK_BOOTTIME at recorder start
-  char boot_id[kBootIdSize];      // /proc/sys/kernel/random/boot_id ("" if unreadable)
-  uint32_t exe_build_id_len;      // GNU build-id of the main executable (0: none)
+  uint64_t start_boottime_ns;  // CLOCK_BOOTTIME at recorder start
+  char boot_id[kBootIdSize];   // /proc/sys/kernel/random/boot_id ("" if unreadable)
+  uint32_t exe_build_id_len;   // GNU build-id of the main executable (0: none)
   uint8_t exe_build_id[kMaxBuildId];
   uint32_t heartbeat_interval_ms;  // 0: no heartbeat thread (forked child, or heartbeat_ms=0)
   uint32_t hang_threshold_ms;      // no progress for this long before death = hang
-  std::atomic<uint64_t> heartbeat_count;
-  std::atomic<uint64_t> heartbeat_boottime_ns;  // the monitor thread's last tick
-  std::atomic<uint64_t> heartbeat_realtime_ns;
-  std::atomic<uint64_t> progress_boottime_ns;  // last tick at which the program had progressed
-  std::atomic<uint64_t> app_heartbeats;        // heapgraph_heartbeat() calls
-  std::atomic<uint32_t> app_state;             // AppState
-  std::atomic<uint32_t> exit_kind;             // ExitKind
-  std::atomic<int32_t> exit_status;
-  std::atomic<uint32_t> fatal_signal;  // first fatal/terminating signal delivered (0 = none)
-  std::atomic<int32_t> fatal_code;     // its si_code
+  uint64_t heartbeat_count;
+  uint64_t heartbeat_boottime_ns;  // the monitor thread's last tick
+  uint64_t heartbeat_realtime_ns;
+  uint64_t progress_boottime_ns;  // last tick at which the program had progressed
+  uint64_t app_heartbeats;        // heapgraph_heartbeat() calls
+  uint32_t app_state;             // AppState
+  uint32_t exit_kind;             // ExitKind
+  int32_t exit_status;
+  uint32_t fatal_signal;  // first fatal/terminating signal delivered (0 = none)
+  int32_t fatal_code;     // its si_code
   uint32_t reserved0;
-  std::atomic<uint64_t> fatal_address;      // si_addr
-  std::atomic<uint64_t> fatal_boottime_ns;  // when it was delivered
+  uint64_t fatal_address;      // si_addr
+  uint64_t fatal_boottime_ns;  // when it was delivered
   // The OOM-kill counter of the process's memory cgroup: cgroup v2 memory.events or v1
   // memory.oom_control ("oom_kill N"). kUnknownCounter when there is none.
   char oom_counter_path[kCounterPath];
   uint64_t oom_kills_at_start;
-  std::atomic<uint64_t> oom_kills_at_heartbeat;  // refreshed (path too) at every heartbeat
+  uint64_t oom_kills_at_heartbeat;  // refreshed (path too) at every heartbeat
 };
 
 struct SessionHeader {
