@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -64,9 +65,11 @@ bool ReadFromFd(int fd, uint8_t* id, uint32_t* length) {
 
 bool ExecutableBuildId::Read(const char* path, uint8_t* id, uint32_t* length) {
   *length = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // Non-blocking and regular files only: the path comes from a file that may be corrupt.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
-  bool found = ReadFromFd(fd, id, length);
+  struct stat st;
+  bool found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ReadFromFd(fd, id, length);
   close(fd);
   return found;
 }

@@ -1,6 +1,7 @@
 #include "heap/OomCounter.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -13,8 +14,15 @@ namespace {
 
 // Reads up to size-1 bytes of `path` and NUL-terminates; the byte count, or -1.
 ssize_t ReadSmallFile(const char* path, char* buffer, size_t size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // Non-blocking and regular files only (procfs and cgroupfs files are regular): the path may
+  // come from a corrupt session file.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
   size_t total = 0;
   while (total + 1 < size) {
     ssize_t n = read(fd, buffer + total, size - 1 - total);
