@@ -182,4 +182,12 @@ Json FoomReportToRecord(const FoomReport& r) {
           {"reason", r.feature ? r.feature->reason : ""}};
 }
 
+std::string FoomReportJsonText(const FoomReport& report) {
+  return FoomReportToJson(report).dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string FoomReportRecordLine(const FoomReport& report) {
+  return FoomReportToRecord(report).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace heapgraph::report

@@ -19,4 +19,9 @@ nlohmann::ordered_json FoomReportToJson(const FoomReport& report);
 // "category", "reason"}; dump() it without indentation.
 nlohmann::ordered_json FoomReportToRecord(const FoomReport& report);
 
+// The serialized forms (indented document; record on one line). Strings read from a dump that are
+// not valid UTF-8 (a corrupt path or reason) have the bad bytes replaced by U+FFFD.
+std::string FoomReportJsonText(const FoomReport& report);
+std::string FoomReportRecordLine(const FoomReport& report);
+
 }  // namespace heapgraph::report

@@ -589,9 +589,9 @@ int Foom(const FoomOptions& options) {
     report::FoomReport report =
         report::BuildFoomReport(reader, exit, symbols ? &*symbols : nullptr, report_options);
     if (options.record) {
-      fmt::print("{}\n", report::FoomReportToRecord(report).dump());
+      fmt::print("{}\n", report::FoomReportRecordLine(report));
     } else if (options.json) {
-      fmt::print("{}\n", report::FoomReportToJson(report).dump(2));
+      fmt::print("{}\n", report::FoomReportJsonText(report));
     } else {
       fmt::print("{}", report::FoomReportToText(report));
     }

@@ -102,8 +102,8 @@ void ExerciseRecording(const uint8_t* data, size_t size) {
     heapgraph::RecordingReader reader(ScratchDir() + "/d");
     report::ExitRecord exit = report::ExitRecord::For(reader);
     report::FoomReport r = report::BuildFoomReport(reader, exit, nullptr, {});
-    (void)report::FoomReportToJson(r).dump();
-    (void)report::FoomReportToRecord(r).dump();
+    (void)report::FoomReportJsonText(r);
+    (void)report::FoomReportRecordLine(r);
     (void)report::FoomReportToText(r);
   } catch (const heapgraph::RecordingError&) {
   }
