@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "heap/TypesFile.h"
 #include "report/CallerSelector.h"
 #include "report/StackResolver.h"
 
@@ -25,9 +26,15 @@ struct CategoryTotals {
 // Category index of every block, with heap size categories cached by size (one name per size).
 class Categorizer {
  public:
-  explicit Categorizer(std::vector<CategoryTotals>* out) : out_(out) {}
+  Categorizer(std::vector<CategoryTotals>* out, const TypesFile* types)
+      : out_(out), types_(types) {}
 
   CategoryTotals& For(const LiveBlock& block) {
+    if (types_ != nullptr && block.tree == TreeKind::kHeap) {
+      if (const std::string* type = types_->TypeOf(block.address, block.seq)) {
+        return (*out_)[Index(*type, "type")];
+      }
+    }
     bool vm = format::IsVmFunction(block.function);
     if (vm) return Named(format::AllocFunction::kMmap, 0, "vm", &vm_index_);
     auto [it, inserted] = by_size_.try_emplace(block.size, 0);
@@ -53,6 +60,7 @@ class Categorizer {
   }
 
   std::vector<CategoryTotals>* out_;
+  const TypesFile* types_;
   std::unordered_map<uint64_t, size_t> by_size_;
   std::unordered_map<std::string, size_t> by_name_;
   size_t vm_index_ = SIZE_MAX;
@@ -154,8 +162,14 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
   report.torn = reader.torn();
   for (const TornNode& t : report.torn) report.torn_records += t.records;
   report.warnings = reader.warnings();
+  std::optional<TypesFile> types;
+  try {
+    types = TypesFile::Read(reader.directory());
+  } catch (const RecordingError& e) {
+    report.warnings.push_back(std::string(e.what()) + " (size categories used instead)");
+  }
   std::vector<CategoryTotals> totals;
-  Categorizer categorizer(&totals);
+  Categorizer categorizer(&totals, types ? &*types : nullptr);
   for (const LiveBlock& block : reader.blocks()) {
     CategoryTotals& c = categorizer.For(block);
     ++c.category.count;

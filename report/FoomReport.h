@@ -1,6 +1,7 @@
 // report/: the FOOM report model and its builder (seed 000's reporting rules). From one recording
 // directory (the live-allocation state a killed process left behind): how the run ended; every
-// category (size categories "Malloc 48.00KiB", "VM: anonymous") with block counts and bytes;
+// category (the block's C++/ObjC type from the `types` file when it names the block, else the size
+// category "Malloc 48.00KiB", or "VM: anonymous") with block counts and bytes;
 // identical stacks merged inside each category; the top-N categories by bytes with their top-M
 // stacks; suspect categories by SuspectRules; and the feature value (Caller1, Caller2, Category,
 // Reason) used to cluster many reports. FoomReportText.h and FoomReportJson.h format it;

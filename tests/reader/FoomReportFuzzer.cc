@@ -9,9 +9,10 @@
 //   mkdir -p /tmp/foom-corpus && <build>/tests/reader/foom_report_fuzzer /tmp/foom-corpus \
 //       -max_len=8192 -max_total_time=300
 //
-// Input: byte 0 % 3 selects 0: the bytes are an `exit` file; 1: a rules file; 2: a recording:
+// Input: byte 0 % 4 selects 0: the bytes are an `exit` file; 1: a rules file; 2: a recording:
 // 2 bytes (LE) give the length of an `exit` file that follows, the rest are 10-byte patches
-// {offset (2, LE), value (8, LE)} to a valid version 2 session.
+// {offset (2, LE), value (8, LE)} to a valid version 2 session; 3: a recording whose `types`
+// file is a valid one patched the same way (10-byte patches).
 #include <unistd.h>
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "report/FoomReportText.h"
 #include "report/SuspectRules.h"
 #include "tests/reader/SyntheticRecording.h"
+#include "tests/reader/TypesFileBuilder.h"
 
 namespace {
 
@@ -80,21 +82,7 @@ const Files& Baseline() {
   return files;
 }
 
-void ExerciseRecording(const uint8_t* data, size_t size) {
-  Files files = Baseline();
-  size_t exit_length = size >= 2 ? (data[0] | (size_t{data[1]} << 8)) : 0;
-  size_t at = size >= 2 ? 2 : size;
-  exit_length = std::min(exit_length, size - at);
-  if (exit_length > 0) {
-    files[format::kExitFile] = std::string(reinterpret_cast<const char*>(data + at), exit_length);
-  }
-  at += exit_length;
-  std::string& session = files[format::kSessionFile];
-  for (; at + 10 <= size; at += 10) {
-    size_t offset = (data[at] | (size_t{data[at + 1]} << 8)) % session.size();
-    size_t n = std::min<size_t>(8, session.size() - offset);
-    memcpy(session.data() + offset, data + at + 2, n);
-  }
+void Report(const Files& files) {
   std::filesystem::remove_all(ScratchDir() + "/d");
   std::filesystem::create_directory(ScratchDir() + "/d");
   heapgraph::synthetic::WriteFiles(ScratchDir() + "/d", files);
@@ -109,12 +97,43 @@ void ExerciseRecording(const uint8_t* data, size_t size) {
   }
 }
 
+void ApplyPatches(std::string& file, const uint8_t* data, size_t size) {
+  for (size_t at = 0; at + 10 <= size; at += 10) {
+    size_t offset = (data[at] | (size_t{data[at + 1]} << 8)) % file.size();
+    size_t n = std::min<size_t>(8, file.size() - offset);
+    memcpy(file.data() + offset, data + at + 2, n);
+  }
+}
+
+void ExerciseTypes(const uint8_t* data, size_t size) {
+  Files files = Baseline();
+  std::string types = heapgraph::synthetic::BuildTypesFile(
+      {"Widget", "std::string"}, {{0x1000, 0, 0}, {0x2000, 0, 1}, {0x2000, 5, 0}});
+  ApplyPatches(types, data, size);
+  if (size % 10 != 0) types.resize(types.size() - size % 10);  // truncations too
+  files[format::kTypesFile] = types;
+  Report(files);
+}
+
+void ExerciseRecording(const uint8_t* data, size_t size) {
+  Files files = Baseline();
+  size_t exit_length = size >= 2 ? (data[0] | (size_t{data[1]} << 8)) : 0;
+  size_t at = size >= 2 ? 2 : size;
+  exit_length = std::min(exit_length, size - at);
+  if (exit_length > 0) {
+    files[format::kExitFile] = std::string(reinterpret_cast<const char*>(data + at), exit_length);
+  }
+  at += exit_length;
+  ApplyPatches(files[format::kSessionFile], data + at, size - at);
+  Report(files);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       try {
         (void)report::ExitRecord::Parse(text);
@@ -129,8 +148,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } catch (const std::runtime_error&) {
       }
       break;
-    default:
+    case 2:
       ExerciseRecording(data + 1, size - 1);
+      break;
+    default:
+      ExerciseTypes(data + 1, size - 1);
   }
   return 0;
 }
