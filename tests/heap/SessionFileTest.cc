@@ -198,7 +198,8 @@ TEST(SessionFileTest, RecordHoldsBootIdHeartbeatSettingsAndTheCgroupCounter) {
   TempDir dir;
   SessionFile session;
   ASSERT_TRUE(session.Create(dir.fd(), 24, 0, 250, 4000));
-  const format::SessionRecord& r = ReadSession(dir)->record;
+  auto h = ReadSession(dir);
+  const format::SessionRecord& r = h->record;
   EXPECT_EQ(36u, strlen(r.boot_id));  // 8-4-4-4-12 hex digits
   EXPECT_EQ(250u, r.heartbeat_interval_ms);
   EXPECT_EQ(4000u, r.hang_threshold_ms);
