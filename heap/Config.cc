@@ -152,8 +152,9 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
     ok = ParseRange(value, value_len, 0, 100000, &keep);
   } else if (Equals(key, key_len, "heartbeat_ms")) {
     expected = "0 (off) or 10..600000";
-    ok = ParseRange(value, value_len, 0, 600000, &heartbeat_ms) &&
-         (heartbeat_ms == 0 || heartbeat_ms >= 10);
+    uint32_t v;
+    ok = ParseRange(value, value_len, 0, 600000, &v) && (v == 0 || v >= 10);
+    if (ok) heartbeat_ms = v;
   } else if (Equals(key, key_len, "hang_ms")) {
     expected = "0 (never a hang) .. 3600000";
     ok = ParseRange(value, value_len, 0, 3600000, &hang_ms);
