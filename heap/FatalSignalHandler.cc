@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 
-#include "heap/ExitClassifier.h"
 #include "heap/SessionFile.h"
 
 // glibc's exported alias of sigaction: reaches the kernel even while sigaction is interposed.
@@ -70,16 +69,17 @@ void FatalSignalHandler::Handle(int signal, siginfo_t* info, void* context) {
                             info != nullptr ? reinterpret_cast<uintptr_t>(info->si_addr) : 0);
   }
   errno = saved_errno;
-  Chain(signal, info, context);
-  // Still running: the application handled the signal. Only a fault or abort stays recorded (a
-  // returning fault handler faults again; abort re-raises with the default action).
-  if (g_session != nullptr && !ExitClassifier::IsCrashSignal(static_cast<uint32_t>(signal))) {
+  // The application's handler returned: the program survived the signal (a JVM's null check, a
+  // GC's write barrier, a handled SIGTERM), so it is forgotten; a fault that repeats is recorded
+  // again on its next delivery. SIGABRT stays: abort() re-raises it with the default action
+  // through glibc's internal sigaction, which this handler never sees.
+  if (Chain(signal, info, context) && g_session != nullptr && signal != SIGABRT) {
     g_session->ClearSignal(signal);
   }
   errno = saved_errno;
 }
 
-void FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
+bool FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
   struct sigaction chained = g_chained[signal];
   bool siginfo = (chained.sa_flags & SA_SIGINFO) != 0;
   if (!siginfo && chained.sa_handler == SIG_DFL) {
@@ -91,9 +91,9 @@ void FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
     g_managed[signal].store(false, std::memory_order_release);
     __sigaction(signal, &default_action, nullptr);
     raise(signal);
-    return;
+    return false;
   }
-  if (!siginfo && chained.sa_handler == SIG_IGN) return;
+  if (!siginfo && chained.sa_handler == SIG_IGN) return true;
   if ((chained.sa_flags & SA_RESETHAND) != 0) {
     g_chained[signal].sa_handler = SIG_DFL;
     g_chained[signal].sa_flags &= ~SA_SIGINFO;
@@ -106,6 +106,7 @@ void FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
     chained.sa_handler(signal);
   }
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return true;
 }
 
 }  // namespace heapgraph

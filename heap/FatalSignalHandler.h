@@ -5,7 +5,8 @@
 // route the application's later changes for those signals here, so its handler is chained, not
 // lost, and its view of the old action is what it set. A chained SIG_DFL restores the default
 // and re-raises (the process still dies of the signal, with its core dump); an application that
-// asks for SIG_IGN gets the kernel's SIG_IGN back and heapgraph stops watching that signal.
+// asks for SIG_IGN gets the kernel's SIG_IGN back and heapgraph stops watching that signal. A
+// signal whose application handler returns was survived and is forgotten (except SIGABRT).
 // Async-signal-safe; no allocation.
 #pragma once
 
@@ -25,7 +26,9 @@ class FatalSignalHandler {
 
  private:
   static void Handle(int signal, siginfo_t* info, void* context);
-  static void Chain(int signal, siginfo_t* info, void* context);
+  // Runs the application's action; false when that was SIG_DFL (restored and re-raised: the
+  // process dies when the handler returns).
+  static bool Chain(int signal, siginfo_t* info, void* context);
 };
 
 }  // namespace heapgraph

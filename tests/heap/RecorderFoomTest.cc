@@ -90,6 +90,31 @@ TEST(RecorderFoomTest, CrashIsRecordedAndTheApplicationsHandlerStillRuns) {
   EXPECT_EQ(report["exit"]["signal_name"], "SIGSEGV");
 }
 
+TEST(RecorderFoomTest, DefaultSigtermIsATerminationAndAHandledOneIsForgotten) {
+  TempRoot root;
+  ChildProcess killed(ProgramPath("hg_foom"), {"term"}, RecordingEnv(root.path(), "hang_ms=0"));
+  ASSERT_TRUE(killed.WaitReady()) << killed.Describe();
+  killed.Kill(SIGTERM);
+  std::optional<int> status = killed.Wait();
+  ASSERT_TRUE(status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGTERM) << killed.Describe();
+  Json report = Foom(root.DirectoryOf(killed.pid()));
+  EXPECT_EQ(report["exit"]["kind"], "terminated") << report["exit"].dump();
+  EXPECT_EQ(report["exit"]["signal"], SIGTERM);
+
+  ChildProcess survivor(ProgramPath("hg_foom"), {"term", "handle"},
+                        RecordingEnv(root.path(), "hang_ms=0"));
+  ASSERT_TRUE(survivor.WaitReady()) << survivor.Describe();
+  survivor.Kill(SIGTERM);
+  ASSERT_TRUE(WaitFor([&] {
+    survivor.ReadToEof(milliseconds(20));
+    return !survivor.Field("survived").empty();
+  })) << survivor.Describe();
+  survivor.Kill(SIGKILL);
+  survivor.Wait();
+  report = Foom(root.DirectoryOf(survivor.pid()));
+  EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
+}
+
 TEST(RecorderFoomTest, HangIsClassifiedFromTheStalledHeartbeat) {
   TempRoot root;
   ChildProcess child(ProgramPath("hg_foom"), {"hang"},

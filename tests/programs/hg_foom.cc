@@ -8,6 +8,8 @@
 //                        stdin EOF, dereferences null; the handler prints "app-handler 11",
 //                        restores SIG_DFL and returns, so the fault repeats and kills the process
 //   hg_foom hang         ready, waits for stdin EOF, then deadlocks on a mutex it holds
+//   hg_foom term [handle] ready, then sleeps until a signal ends it; with "handle" it installs its
+//                        own SIGTERM handler and prints "survived 15" after the first SIGTERM
 //   hg_foom idle         ready, then sleeps until killed (a run killed in the background when the
 //                        test sets HG_FOOM_BACKGROUND=1: it calls heapgraph_set_app_state(0))
 #include <pthread.h>
@@ -80,6 +82,21 @@ void AppSegvHandler(int signal) {
   abort();
 }
 
+volatile sig_atomic_t g_terminated = 0;
+
+void AppTermHandler(int) {
+  g_terminated = 1;
+}
+
+[[noreturn]] void Term(bool handle) {
+  if (handle) signal(SIGTERM, &AppTermHandler);
+  hgprog::Ready();
+  while (g_terminated == 0) pause();
+  printf("survived 15\n");
+  fflush(stdout);
+  for (;;) pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +105,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "grow") == 0) Grow(argc > 2 ? strtoull(argv[2], nullptr, 10) : 0);
   if (strcmp(mode, "crash") == 0) Crash();
   if (strcmp(mode, "hang") == 0) Hang();
+  if (strcmp(mode, "term") == 0) Term(argc > 2 && strcmp(argv[2], "handle") == 0);
   if (strcmp(mode, "clean") == 0) {
     hgprog::Ready();
     hgprog::WaitForStdinEof();
@@ -104,6 +122,6 @@ int main(int argc, char** argv) {
     hgprog::Ready();
     for (;;) pause();
   }
-  fprintf(stderr, "usage: hg_foom grow LIMIT | clean | crash | hang | idle\n");
+  fprintf(stderr, "usage: hg_foom grow LIMIT | clean | crash | hang | term [handle] | idle\n");
   return 2;
 }
