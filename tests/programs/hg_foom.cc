@@ -1,8 +1,8 @@
 // tests/programs: the child of the FOOM tests (tests/heap/RecorderFoomTest.cc). Usage:
 //   hg_foom grow LIMIT   grows a std::map<uint64_t, LedgerEntry*> of 1000-byte entries (allocated
-//                        in GrowLedger) without end (LIMIT 0: until a memory limit kills it) or up
-//                        to LIMIT entries and then replaces random entries forever; "ready" after
-//                        the first 1000 entries
+//                        in GrowLedger through the thin wrapper LedgerAlloc) without end (LIMIT 0:
+//                        until a memory limit kills it) or up to LIMIT entries and then replaces
+//                        random entries forever; "ready" after the first 1000 entries
 //   hg_foom clean        ready, waits for stdin EOF, exit(3)
 //   hg_foom crash        installs its own SIGSEGV handler (after heapgraph's), ready, waits for
 //                        stdin EOF, dereferences null; the handler prints "app-handler 11",
@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <new>
 
 #include "ProgramSupport.h"
 
@@ -31,8 +32,13 @@ struct LedgerEntry {
 
 std::map<uint64_t, LedgerEntry*> g_ledger;
 
+// A thin allocation wrapper (the report's Caller1 must skip it: ThinWrapperDetector).
+extern "C" __attribute__((noinline)) void* LedgerAlloc(size_t size) {
+  return operator new(size);
+}
+
 extern "C" __attribute__((noinline)) void GrowLedger(uint64_t key) {
-  auto* entry = new LedgerEntry;
+  auto* entry = new (LedgerAlloc(sizeof(LedgerEntry))) LedgerEntry;
   memset(entry->payload, static_cast<int>(key), sizeof(entry->payload));
   LedgerEntry*& slot = g_ledger[key];
   delete slot;
