@@ -502,6 +502,13 @@ void MarkToolThread() {
   t_ignored = true;
 }
 
+// Changes whenever the program allocates or frees (a hash of the sequence and the live totals);
+// read without locks: a torn sum is just another value that differs.
+uint64_t AllocationProgress() {
+  uint64_t sequence = g.session.header()->sequence.load(std::memory_order_relaxed);
+  return sequence ^ (g.heap.LiveCount() * 0x9E3779B97F4A7C15ull) ^ (g.heap.LiveBytes() << 1);
+}
+
 // The session's signal handler and tool thread (FOOM dumps: docs/foom-report.md).
 void StartSessionRecord() {
   if (g.config.signals) FatalSignalHandler::Install(&g.session);
@@ -513,6 +520,7 @@ void StartSessionRecord() {
   settings.keep = g.config.keep;
   settings.interval_ms = g.config.heartbeat_ms;
   settings.on_thread_start = &MarkToolThread;
+  settings.allocation_progress = &AllocationProgress;
   if (!SessionMonitor::Start(settings)) {
     LineBuffer line;
     line.Append("heapgraph: cannot start the session thread; no heartbeat or dump retention\n");

@@ -118,13 +118,15 @@ void SessionFile::CountAppHeartbeat() {
   }
 }
 
-// Progress = heapgraph_heartbeat() calls once the program makes any, else allocations.
-void SessionFile::Beat() {
+void SessionFile::Beat(uint64_t allocation_progress) {
   if (header_ == nullptr) return;
   format::SessionRecord& r = header_->record;
   uint64_t now = Now(CLOCK_BOOTTIME);
   uint64_t app = Load(r.app_heartbeats);
-  uint64_t progress = app != 0 ? app : header_->sequence.load(std::memory_order_relaxed);
+  if (allocation_progress == UINT64_MAX) {
+    allocation_progress = header_->sequence.load(std::memory_order_relaxed);
+  }
+  uint64_t progress = app != 0 ? app : allocation_progress;
   if (progress != last_progress_) {
     last_progress_ = progress;
     Store(r.progress_boottime_ns, now);

@@ -29,8 +29,10 @@ class SessionFile {
   void ClearSignal(int signal);
   void SetAppState(format::AppState state);
   void CountAppHeartbeat();
-  // One heartbeat (the monitor thread): tick time, progress, cgroup OOM-kill counter.
-  void Beat();
+  // One heartbeat (the monitor thread): tick time, progress, cgroup OOM-kill counter. Progress
+  // is heapgraph_heartbeat() calls once the program makes any, else `allocation_progress` (any
+  // value that changes when the program allocates or frees; UINT64_MAX: the sequence counter).
+  void Beat(uint64_t allocation_progress = UINT64_MAX);
   // Reserves kSequenceBlock consecutive sequence numbers; returns the first.
   uint64_t TakeSequenceBlock();
   format::SessionHeader* header() const { return header_; }

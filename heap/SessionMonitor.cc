@@ -12,6 +12,11 @@ namespace {
 
 SessionMonitor::Settings g_settings;
 
+void Beat() {
+  const SessionMonitor::Settings& s = g_settings;
+  s.session->Beat(s.allocation_progress != nullptr ? s.allocation_progress() : UINT64_MAX);
+}
+
 void SleepMs(uint32_t ms) {
   struct timespec delay = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
   while (clock_nanosleep(CLOCK_MONOTONIC, 0, &delay, &delay) == EINTR) {
@@ -23,12 +28,12 @@ void SleepMs(uint32_t ms) {
 void* SessionMonitor::Main(void*) {
   const Settings& s = g_settings;
   if (s.on_thread_start != nullptr) s.on_thread_start();
-  if (s.interval_ms != 0) s.session->Beat();
+  if (s.interval_ms != 0) Beat();
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
   if (s.interval_ms == 0) return nullptr;
   for (;;) {
     SleepMs(s.interval_ms);
-    s.session->Beat();
+    Beat();
   }
 }
 

@@ -97,7 +97,7 @@ void AppTermHandler(int) {
 [[noreturn]] void Term(bool handle) {
   if (handle) signal(SIGTERM, &AppTermHandler);
   hgprog::Ready();
-  while (g_terminated == 0) pause();
+  while (g_terminated == 0) usleep(1000);  // not pause(): the signal may come before it
   printf("survived 15\n");
   fflush(stdout);
   for (;;) pause();
