@@ -282,6 +282,7 @@ struct SessionHeader {
   SessionRecord record;  // version 2
 };
 inline constexpr uint32_t kSessionV1Size = offsetof(SessionHeader, record);
+static_assert(kSessionV1Size == 312, "version 1 session layout changed");
 
 // ---------------------------------------------------------------------------------------------
 // exit: the classification of a finished run, written into its directory by the next start of the
