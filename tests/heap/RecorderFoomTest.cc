@@ -145,6 +145,29 @@ TEST(RecorderFoomTest, HangIsClassifiedFromTheStalledHeartbeat) {
   EXPECT_GE(report["exit"]["stall_ms"].get<uint64_t>(), 200u);
 }
 
+// Once the program calls heapgraph_heartbeat(), its heartbeats are the progress: a main loop that
+// stops beating is hung even while other code keeps allocating.
+TEST(RecorderFoomTest, AppHeartbeatsReplaceAllocationsAsProgress) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"beat"},
+                     RecordingEnv(root.path(), "heartbeat_ms=20,hang_ms=200"));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  std::string dir = root.DirectoryOf(child.pid());
+  uint64_t sequence_at_ready = RecordingReader(dir).session()->sequence;
+  bool stalled = WaitFor([&] {
+    RecordingReader reader(dir);
+    const format::SessionRecord& r = reader.session()->record;
+    return r.app_heartbeats == 3 && r.heartbeat_count >= 2 &&
+           r.heartbeat_boottime_ns - r.progress_boottime_ns >= 200ull * 1000 * 1000 &&
+           reader.session()->sequence > sequence_at_ready;  // the heap kept moving meanwhile
+  });
+  ASSERT_TRUE(stalled);
+  child.Kill(SIGKILL);
+  child.Wait();
+  Json report = Foom(dir);
+  EXPECT_EQ(report["exit"]["kind"], "hang") << report["exit"].dump();
+}
+
 TEST(RecorderFoomTest, KillInTheBackgroundIsNotCalledAnOomKill) {
   TempRoot root;
   std::vector<std::string> env = RecordingEnv(root.path(), "hang_ms=0");

@@ -10,6 +10,9 @@
 //   hg_foom hang         ready, waits for stdin EOF, then deadlocks on a mutex it holds
 //   hg_foom term [handle] ready, then sleeps until a signal ends it; with "handle" it installs its
 //                        own SIGTERM handler and prints "survived 15" after the first SIGTERM
+//   hg_foom beat         calls heapgraph_heartbeat() (found with dlsym) a few times, ready, then
+//                        keeps allocating without heartbeats: its main loop is stuck although
+//                        the heap moves
 //   hg_foom idle         ready, then sleeps until killed (a run killed in the background when the
 //                        test sets HG_FOOM_BACKGROUND=1: it calls heapgraph_set_app_state(0))
 #include <pthread.h>
@@ -103,6 +106,17 @@ void AppTermHandler(int) {
   for (;;) pause();
 }
 
+[[noreturn]] void BeatThenSpin() {
+  using Heartbeat = void (*)();
+  auto beat = reinterpret_cast<Heartbeat>(dlsym(RTLD_DEFAULT, "heapgraph_heartbeat"));
+  for (int i = 0; i < 3 && beat != nullptr; ++i) beat();
+  hgprog::Ready();
+  for (uint64_t key = 0;; ++key) {
+    GrowLedger(key % 1000);
+    usleep(100);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +125,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "grow") == 0) Grow(argc > 2 ? strtoull(argv[2], nullptr, 10) : 0);
   if (strcmp(mode, "crash") == 0) Crash();
   if (strcmp(mode, "hang") == 0) Hang();
+  if (strcmp(mode, "beat") == 0) BeatThenSpin();
   if (strcmp(mode, "term") == 0) Term(argc > 2 && strcmp(argv[2], "handle") == 0);
   if (strcmp(mode, "clean") == 0) {
     hgprog::Ready();
@@ -128,6 +143,7 @@ int main(int argc, char** argv) {
     hgprog::Ready();
     for (;;) pause();
   }
-  fprintf(stderr, "usage: hg_foom grow LIMIT | clean | crash | hang | term [handle] | idle\n");
+  fprintf(stderr,
+          "usage: hg_foom grow LIMIT | clean | crash | hang | term [handle] | beat | idle\n");
   return 2;
 }
