@@ -147,6 +147,20 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
     uint32_t v;
     ok = ParseRange(value, value_len, 0, 64, &v) && v != 9 && v != 19;
     if (ok) scan_signal = v;
+  } else if (Equals(key, key_len, "keep")) {
+    expected = "0 (keep all) .. 100000";
+    ok = ParseRange(value, value_len, 0, 100000, &keep);
+  } else if (Equals(key, key_len, "heartbeat_ms")) {
+    expected = "0 (off) or 10..600000";
+    uint32_t v;
+    ok = ParseRange(value, value_len, 0, 600000, &v) && (v == 0 || v >= 10);
+    if (ok) heartbeat_ms = v;
+  } else if (Equals(key, key_len, "hang_ms")) {
+    expected = "0 (never a hang) .. 3600000";
+    ok = ParseRange(value, value_len, 0, 3600000, &hang_ms);
+  } else if (Equals(key, key_len, "signals")) {
+    expected = "0 or 1";
+    ok = ParseBool(value, value_len, &signals);
   } else if (Equals(key, key_len, "paused")) {
     expected = "0 or 1";
     ok = ParseBool(value, value_len, &start_paused);

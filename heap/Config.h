@@ -28,6 +28,11 @@ struct Config {
   uint32_t leak_exitcode = 23;      // exit status when the at-exit check finds leaks
   uint32_t scan_signal = 39;        // SIGRTMIN+5 with glibc; 0 = no signal-triggered checks
   bool interior_pointers = true;    // false: only pointers to a block's start keep it alive
+  // FOOM dumps (docs/foom-report.md).
+  uint32_t keep = 3;             // finished runs of the same executable kept in the root; 0 = all
+  uint32_t heartbeat_ms = 1000;  // session heartbeat period; 0 = no heartbeat thread
+  uint32_t hang_ms = 5000;       // no progress this long before death = hang
+  bool signals = true;           // record fatal/terminating signals (chaining the app's handlers)
 
   // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
   // rejection has already been reported on stderr as one line prefixed "heapgraph: ".

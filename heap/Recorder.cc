@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "heap/Config.h"
+#include "heap/FatalSignalHandler.h"
 #include "heap/LargeAllocationMonitor.h"
 #include "heap/LeakCheckTrigger.h"
 #include "heap/LineBuffer.h"
@@ -18,6 +19,7 @@
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingDirectory.h"
 #include "heap/SessionFile.h"
+#include "heap/SessionMonitor.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
 #include "heap/VmRegionTree.h"
@@ -135,7 +137,7 @@ bool CreateFiles() {
     return false;
   }
   int fd = g.directory.fd();
-  if (!g.session.Create(fd, c.depth) ||
+  if (!g.session.Create(fd, c.depth, 0, c.heartbeat_ms, c.hang_ms) ||
       !g.heap.Create(fd, format::kHeapTreeFile, c.shards, c.shard_capacity_log2) ||
       !g.vm.Create(fd, format::kVmTreeFile, kVmShards, kVmCapacityLog2) ||
       !g.stacks.Create(fd, format::kStackFile, c.stack_slots_log2, format::kMaxStackDepth) ||
@@ -200,6 +202,10 @@ void ForkChild() {
   }
   g.heap.ReleaseCopiedLocks();
   g.vm.ReleaseCopiedLocks();
+  if (g.modules.count() > 0) {
+    const format::ModuleRecord& program = g.modules.record(0);
+    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
+  }
   g.directory = g.staging;
   t_seq_next = t_seq_end = 0;
   g.mode_before_fork = mode;
@@ -233,6 +239,10 @@ void Initialize() {
   }
   g.large.Configure(g.config.large_threshold, g.config.large_log);
   g.modules.Refresh();
+  if (g.modules.count() > 0) {  // dl_iterate_phdr reports the main program first
+    const format::ModuleRecord& program = g.modules.record(0);
+    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
+  }
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
 }
@@ -298,6 +308,11 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function) {
 
 bool InHook() {
   return t_guard;
+}
+
+void RecordExit(format::ExitKind kind, int status) {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (Recording(mode) || mode == kClaimPending) g.session.RecordExit(kind, status);
 }
 
 void RecordAlloc(void* address, size_t size, AllocFunction function) {
@@ -436,6 +451,14 @@ __attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void
   t_ignored = true;
 }
 
+__attribute__((visibility("default"))) void heapgraph_set_app_state(int foreground) {
+  g.session.SetAppState(foreground != 0 ? format::kAppForeground : format::kAppBackground);
+}
+
+__attribute__((visibility("default"))) void heapgraph_heartbeat(void) {
+  g.session.CountAppHeartbeat();
+}
+
 __attribute__((visibility("default"))) void heapgraph_sync(void) {
   g.heap.file().Sync();
   g.vm.file().Sync();
@@ -475,9 +498,41 @@ __attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void
 
 namespace {
 
+void MarkToolThread() {
+  t_ignored = true;
+}
+
+// Changes whenever the program allocates or frees (a hash of the sequence and the live totals);
+// read without locks: a torn sum is just another value that differs.
+uint64_t AllocationProgress() {
+  uint64_t sequence = g.session.header()->sequence.load(std::memory_order_relaxed);
+  return sequence ^ (g.heap.LiveCount() * 0x9E3779B97F4A7C15ull) ^ (g.heap.LiveBytes() << 1);
+}
+
+// The session's signal handler and tool thread (FOOM dumps: docs/foom-report.md).
+void StartSessionRecord() {
+  if (g.config.signals) FatalSignalHandler::Install(&g.session);
+  SessionMonitor::Settings settings;
+  settings.session = &g.session;
+  settings.root_fd = g.directory.root_fd();
+  settings.own_name = g.directory.name();
+  settings.executable = g.session.header()->executable;
+  settings.keep = g.config.keep;
+  settings.interval_ms = g.config.heartbeat_ms;
+  settings.on_thread_start = &MarkToolThread;
+  settings.allocation_progress = &AllocationProgress;
+  if (!SessionMonitor::Start(settings)) {
+    LineBuffer line;
+    line.Append("heapgraph: cannot start the session thread; no heartbeat or dump retention\n");
+    line.WriteTo(2);
+  }
+}
+
 __attribute__((constructor(101))) void StartRecorder() {
   GuardScope guard;
-  if (Recording(SettleMode())) LeakCheckTrigger::Install(g.config, g.directory.path());
+  if (!Recording(SettleMode())) return;
+  LeakCheckTrigger::Install(g.config, g.directory.path());
+  StartSessionRecord();
 }
 
 __attribute__((destructor(101))) void StopRecorder() {

@@ -35,4 +35,7 @@ void RecordRemap(void* old_address, size_t old_length, void* address, size_t len
 // True while the calling thread is inside a hook (or is a tool thread).
 bool InHook();
 
+// exit/_exit (SessionInterposer.cc): records how the process is leaving in its session.
+void RecordExit(format::ExitKind kind, int status);
+
 }  // namespace heapgraph::recorder

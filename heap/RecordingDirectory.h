@@ -28,6 +28,7 @@ class RecordingDirectory {
 
   int fd() const { return fd_; }
   const char* path() const { return path_; }
+  const char* name() const { return name_; }  // "<pid>-<ticks>" inside the root
   int root_fd() const { return root_fd_; }
 
   // Start time of this process in clock ticks since boot (/proc/self/stat field 22), 0 if unknown.

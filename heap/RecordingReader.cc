@@ -131,9 +131,11 @@ void CheckMagic(const InputFile& file, const FileHeader& header, const char (&ex
 // Reads and checks the FileHeader, then reads the whole header struct H into `out`. Invariant
 // afterwards: header_size >= sizeof(H) and the file holds at least header_size bytes.
 // Versions kVersion..max_version are accepted (only tree files have a version 2).
+// `min_size`: the smallest header_size accepted (older versions of H are shorter); only the
+// first min(header_size, sizeof(H)) bytes are read, the rest of *out is left as it was.
 template <typename H>
 void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
-                uint32_t max_version = format::kVersion) {
+                uint32_t max_version = format::kVersion, uint64_t min_size = sizeof(H)) {
   FileHeader header;
   if (file.size < sizeof(header)) {
     Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
@@ -147,15 +149,15 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
     Fail(file.name, "unsupported format version " + Num(header.version) + " (this reader knows " +
                         known + ")");
   }
-  if (header.header_size < sizeof(H)) {
+  if (header.header_size < min_size) {
     Fail(file.name,
-         "corrupt header (header_size " + Num(header.header_size) + " < " + Num(sizeof(H)) + ")");
+         "corrupt header (header_size " + Num(header.header_size) + " < " + Num(min_size) + ")");
   }
   if (file.size < header.header_size) {
     Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
                         Num(header.header_size) + ")");
   }
-  ReadAt(file, 0, out, sizeof(H), "header");
+  ReadAt(file, 0, out, std::min<uint64_t>(header.header_size, sizeof(H)), "header");
 }
 
 [[noreturn]] void CorruptHeader(const InputFile& file, const char* field, uint64_t value) {
@@ -527,9 +529,24 @@ void RecordingReader::ReadSession() {
     return;
   }
   auto h = std::make_unique<SessionHeader>();
-  ReadHeader(*file, format::kSessionMagic, h.get());
+  memset(static_cast<void*>(h.get()), 0, sizeof(SessionHeader));
+  ReadHeader(*file, format::kSessionMagic, h.get(), format::kSessionVersion,
+             format::kSessionV1Size);
   if (memchr(h->executable, '\0', sizeof(h->executable)) == nullptr) {
     Fail(file->name, "corrupt header (executable not NUL-terminated)");
+  }
+  bool has_record = h->file.version >= format::kSessionVersion;
+  if (has_record && h->file.header_size < sizeof(SessionHeader)) {
+    Fail(file->name, "corrupt header (version 2 header_size " + Num(h->file.header_size) + " < " +
+                         Num(sizeof(SessionHeader)) + ")");
+  }
+  format::SessionRecord& r = h->record;
+  if (memchr(r.boot_id, '\0', sizeof(r.boot_id)) == nullptr ||
+      memchr(r.oom_counter_path, '\0', sizeof(r.oom_counter_path)) == nullptr) {
+    Fail(file->name, "corrupt header (boot_id or oom_counter_path not NUL-terminated)");
+  }
+  if (r.exe_build_id_len > format::kMaxBuildId) {
+    CorruptHeader(*file, "exe_build_id_len", r.exe_build_id_len);
   }
   session_ = SessionInfo{h->pid,
                          h->max_depth,
@@ -537,7 +554,9 @@ void RecordingReader::ReadSession() {
                          h->boot_time_ticks,
                          h->sequence.load(std::memory_order_relaxed),
                          h->state.load(std::memory_order_relaxed),
-                         h->executable};
+                         h->executable,
+                         has_record,
+                         r};
 }
 
 uint64_t RecordingReader::live_bytes() const {

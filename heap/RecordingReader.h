@@ -87,6 +87,8 @@ struct SessionInfo {
   uint64_t sequence = 0;
   uint32_t state = 0;  // format::SessionState
   std::string executable;
+  bool has_record = false;         // version 2: `record` holds the FOOM fields
+  format::SessionRecord record{};  // zero for version 1
 };
 
 // Live blocks that share a stack and a category.

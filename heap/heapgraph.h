@@ -34,6 +34,15 @@ void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback,
 /* Never record allocations of the calling thread (tool threads); its frees are still applied. */
 void heapgraph_ignore_current_thread(void);
 
+/* FOOM dumps (docs/foom-report.md). Whether the app is in the foreground (1) or background (0):
+ * a run killed without a trace in the background is not counted as a likely OOM kill. Programs
+ * that never call it count as foreground. */
+void heapgraph_set_app_state(int foreground);
+/* Marks progress of the program's main loop. Once called, the session heartbeat measures
+ * progress by these calls instead of by allocations: no call for hang_ms before the process was
+ * killed classifies the run as a hang. */
+void heapgraph_heartbeat(void);
+
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */
 void heapgraph_sync(void);
 

@@ -2,9 +2,11 @@
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
 //   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [...] -- PROGRAM ARGS...
+//   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
+//                  [--rules FILE] [--no-symbols]
 // Exit status: dump 0, or 2 when the recording cannot be read (one line "heapgraph: <why>" on
 // stderr); record passes on the program's status (128 + signal when killed) unless the dump
-// failed (2). Usage errors exit 2.
+// failed (2); foom 0, or 2 when the dump cannot be read. Usage errors exit 2.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -27,7 +30,12 @@
 #include <string>
 #include <vector>
 
+#include "heap/DumpRetention.h"
+#include "heap/ExitEvidenceProbe.h"
 #include "heap/RecordingReader.h"
+#include "report/FoomReport.h"
+#include "report/FoomReportJson.h"
+#include "report/FoomReportText.h"
 
 #if __has_include("report/Symbolizer.h")
 #include "report/Symbolizer.h"
@@ -528,6 +536,80 @@ int Run(RunOptions run) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// foom: classify how one recorded run ended and report what its live heap held.
+
+struct FoomOptions {
+  std::string dir;
+  std::string root;
+  bool json = false;
+  bool record = false;
+  bool symbolize = true;
+  size_t top_categories = 10;
+  size_t top_stacks = 5;
+  std::string rules;
+};
+
+// The most recently started run in `root` whose process is no longer running (else the most
+// recent run at all).
+std::string LatestRun(const std::string& root) {
+  std::string best, best_any;
+  uint64_t best_time = 0, best_any_time = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    if (!entry.is_directory()) continue;
+    int fd = open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    auto session = std::make_unique<format::SessionHeader>();
+    bool has_record = false;
+    bool ok = DumpRetention::ReadSession(fd, session.get(), &has_record);
+    close(fd);
+    if (!ok) continue;
+    bool alive = ExitEvidenceProbe::Gather(*session, has_record).alive;
+    if (best_any.empty() || session->start_time_ns > best_any_time) {
+      best_any = entry.path().string();
+      best_any_time = session->start_time_ns;
+    }
+    if (!alive && (best.empty() || session->start_time_ns > best_time)) {
+      best = entry.path().string();
+      best_time = session->start_time_ns;
+    }
+  }
+  if (error) throw std::runtime_error(fmt::format("{}: {}", root, error.message()));
+  if (best.empty()) best = best_any;
+  if (best.empty()) throw std::runtime_error(fmt::format("{}: no recording directories", root));
+  return best;
+}
+
+int Foom(const FoomOptions& options) {
+  report::FoomReportOptions report_options;
+  report_options.top_categories = options.top_categories;
+  report_options.top_stacks = options.top_stacks;
+  if (!options.rules.empty()) report_options.rules = report::SuspectRules::Load(options.rules);
+  std::string dir = options.dir.empty() ? LatestRun(options.root) : options.dir;
+  try {
+    RecordingReader reader(dir);
+    report::ExitRecord exit = report::ExitRecord::For(reader);
+    std::optional<report::Symbolizer> symbols;
+    if (options.symbolize) symbols.emplace();
+    report::FoomReport report =
+        report::BuildFoomReport(reader, exit, symbols ? &*symbols : nullptr, report_options);
+    if (options.record) {
+      fmt::print("{}\n", report::FoomReportRecordLine(report));
+    } else if (options.json) {
+      fmt::print("{}\n", report::FoomReportJsonText(report));
+    } else {
+      fmt::print("{}", report::FoomReportToText(report));
+    }
+    fflush(stdout);
+    return 0;
+  } catch (const RecordingError& e) {
+    fflush(stdout);
+    PrintError(e.what());
+    return kExitError;
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
 // Command line.
 
 void AddDumpFlags(CLI::App* command, DumpOptions* options) {
@@ -572,13 +654,32 @@ int Main(int argc, char** argv) {
   run->add_option("--dir", run_options.record.root, "Root directory for recordings (kept)");
   run->add_option("--options", run_options.record.options, "More HEAPGRAPH_OPTIONS, a,b=c");
   run->add_option("PROGRAM", run_options.record.command, "-- PROGRAM ARGS...")->required();
+  FoomOptions foom_options;
+  CLI::App* foom = app.add_subcommand(
+      "foom", "Classify how a recorded run ended and report its live heap (FOOM report)");
+  foom->add_option("DIR", foom_options.dir, "Recording directory (<root>/<pid>-<start>)");
+  foom->add_option("--root", foom_options.root, "Report the latest finished run in ROOT");
+  foom->add_flag("--json", foom_options.json, "Print the JSON document");
+  foom->add_flag("--record", foom_options.record, "Print the one-line JSON record (for SQL)");
+  foom->add_option("--top-categories", foom_options.top_categories,
+                   "Categories whose top stacks are reported (N)")
+      ->capture_default_str();
+  foom->add_option("--top-stacks", foom_options.top_stacks, "Stacks per such category (M)")
+      ->capture_default_str();
+  foom->add_option("--rules", foom_options.rules, "Suspect-category rules file");
+  foom->add_flag("--no-symbols{false}", foom_options.symbolize,
+                 "Do not look up functions and source lines");
   try {
     app.parse(argc, argv);
+    if (foom->parsed() && foom_options.dir.empty() == foom_options.root.empty()) {
+      throw CLI::ValidationError("foom", "give exactly one of DIR and --root");
+    }
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
   if (dump->parsed()) return Dump(dir, dump_options);
   if (run->parsed()) return Run(run_options);
+  if (foom->parsed()) return Foom(foom_options);
   return Record(record_options, dump_options);
 }
 

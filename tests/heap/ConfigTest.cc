@@ -415,5 +415,30 @@ TEST(ParseByteSizeTest, AcceptsEveryValueThatFits) {
   EXPECT_EQ(UINT64_C(10000000000000000000), v);
 }
 
+// FOOM dump keys (docs/foom-report.md).
+TEST(ConfigTest, FoomKeysHaveTheirDefaultsRangesAndRejections) {
+  Config c;
+  EXPECT_EQ(3u, c.keep);
+  EXPECT_EQ(1000u, c.heartbeat_ms);
+  EXPECT_EQ(5000u, c.hang_ms);
+  EXPECT_TRUE(c.signals);
+  std::string output;
+  EXPECT_EQ(0, ParseCapturing("keep=0,heartbeat_ms=10,hang_ms=0,signals=0", &c, &output));
+  EXPECT_EQ("", output);
+  EXPECT_EQ(0u, c.keep);
+  EXPECT_EQ(10u, c.heartbeat_ms);
+  EXPECT_EQ(0u, c.hang_ms);
+  EXPECT_FALSE(c.signals);
+  EXPECT_EQ(0, ParseCapturing("keep=100000,heartbeat_ms=0,hang_ms=3600000", &c, &output));
+  EXPECT_EQ(0u, c.heartbeat_ms);
+  Config d;
+  EXPECT_EQ(4, ParseCapturing("keep=100001,heartbeat_ms=9,hang_ms=x,signals=2", &d, &output));
+  EXPECT_EQ(3u, d.keep);
+  EXPECT_EQ(1000u, d.heartbeat_ms);
+  EXPECT_EQ(5000u, d.hang_ms);
+  EXPECT_TRUE(d.signals);
+  EXPECT_NE(std::string::npos, output.find("'heartbeat_ms=9'")) << output;
+}
+
 }  // namespace
 }  // namespace heapgraph

@@ -32,3 +32,11 @@ heapgraph_add_process_test(RecorderLargeAllocationTest)
 heapgraph_add_process_test(RecorderConfigTest)
 heapgraph_add_process_test(RecorderPauseTest)
 add_dependencies(RecorderCorruptRecordingTest heapgraph_cli)
+heapgraph_add_process_test(RecorderFoomTest LIBS nlohmann_json::nlohmann_json)
+add_dependencies(RecorderFoomTest heapgraph_cli)
+# By hand: SIGKILL at 100 random moments (docs/foom-report.md).
+add_custom_target(foom_stress
+  COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_FOOM_RUNS=100 $<TARGET_FILE:RecorderFoomTest>
+          --gtest_filter=*SigkillAtRandomMoments*
+  DEPENDS RecorderFoomTest
+  USES_TERMINAL)

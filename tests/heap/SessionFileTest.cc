@@ -54,7 +54,7 @@ TEST(SessionFileTest, CreateDescribesThisProcess) {
 
   auto h = ReadSession(dir);
   EXPECT_EQ(0, memcmp(h->file.magic, format::kSessionMagic, 8));
-  EXPECT_EQ(format::kVersion, h->file.version);
+  EXPECT_EQ(format::kSessionVersion, h->file.version);
   EXPECT_EQ(sizeof(format::SessionHeader), h->file.header_size);
   EXPECT_EQ(getpid(), h->pid);
   EXPECT_EQ(24u, h->max_depth);
@@ -174,7 +174,86 @@ TEST(SessionFileTest, RecordingReaderReadsTheSession) {
   for (const std::string& warning : reader.warnings()) {
     EXPECT_EQ(std::string::npos, warning.find("session")) << warning;
   }
+  EXPECT_TRUE(info.has_record);
+  EXPECT_EQ(uint32_t{format::kExitDestructor}, info.record.exit_kind);
+  EXPECT_EQ(0, memcmp(info.record.boot_id, session.header()->record.boot_id, 36));
+
+  // A version 1 session (no record) still reads, with the record zeroed.
+  format::FileHeader v1 = session.header()->file;
+  v1.version = format::kVersion;
+  v1.header_size = format::kSessionV1Size;
+  int fd = openat(dir.fd(), format::kSessionFile, O_WRONLY | O_CLOEXEC);
+  ASSERT_EQ(ssize_t(sizeof(v1)), pwrite(fd, &v1, sizeof(v1), 0));
+  close(fd);
+  RecordingReader old(dir.path());
+  ASSERT_TRUE(old.session().has_value());
+  EXPECT_FALSE(old.session()->has_record);
+  EXPECT_EQ(0u, old.session()->record.exit_kind);
+  EXPECT_EQ(3000 + SessionFile::kSequenceBlock, old.session()->sequence);
   stacks.Unmap();
+}
+
+// Version 2: what the next start needs to classify how the run ended.
+TEST(SessionFileTest, RecordHoldsBootIdHeartbeatSettingsAndTheCgroupCounter) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 24, 0, 250, 4000));
+  auto h = ReadSession(dir);
+  const format::SessionRecord& r = h->record;
+  EXPECT_EQ(36u, strlen(r.boot_id));  // 8-4-4-4-12 hex digits
+  EXPECT_EQ(250u, r.heartbeat_interval_ms);
+  EXPECT_EQ(4000u, r.hang_threshold_ms);
+  EXPECT_GT(r.start_boottime_ns, 0u);
+  EXPECT_EQ(r.oom_counter_path[0] == '\0', r.oom_kills_at_start == format::kUnknownCounter);
+  EXPECT_EQ(0u, r.exit_kind);
+  EXPECT_EQ(0u, r.fatal_signal);
+}
+
+TEST(SessionFileTest, ExitAndSignalsAreRecorded) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 24));
+  session.RecordSignal(15, 0, 0);
+  session.RecordSignal(11, 1, 0x10);  // only the first is kept
+  EXPECT_EQ(15u, ReadSession(dir)->record.fatal_signal);
+  session.ClearSignal(15);  // survived
+  EXPECT_EQ(0u, ReadSession(dir)->record.fatal_signal);
+  session.RecordSignal(11, 1, 0x10);
+  session.RecordExit(format::kExitImmediate, 9);
+  session.MarkExited();  // keeps the more precise kind
+  auto h = ReadSession(dir);
+  EXPECT_EQ(11u, h->record.fatal_signal);
+  EXPECT_EQ(1, h->record.fatal_code);
+  EXPECT_EQ(0x10u, h->record.fatal_address);
+  EXPECT_EQ(uint32_t{format::kExitImmediate}, h->record.exit_kind);
+  EXPECT_EQ(9, h->record.exit_status);
+  EXPECT_EQ(uint32_t{format::kSessionExited}, h->state.load());
+}
+
+TEST(SessionFileTest, BeatTracksProgressByAllocationsThenByAppHeartbeats) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 24, 0, 100, 1000));
+  session.Beat();
+  uint64_t first = ReadSession(dir)->record.progress_boottime_ns;
+  EXPECT_GT(first, 0u);
+  session.Beat();  // no allocation since: progress stays
+  auto h = ReadSession(dir);
+  EXPECT_EQ(first, h->record.progress_boottime_ns);
+  EXPECT_EQ(2u, h->record.heartbeat_count);
+  EXPECT_GE(h->record.heartbeat_boottime_ns, first);
+  session.TakeSequenceBlock();
+  session.Beat();
+  EXPECT_GT(ReadSession(dir)->record.progress_boottime_ns, first);
+  session.SetAppState(format::kAppBackground);
+  session.CountAppHeartbeat();
+  session.Beat();
+  uint64_t with_app = ReadSession(dir)->record.progress_boottime_ns;
+  session.TakeSequenceBlock();  // allocations no longer count once the app beats
+  session.Beat();
+  h = ReadSession(dir);
+  EXPECT_EQ(with_app, h->record.progress_boottime_ns);
+  EXPECT_EQ(uint32_t{format::kAppBackground}, h->record.app_state);
 }
 
 }  // namespace

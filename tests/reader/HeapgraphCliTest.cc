@@ -205,6 +205,41 @@ TEST_F(HeapgraphCliTest, MissingDirectoryAndUsageErrorsExitTwo) {
   EXPECT_EQ(Run({"--help"}).exit_code, 0);
 }
 
+TEST_F(HeapgraphCliTest, FoomReportsADumpAndItsLatestRun) {
+  RunResult r = Run({"foom", good_, "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("FOOM report: " + good_), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit: clean_exit"), std::string::npos) << r.out;  // a v1 "exited" session
+  r = Run({"foom", "--root", root_, "--record", "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json record = nlohmann::json::parse(r.out);
+  EXPECT_EQ(record["directory"], good_);
+  EXPECT_EQ(record["pid"], 777);
+  r = Run({"foom", good_, "--json", "--no-symbols", "--top-categories", "1", "--top-stacks", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["format"], "heapgraph-foom-report");
+  EXPECT_LE(doc["categories"][0]["stacks"].size(), 1u);
+}
+
+TEST_F(HeapgraphCliTest, FoomErrorsExitTwoWithOneLine) {
+  Files files = files_;
+  files[format::kExitFile] = "heapgraph-exit 1\nkind nonsense\n";
+  RunResult r = Run({"foom", WriteDir("bad-exit", files)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: exit: missing or unknown kind\n");
+  std::string rules = root_ + "/rules";
+  std::ofstream(rules) << "count * lots\n";
+  r = Run({"foom", good_, "--rules", rules});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("heapgraph: " + rules + ": rules:1: bad threshold", 0), 0u) << r.err;
+  EXPECT_EQ(Run({"foom"}).exit_code, 2);
+  EXPECT_EQ(Run({"foom", good_, "--root", root_}).exit_code, 2);
+  r = Run({"foom", "--root", root_ + "/nothing-here"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 TEST_F(HeapgraphCliTest, MissingSessionIsAWarningOnly) {
   Files files = files_;
   files.erase(format::kSessionFile);

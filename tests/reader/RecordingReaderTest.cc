@@ -374,9 +374,10 @@ TEST_F(RecordingReaderTest, WrongVersionIsNamed) {
   for (const auto& entry : files_) {
     Files files = files_;
     Patch(files, entry.first, offsetof(format::FileHeader, version), uint32_t{7});
-    bool tree = entry.first == format::kHeapTreeFile || entry.first == format::kVmTreeFile;
+    bool two = entry.first == format::kHeapTreeFile || entry.first == format::kVmTreeFile ||
+               entry.first == format::kSessionFile;
     ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows 1" +
-                           (tree ? " and 2)" : ")"));
+                           (two ? " and 2)" : ")"));
   }
 }
 

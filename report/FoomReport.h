@@ -1,0 +1,78 @@
+// report/: the FOOM report model and its builder (seed 000's reporting rules). From one recording
+// directory (the live-allocation state a killed process left behind): how the run ended; every
+// category (the block's C++/ObjC type from the `types` file when it names the block, else the size
+// category "Malloc 48.00KiB", or "VM: anonymous") with block counts and bytes;
+// identical stacks merged inside each category; the top-N categories by bytes with their top-M
+// stacks; suspect categories by SuspectRules; and the feature value (Caller1, Caller2, Category,
+// Reason) used to cluster many reports. FoomReportText.h and FoomReportJson.h format it;
+// docs/foom-report.md documents the JSON form.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heap/RecordingReader.h"
+#include "report/ExitRecord.h"
+#include "report/LeakReport.h"
+#include "report/SuspectRules.h"
+#include "report/Symbolizer.h"
+
+namespace heapgraph::report {
+
+struct FoomStack {
+  uint32_t stack_id = 0;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  std::vector<ReportFrame> frames;  // innermost first; empty when not resolved or stack 0
+};
+
+struct FoomCategory {
+  std::string name;
+  std::string kind;  // "heap" (size category), "vm" (anonymous mappings) or "type"
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  size_t stack_count = 0;         // distinct stacks in the category
+  std::vector<FoomStack> stacks;  // top-M by bytes, only for the top-N categories and suspects
+  std::vector<std::string> suspect_reasons;  // empty: not suspect
+};
+
+// Seed 000's characteristic value: Caller1 = the first meaningful frame above the allocator and
+// its wrappers, Caller2 = the business frame above it, both from the largest stack of Category.
+struct FeatureValue {
+  std::string caller1;
+  std::string caller2;
+  std::string category;
+  std::string reason;
+};
+
+struct FoomReport {
+  std::string directory;
+  ExitRecord exit;
+  std::optional<SessionInfo> session;
+  uint64_t live_blocks = 0;
+  uint64_t live_bytes = 0;
+  uint64_t dropped = 0;
+  std::vector<TornNode> torn;            // slots/nodes a writer was changing when the process died
+  uint64_t torn_records = 0;             // records those entries may have held (not counted above)
+  std::vector<FoomCategory> categories;  // every category, bytes descending
+  std::optional<FeatureValue> feature;
+  std::vector<std::string> warnings;
+};
+
+struct FoomReportOptions {
+  size_t top_categories = 10;  // N: categories whose stacks are reported
+  size_t top_stacks = 5;       // M: stacks per such category
+  SuspectRules rules = SuspectRules::Defaults();
+};
+
+// `symbolizer` may be null (frames keep module + offset only).
+FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit,
+                           Symbolizer* symbolizer, const FoomReportOptions& options);
+
+// "function (file:line)", "module+0x1f0", or "0x7f..." for a frame.
+std::string FrameLabel(const ReportFrame& frame);
+
+}  // namespace heapgraph::report

@@ -1,0 +1,193 @@
+#include "report/FoomReportJson.h"
+
+#include <fmt/format.h>
+#include <string.h>
+
+namespace heapgraph::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Hex(uint64_t v) {
+  return fmt::format("{:#x}", v);
+}
+
+Json Counter(uint64_t v) {
+  return v == format::kUnknownCounter ? Json(nullptr) : Json(v);
+}
+
+std::string HexBytes(const uint8_t* bytes, uint32_t n) {
+  std::string hex;
+  for (uint32_t i = 0; i < n && i < format::kMaxBuildId; ++i)
+    hex += fmt::format("{:02x}", bytes[i]);
+  return hex;
+}
+
+std::string SignalName(uint32_t signal) {
+  if (signal == 0) return "";
+  const char* abbrev = sigabbrev_np(static_cast<int>(signal));
+  return abbrev != nullptr ? std::string("SIG") + abbrev : fmt::format("signal {}", signal);
+}
+
+const char* AppStateName(uint32_t state) {
+  switch (state) {
+    case format::kAppForeground:
+      return "foreground";
+    case format::kAppBackground:
+      return "background";
+    default:
+      return "unknown";
+  }
+}
+
+Json ExitJson(const ExitRecord& e) {
+  return {{"kind", e.kind},
+          {"reason", e.reason},
+          {"source", e.source},
+          {"signal", e.signal},
+          {"signal_name", SignalName(e.signal)},
+          {"signal_code", e.signal_code},
+          {"signal_address", Hex(e.signal_address)},
+          {"exit_status", e.exit_status_known ? Json(e.exit_status) : Json(nullptr)},
+          {"oom_kills_before", Counter(e.oom_kills_before)},
+          {"oom_kills_now", Counter(e.oom_kills_now)},
+          {"stall_ms", e.stall_ms},
+          {"foreground", e.foreground}};
+}
+
+Json SessionJson(const std::optional<SessionInfo>& s) {
+  if (!s) return nullptr;
+  Json j = {{"pid", s->pid},
+            {"executable", s->executable},
+            {"start_time_ns", s->start_time_ns},
+            {"sequence", s->sequence}};
+  if (s->has_record) {
+    const format::SessionRecord& r = s->record;
+    j["boot_id"] = std::string(r.boot_id);
+    j["build_id"] = HexBytes(r.exe_build_id, r.exe_build_id_len);
+    j["heartbeat_count"] = r.heartbeat_count;
+    j["heartbeat_interval_ms"] = r.heartbeat_interval_ms;
+    j["app_state"] = AppStateName(r.app_state);
+    j["oom_counter_path"] = std::string(r.oom_counter_path);
+  }
+  return j;
+}
+
+Json FrameJson(const ReportFrame& f) {
+  return {{"address", Hex(f.address)},
+          {"module", f.module_path},
+          {"offset", Hex(f.offset)},
+          {"build_id", f.build_id},
+          {"function", f.function},
+          {"file", f.file},
+          {"line", f.line},
+          {"inlined", f.inlined}};
+}
+
+Json CategoryJson(size_t rank, const FoomCategory& c) {
+  Json stacks = Json::array();
+  for (const FoomStack& s : c.stacks) {
+    Json frames = Json::array();
+    for (const ReportFrame& f : s.frames) frames.push_back(FrameJson(f));
+    stacks.push_back({{"stack_id", s.stack_id},
+                      {"count", s.count},
+                      {"bytes", s.bytes},
+                      {"frames", std::move(frames)}});
+  }
+  return {{"rank", rank},
+          {"name", c.name},
+          {"kind", c.kind},
+          {"count", c.count},
+          {"bytes", c.bytes},
+          {"stack_count", c.stack_count},
+          {"suspect", !c.suspect_reasons.empty()},
+          {"suspect_reasons", c.suspect_reasons},
+          {"stacks", std::move(stacks)}};
+}
+
+Json TornJson(const std::vector<TornNode>& torn) {
+  Json out = Json::array();
+  for (const TornNode& t : torn) {
+    out.push_back({{"tree", t.tree == TreeKind::kHeap ? "heap.tree" : "vm.tree"},
+                   {"shard", t.shard},
+                   {"index", t.index == format::kRehashing ? Json("rehashing") : Json(t.index)},
+                   {"marked", t.marked},
+                   {"records", t.records}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Json FoomReportToJson(const FoomReport& r) {
+  Json categories = Json::array();
+  for (size_t i = 0; i < r.categories.size(); ++i) {
+    categories.push_back(CategoryJson(i + 1, r.categories[i]));
+  }
+  Json feature = nullptr;
+  if (r.feature) {
+    feature = {{"caller1", r.feature->caller1},
+               {"caller2", r.feature->caller2},
+               {"category", r.feature->category},
+               {"reason", r.feature->reason}};
+  }
+  return {{"format", kFoomReportFormat},
+          {"version", kFoomReportVersion},
+          {"directory", r.directory},
+          {"exit", ExitJson(r.exit)},
+          {"session", SessionJson(r.session)},
+          {"summary",
+           {{"live_blocks", r.live_blocks},
+            {"live_bytes", r.live_bytes},
+            {"categories", r.categories.size()},
+            {"dropped", r.dropped},
+            {"torn_entries", r.torn.size()},
+            {"torn_records", r.torn_records}}},
+          {"torn", TornJson(r.torn)},
+          {"categories", std::move(categories)},
+          {"feature", std::move(feature)},
+          {"warnings", r.warnings}};
+}
+
+Json FoomReportToRecord(const FoomReport& r) {
+  std::string suspects;
+  for (const FoomCategory& c : r.categories) {
+    if (c.suspect_reasons.empty()) continue;
+    if (!suspects.empty()) suspects += "|";
+    suspects += c.name;
+  }
+  const FoomCategory* top = r.categories.empty() ? nullptr : &r.categories.front();
+  bool v2 = r.session && r.session->has_record;
+  return {{"format", kFoomRecordFormat},
+          {"version", kFoomReportVersion},
+          {"directory", r.directory},
+          {"pid", r.session ? r.session->pid : 0},
+          {"executable", r.session ? r.session->executable : ""},
+          {"build_id",
+           v2 ? HexBytes(r.session->record.exe_build_id, r.session->record.exe_build_id_len) : ""},
+          {"start_time_ns", r.session ? r.session->start_time_ns : 0},
+          {"exit_kind", r.exit.kind},
+          {"exit_reason", r.exit.reason},
+          {"signal", r.exit.signal},
+          {"live_blocks", r.live_blocks},
+          {"live_bytes", r.live_bytes},
+          {"torn_records", r.torn_records},
+          {"top_category", top != nullptr ? top->name : ""},
+          {"top_category_count", top != nullptr ? top->count : 0},
+          {"top_category_bytes", top != nullptr ? top->bytes : 0},
+          {"suspects", suspects},
+          {"caller1", r.feature ? r.feature->caller1 : ""},
+          {"caller2", r.feature ? r.feature->caller2 : ""},
+          {"category", r.feature ? r.feature->category : ""},
+          {"reason", r.feature ? r.feature->reason : ""}};
+}
+
+std::string FoomReportJsonText(const FoomReport& report) {
+  return FoomReportToJson(report).dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string FoomReportRecordLine(const FoomReport& report) {
+  return FoomReportToRecord(report).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace heapgraph::report

@@ -1,0 +1,128 @@
+#include "report/ThinWrapperDetector.h"
+
+#include <capstone/capstone.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace heapgraph::report {
+namespace {
+
+constexpr uint64_t kMaxCodeBytes = 1024;
+
+struct ElfCloser {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+
+struct Symbol {
+  uint64_t start = 0;
+  uint64_t size = 0;
+};
+
+std::optional<Symbol> FindSymbol(Elf* elf, uint64_t vaddr) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr || shdr.sh_entsize == 0) continue;
+    size_t count = shdr.sh_size / shdr.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0) continue;
+      if (vaddr >= sym.st_value && vaddr - sym.st_value < sym.st_size) {
+        return Symbol{sym.st_value, sym.st_size};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The bytes of [start, start + size) from the executable section holding them.
+std::optional<std::vector<uint8_t>> ReadCode(Elf* elf, int fd, uint64_t start, uint64_t size) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_PROGBITS ||
+        (shdr.sh_flags & SHF_EXECINSTR) == 0) {
+      continue;
+    }
+    if (start < shdr.sh_addr || start - shdr.sh_addr >= shdr.sh_size) continue;
+    uint64_t available = shdr.sh_size - (start - shdr.sh_addr);
+    std::vector<uint8_t> code(std::min({size, available, kMaxCodeBytes}));
+    ssize_t n = pread(fd, code.data(), code.size(),
+                      static_cast<off_t>(shdr.sh_offset + (start - shdr.sh_addr)));
+    if (n != static_cast<ssize_t>(code.size())) return std::nullopt;
+    return code;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ThinWrapperDetector::Function> ThinWrapperDetector::FindFunction(
+    const std::string& elf_path, uint64_t elf_vaddr) {
+  elf_version(EV_CURRENT);
+  int fd = open(elf_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<Function> result;
+  {
+    std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ, nullptr));
+    if (elf != nullptr && elf_kind(elf.get()) == ELF_K_ELF) {
+      if (std::optional<Symbol> sym = FindSymbol(elf.get(), elf_vaddr)) {
+        if (auto code = ReadCode(elf.get(), fd, sym->start, sym->size)) {
+          result = Function{sym->start, std::move(*code)};
+        }
+      }
+    }
+  }
+  close(fd);
+  return result;
+}
+
+bool ThinWrapperDetector::IsThinCode(const std::vector<uint8_t>& code, uint64_t address) {
+  csh handle;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) return false;
+  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  cs_insn* insn = nullptr;
+  size_t count = cs_disasm(handle, code.data(), code.size(), address, 0, &insn);
+  uint64_t end = address + code.size();
+  bool thin = count > 0 && count <= kMaxInstructions;
+  size_t calls = 0;
+  for (size_t i = 0; thin && i < count; ++i) {
+    const cs_insn& in = insn[i];
+    bool call = cs_insn_group(handle, &in, CS_GRP_CALL);
+    bool jump = cs_insn_group(handle, &in, CS_GRP_JUMP);
+    if (!call && !jump) continue;
+    const cs_x86& x86 = in.detail->x86;
+    bool immediate = x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM;
+    uint64_t target = immediate ? static_cast<uint64_t>(x86.operands[0].imm) : 0;
+    bool leaves = call || !immediate || target < address || target >= end;
+    if (jump && immediate && target >= address && target < end && target <= in.address) {
+      thin = false;  // a backward branch: a loop
+    }
+    if (leaves) ++calls;
+  }
+  thin = thin && calls >= 1 && calls <= kMaxCalls;
+  if (insn != nullptr) cs_free(insn, count);
+  cs_close(&handle);
+  return thin;
+}
+
+bool ThinWrapperDetector::IsThinWrapper(const std::string& elf_path, uint64_t elf_vaddr) {
+  auto key = std::make_pair(elf_path, elf_vaddr);
+  auto it = by_address_.find(key);
+  if (it != by_address_.end()) return it->second;
+  std::optional<Function> function = FindFunction(elf_path, elf_vaddr);
+  bool thin = function && IsThinCode(function->code, function->start);
+  by_address_.emplace(std::move(key), thin);
+  return thin;
+}
+
+}  // namespace heapgraph::report

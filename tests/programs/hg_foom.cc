@@ -1,0 +1,149 @@
+// tests/programs: the child of the FOOM tests (tests/heap/RecorderFoomTest.cc). Usage:
+//   hg_foom grow LIMIT   grows a std::map<uint64_t, LedgerEntry*> of 1000-byte entries (allocated
+//                        in GrowLedger through the thin wrapper LedgerAlloc) without end (LIMIT 0:
+//                        until a memory limit kills it) or up to LIMIT entries and then replaces
+//                        random entries forever; "ready" after the first 1000 entries
+//   hg_foom clean        ready, waits for stdin EOF, exit(3)
+//   hg_foom crash        installs its own SIGSEGV handler (after heapgraph's), ready, waits for
+//                        stdin EOF, dereferences null; the handler prints "app-handler 11",
+//                        restores SIG_DFL and returns, so the fault repeats and kills the process
+//   hg_foom hang         ready, waits for stdin EOF, then deadlocks on a mutex it holds
+//   hg_foom term [handle] ready, then sleeps until a signal ends it; with "handle" it installs its
+//                        own SIGTERM handler and prints "survived 15" after the first SIGTERM
+//   hg_foom beat         calls heapgraph_heartbeat() (found with dlsym) a few times, ready, then
+//                        keeps allocating without heartbeats: its main loop is stuck although
+//                        the heap moves
+//   hg_foom idle         ready, then sleeps until killed (a run killed in the background when the
+//                        test sets HG_FOOM_BACKGROUND=1: it calls heapgraph_set_app_state(0))
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <map>
+#include <new>
+
+#include "ProgramSupport.h"
+
+namespace {
+
+struct LedgerEntry {
+  char payload[1000];
+};
+
+std::map<uint64_t, LedgerEntry*> g_ledger;
+
+// A thin allocation wrapper (the report's Caller1 must skip it: ThinWrapperDetector).
+extern "C" __attribute__((noinline)) void* LedgerAlloc(size_t size) {
+  return operator new(size);
+}
+
+extern "C" __attribute__((noinline)) void GrowLedger(uint64_t key) {
+  auto* entry = new (LedgerAlloc(sizeof(LedgerEntry))) LedgerEntry;
+  memset(entry->payload, static_cast<int>(key), sizeof(entry->payload));
+  LedgerEntry*& slot = g_ledger[key];
+  delete slot;
+  slot = entry;
+}
+
+[[noreturn]] void Grow(uint64_t limit) {
+  uint64_t key = 0;
+  for (; key < 1000; ++key) GrowLedger(key);
+  hgprog::Ready();
+  hgprog::Random random(42);
+  for (;;) {
+    if (limit == 0 || key < limit) {
+      GrowLedger(key++);
+    } else {
+      GrowLedger(random.Next() % limit);
+    }
+  }
+}
+
+void AppSegvHandler(int signal) {
+  char line[] = "app-handler 11\n";
+  (void)!write(1, line, sizeof(line) - 1);
+  struct sigaction restore = {};
+  restore.sa_handler = SIG_DFL;
+  sigaction(signal, &restore, nullptr);
+}
+
+[[noreturn]] void Crash() {
+  struct sigaction action = {};
+  action.sa_handler = &AppSegvHandler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, nullptr);
+  hgprog::Ready();
+  hgprog::WaitForStdinEof();
+  volatile int* null = nullptr;
+  *null = 1;
+  abort();
+}
+
+[[noreturn]] void Hang() {
+  hgprog::Ready();
+  hgprog::WaitForStdinEof();
+  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&mutex);
+  pthread_mutex_lock(&mutex);  // deadlocks: a default mutex is not recursive
+  abort();
+}
+
+volatile sig_atomic_t g_terminated = 0;
+
+void AppTermHandler(int) {
+  g_terminated = 1;
+}
+
+[[noreturn]] void Term(bool handle) {
+  if (handle) signal(SIGTERM, &AppTermHandler);
+  hgprog::Ready();
+  while (g_terminated == 0) usleep(1000);  // not pause(): the signal may come before it
+  printf("survived 15\n");
+  fflush(stdout);
+  for (;;) pause();
+}
+
+[[noreturn]] void BeatThenSpin() {
+  using Heartbeat = void (*)();
+  auto beat = reinterpret_cast<Heartbeat>(dlsym(RTLD_DEFAULT, "heapgraph_heartbeat"));
+  for (int i = 0; i < 3 && beat != nullptr; ++i) beat();
+  hgprog::Ready();
+  for (uint64_t key = 0;; ++key) {
+    GrowLedger(key % 1000);
+    usleep(100);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hgprog::LineBufferedStdout();
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "grow") == 0) Grow(argc > 2 ? strtoull(argv[2], nullptr, 10) : 0);
+  if (strcmp(mode, "crash") == 0) Crash();
+  if (strcmp(mode, "hang") == 0) Hang();
+  if (strcmp(mode, "beat") == 0) BeatThenSpin();
+  if (strcmp(mode, "term") == 0) Term(argc > 2 && strcmp(argv[2], "handle") == 0);
+  if (strcmp(mode, "clean") == 0) {
+    hgprog::Ready();
+    hgprog::WaitForStdinEof();
+    exit(3);
+  }
+  if (strcmp(mode, "idle") == 0) {
+    const char* background = getenv("HG_FOOM_BACKGROUND");
+    if (background != nullptr && background[0] == '1') {
+      using SetState = void (*)(int);
+      if (auto set = reinterpret_cast<SetState>(dlsym(RTLD_DEFAULT, "heapgraph_set_app_state"))) {
+        set(0);
+      }
+    }
+    hgprog::Ready();
+    for (;;) pause();
+  }
+  fprintf(stderr,
+          "usage: hg_foom grow LIMIT | clean | crash | hang | term [handle] | beat | idle\n");
+  return 2;
+}
