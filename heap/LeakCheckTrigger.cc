@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap/AllocationSampler.h"
 #include "heap/LineBuffer.h"
 #include "heap/RecorderAccess.h"
 #include "heap/heapgraph.h"
@@ -52,6 +53,13 @@ bool PluginPath(char* out, size_t size) {
 
 __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
   uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  if (g_config->sample_mean != 0) {
+    char mean[32], line[160];
+    AllocationSampler::FormatMean(g_config->sample_mean, mean, sizeof(mean));
+    snprintf(line, sizeof(line), HEAPGRAPH_SAMPLED_REFUSAL, mean);
+    Complain(line, nullptr);
+    return -1;
+  }
   // The check's own allocations (dlopen, reports) are not the program's.
   auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
       dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));

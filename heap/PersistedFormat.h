@@ -13,6 +13,10 @@ namespace heapgraph::format {
 inline constexpr uint32_t kVersion = 1;
 // heap.tree's version: 2 = per-shard hash tables (HashSlot). vm.tree stays version 1 (TreeNode).
 inline constexpr uint32_t kHashTreeVersion = 2;
+// heap.tree version 3: version 2's layout, holding a Poisson-by-bytes sample of the heap blocks
+// (TreeHeader.sample_mean != 0). Written only by sampling recorders, so a reader that does not
+// know sampling refuses the file instead of taking the sample for every live block.
+inline constexpr uint32_t kSampledTreeVersion = 3;
 inline constexpr uint64_t kPageSize = 4096;
 
 // Magic strings (8 bytes, not NUL-terminated when 8 chars long).
@@ -67,7 +71,7 @@ struct TreeHeader {
   uint32_t node_size;  // sizeof(TreeNode)
   uint32_t shard_count;
   uint32_t shard_shift;
-  uint32_t reserved0;
+  uint32_t sample_mean;     // heap.tree version 3: mean bytes between sample points; else 0
   uint64_t shard_capacity;  // nodes per shard, including node 0
   uint64_t nodes_offset;    // file offset of shard 0's node array; page aligned
 };

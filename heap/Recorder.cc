@@ -4,11 +4,13 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 
+#include "heap/AllocationSampler.h"
 #include "heap/Config.h"
 #include "heap/LargeAllocationMonitor.h"
 #include "heap/LeakCheckTrigger.h"
@@ -77,6 +79,8 @@ __thread uint64_t t_seq_next __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_seq_end __attribute__((tls_model("initial-exec"))) = 0;
 __thread StackCacheEntry t_stack_cache[kStackCacheEntries]
     __attribute__((tls_model("initial-exec")));
+// Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
+__thread AllocationSampler t_sampler __attribute__((tls_model("initial-exec")));
 
 // Sets the re-entrancy guard for the lifetime of a hook; no-op (and `entered` false) if it was set.
 class GuardScope {
@@ -216,6 +220,21 @@ void ClaimChildDirectory() {
   g.mode.store(g.mode_before_fork, std::memory_order_release);
 }
 
+// Sampling is fixed for the life of the recording: the tree file says which blocks it holds.
+void ConfigureSampling() {
+  uint64_t mean = g.config.sample_mean;
+  if (mean == 0) return;
+  g.heap.MarkSampled(static_cast<uint32_t>(mean));
+  uint64_t seed = g.config.sample_seed;
+  if (seed == 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    seed = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(now.tv_sec) << 30) ^
+           (static_cast<uint64_t>(getpid()) << 48);
+  }
+  AllocationSampler::SetProcessSeed(seed);
+}
+
 void Initialize() {
   uint32_t expected = kUninitialized;
   if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
@@ -232,6 +251,7 @@ void Initialize() {
     return;
   }
   g.large.Configure(g.config.large_threshold, g.config.large_log);
+  ConfigureSampling();
   g.modules.Refresh();
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
@@ -280,17 +300,20 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   return id;
 }
 
+// Records the block in `tree` (unless !insert: an unsampled block that is still reported as large).
 template <typename Tree>
-void Record(Tree& tree, void* address, size_t size, AllocFunction function) {
+void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool insert = true) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
   uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
   BlockRecord block;
   block.address = reinterpret_cast<uintptr_t>(address);
   block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
   block.stack = InternStack(frames, depth);
-  block.seq = NextSequence();
   block.function = function;
-  tree.Insert(block);
+  if (insert) {
+    block.seq = NextSequence();
+    tree.Insert(block);
+  }
   if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
 }
 
@@ -305,6 +328,12 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  uint64_t mean = g.config.sample_mean;
+  if (mean != 0 && !t_sampler.Sample(size, mean)) {
+    // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
+    if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
+    return;
+  }
   Record(g.heap, address, size, function);
 }
 
@@ -461,6 +490,7 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
   view->vm = &g.vm;
   view->recording_dir = g.directory.path();
   view->recording = mode == kActive ? 1 : 0;
+  view->sample_mean = g.config.sample_mean;
   return 0;
 }
 
