@@ -4,7 +4,8 @@
 // frees CHURN more 64-byte blocks (Churn: most of them unsampled, so their frees miss the tree).
 // With "fork" the same mix is allocated by a forked child instead (the parent keeps nothing of
 // it), which prints "child <pid>" and exits 0; the parent waits for it. Prints "ready <pid>" and
-// exits 0 without freeing the kept blocks, so they stay live in the recording.
+// exits 0 without freeing the kept blocks, so they stay live in the recording. Also prints
+// "range Churn <begin> <end>".
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   } else {
     Mix(small, large, churn);
   }
+  hgprog::PrintRange("Churn", reinterpret_cast<void*>(&Churn));
   hgprog::Ready();
   return 0;
 }
