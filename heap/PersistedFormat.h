@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -224,7 +225,53 @@ struct ModuleHeader {
 };
 
 // ---------------------------------------------------------------------------------------------
-// session: who wrote this directory.
+// session: who wrote this directory, and what is known about how it ended (FOOM dumps).
+// Version 1 ends after `executable`; version 2 appends SessionRecord. A reader accepts both.
+inline constexpr uint32_t kSessionVersion = 2;
+inline constexpr uint32_t kBootIdSize = 40;    // 36 characters + NUL, padded
+inline constexpr uint32_t kCounterPath = 256;  // cgroup counter file, NUL-terminated
+inline constexpr uint64_t kUnknownCounter = UINT64_MAX;
+
+enum SessionState : uint32_t { kSessionRecording = 1, kSessionExited = 2 };
+// How the process left, as recorded by the process itself (0 = nothing recorded: killed).
+enum ExitKind : uint32_t {
+  kExitNone = 0,
+  kExitCalled = 1,      // exit(status) was called (status valid)
+  kExitImmediate = 2,   // _exit/_Exit(status) was called (status valid)
+  kExitDestructor = 3,  // the library destructor ran (return from main; status unknown)
+};
+// Set through heapgraph_set_app_state(); 0 = never set (a program without a UI: foreground).
+enum AppState : uint32_t { kAppUnknown = 0, kAppForeground = 1, kAppBackground = 2 };
+
+// Version 2 fields. Written by the recorder only with plain/atomic stores (signal-safe).
+// Invariant: heartbeat_boottime_ns >= progress_boottime_ns; both 0 until the first heartbeat.
+struct SessionRecord {
+  uint64_t start_boottime_ns;     // CLOCK_BOOTTIME at recorder start
+  char boot_id[kBootIdSize];      // /proc/sys/kernel/random/boot_id ("" if unreadable)
+  uint32_t exe_build_id_len;      // GNU build-id of the main executable (0: none)
+  uint8_t exe_build_id[kMaxBuildId];
+  uint32_t heartbeat_interval_ms;  // 0: no heartbeat thread (forked child, or heartbeat_ms=0)
+  uint32_t hang_threshold_ms;      // no progress for this long before death = hang
+  std::atomic<uint64_t> heartbeat_count;
+  std::atomic<uint64_t> heartbeat_boottime_ns;  // the monitor thread's last tick
+  std::atomic<uint64_t> heartbeat_realtime_ns;
+  std::atomic<uint64_t> progress_boottime_ns;  // last tick at which the program had progressed
+  std::atomic<uint64_t> app_heartbeats;        // heapgraph_heartbeat() calls
+  std::atomic<uint32_t> app_state;             // AppState
+  std::atomic<uint32_t> exit_kind;             // ExitKind
+  std::atomic<int32_t> exit_status;
+  std::atomic<uint32_t> fatal_signal;  // first fatal/terminating signal delivered (0 = none)
+  std::atomic<int32_t> fatal_code;     // its si_code
+  uint32_t reserved0;
+  std::atomic<uint64_t> fatal_address;      // si_addr
+  std::atomic<uint64_t> fatal_boottime_ns;  // when it was delivered
+  // The OOM-kill counter of the process's memory cgroup: cgroup v2 memory.events or v1
+  // memory.oom_control ("oom_kill N"). kUnknownCounter when there is none.
+  char oom_counter_path[kCounterPath];
+  uint64_t oom_kills_at_start;
+  std::atomic<uint64_t> oom_kills_at_heartbeat;  // refreshed (path too) at every heartbeat
+};
+
 struct SessionHeader {
   FileHeader file;
   int32_t pid;
@@ -235,7 +282,51 @@ struct SessionHeader {
   std::atomic<uint32_t> state;     // SessionState
   uint32_t reserved0;
   char executable[kMaxModulePath];
+  SessionRecord record;  // version 2
 };
-enum SessionState : uint32_t { kSessionRecording = 1, kSessionExited = 2 };
+inline constexpr uint32_t kSessionV1Size = offsetof(SessionHeader, record);
+
+// ---------------------------------------------------------------------------------------------
+// exit: the classification of a finished run, written into its directory by the next start of the
+// same executable (or by `heapgraph foom`). Text, one "key value" line each (docs/foom-report.md).
+inline constexpr const char* kExitFile = "exit";
+
+// ---------------------------------------------------------------------------------------------
+// types (magic HGTYPES1, version 1): C++/ObjC type names of live heap blocks, written by the
+// memory-pressure watcher at watermarks (not on the hook path). The writer builds "types.tmp" and
+// renames it over "types", so a reader sees a whole file or the previous one, never a torn one.
+// A record names one allocation by (address, seq): it applies to the live block with that
+// address whose HashSlot.seq equals `seq`; records of blocks freed since are simply unmatched.
+//
+// [TypesHeader][TypeName x name_count][names: NUL-terminated UTF-8, names_size bytes]
+// [TypeRecord x record_count], each part at the offset its header field gives (8-aligned).
+inline constexpr char kTypesMagic[8] = {'H', 'G', 'T', 'Y', 'P', 'E', 'S', '1'};
+inline constexpr const char* kTypesFile = "types";
+inline constexpr uint32_t kMaxTypeNameLength = 1024;
+
+struct TypesHeader {
+  FileHeader file;
+  uint32_t record_size;  // sizeof(TypeRecord)
+  uint32_t name_count;
+  uint64_t names_offset;    // TypeName[name_count]
+  uint64_t strings_offset;  // the name bytes
+  uint64_t strings_size;
+  uint64_t records_offset;  // TypeRecord[record_count], sorted by address
+  uint64_t record_count;
+  uint64_t written_realtime_ns;  // when the watcher wrote the file
+  uint64_t sequence;             // SessionHeader.sequence at that moment
+};
+
+struct TypeName {
+  uint32_t offset;  // into the strings part; the name is `length` bytes, then a NUL
+  uint32_t length;  // <= kMaxTypeNameLength
+};
+
+struct TypeRecord {
+  uint64_t address;
+  uint32_t seq;   // low 32 bits of the block's allocation sequence number (HashSlot.seq)
+  uint32_t type;  // index into TypeName[]
+};
+static_assert(sizeof(TypeRecord) == 16);
 
 }  // namespace heapgraph::format
