@@ -116,7 +116,9 @@ bool MappedFile::Adopt(int dir_fd, const char* name) {
 
 // Records land at scattered offsets of large sparse files: without this, every first touch makes
 // the kernel read ahead (zero-fill) up to read_ahead_kb around it, hundreds of MiB of page cache.
-void MappedFile::AdviseRandom() const { syscall(SYS_madvise, data_, size_, MADV_RANDOM); }
+void MappedFile::AdviseRandom() const {
+  syscall(SYS_madvise, data_, size_, MADV_RANDOM);
+}
 
 void MappedFile::Sync() const {
   if (data_ != nullptr) msync(data_, size_, MS_ASYNC);

@@ -158,7 +158,8 @@ MemoryReading MemoryLimit::Read() const {
     }
   }
   if (cgroup_fd_ < 0) return r;
-  if (ReadSmall(cgroup_fd_, "memory.current", text, sizeof(text))) ParseNumber(text, &r.cgroup_current);
+  if (ReadSmall(cgroup_fd_, "memory.current", text, sizeof(text)))
+    ParseNumber(text, &r.cgroup_current);
   if (ReadSmall(cgroup_fd_, "memory.max", text, sizeof(text))) ParseNumber(text, &r.cgroup_max);
   if (ReadSmall(cgroup_fd_, "memory.events", text, sizeof(text))) ParseEvents(text, &r);
   return r;

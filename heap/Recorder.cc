@@ -17,6 +17,7 @@
 #include "heap/LineBuffer.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/ModuleMap.h"
+#include "heap/PressureWatcher.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingDirectory.h"
 #include "heap/SessionFile.h"
@@ -507,7 +508,9 @@ namespace {
 
 __attribute__((constructor(101))) void StartRecorder() {
   GuardScope guard;
-  if (Recording(SettleMode())) LeakCheckTrigger::Install(g.config, g.directory.path());
+  if (!Recording(SettleMode())) return;
+  LeakCheckTrigger::Install(g.config, g.directory.path());
+  PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()});
 }
 
 __attribute__((destructor(101))) void StopRecorder() {

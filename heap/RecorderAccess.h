@@ -38,6 +38,22 @@ typedef int (*HeapgraphIgnoreThreadFn)(int ignore);
 #define HEAPGRAPH_SAMPLED_REFUSAL \
   "leak check needs full recording; this process records a sample (sample=%s)"
 
+// The watcher's type refresh (libheapgraph_scan.so): reads the type of every live heap block of
+// `heap` now (C++ vptr -> typeinfo name; best effort, racing the program) and rewrites the
+// recording's `types` file (PersistedFormat.h) in `dir_fd`. Returns the records written or -1.
+struct HeapgraphTypeRefresh {
+#ifdef __cplusplus
+  heapgraph::LiveAllocationTree* heap;
+#else
+  void* heap;
+#endif
+  int dir_fd;
+  uint64_t sequence;     // SessionHeader.sequence now
+  uint64_t sample_mean;  // 0: full recording
+};
+typedef int (*HeapgraphRefreshTypesFn)(const struct HeapgraphTypeRefresh* request);
+#define HEAPGRAPH_REFRESH_TYPES_SYMBOL "heapgraph_internal_refresh_types"
+
 #define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
 #define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
 #define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"

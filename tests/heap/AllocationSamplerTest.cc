@@ -1,13 +1,12 @@
 // tests/heap: AllocationSampler's statistics with deterministic seeds: exponential intervals with
 // the configured mean, inclusion probability 1 - exp(-size/mean), and (with SampleEstimate)
 // unbiased estimated totals whose stated standard error matches the spread over many draws.
-#include "heap/AllocationSampler.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "heap/AllocationSampler.h"
 #include "heap/SampleEstimate.h"
 
 namespace heapgraph {

@@ -1,10 +1,10 @@
 // tests/heap: SampleEstimate's Horvitz-Thompson estimates and standard errors, against the
 // closed forms documented in docs/recording-format.md.
-#include "heap/SampleEstimate.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "heap/SampleEstimate.h"
 
 namespace heapgraph {
 namespace {

@@ -147,8 +147,8 @@ TEST(LeakCheckTriggerTest, ApiCheckRefusesASampledRecording) {
 
 TEST(LeakCheckTriggerTest, RunRefusesASampledRecordingWithOneLine) {
   std::string root = TempRoot(), out;
-  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root +
-                         " -- " + kChild + " leaky 2>&1 >/dev/null",
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root + " -- " +
+                         kChild + " leaky 2>&1 >/dev/null",
                      &out);
   EXPECT_EQ(status, 7) << "the program's own status: no check ran\n" << out;
   EXPECT_EQ(out, std::string("heapgraph: ") + kRefusal + "\n");
