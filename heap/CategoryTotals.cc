@@ -62,6 +62,15 @@ void CategoryTotals::AddHeap(uint64_t size) {
   }
 }
 
+void CategoryTotals::AddHeapTree(LiveAllocationTree& heap) {
+  for (uint32_t s = 0; s < heap.shard_count(); ++s) {
+    HashShard& shard = heap.shard(s);
+    shard.Lock();
+    shard.ForEach([this](const BlockRecord& b) { AddHeap(b.size); });
+    shard.Unlock();
+  }
+}
+
 void CategoryTotals::SetVm(uint64_t count, uint64_t bytes) {
   table_[kVm].count = count;
   table_[kVm].bytes = bytes;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "heap/LiveAllocationTree.h"
 #include "heap/PersistedFormat.h"
 
 namespace heapgraph {
@@ -22,6 +23,9 @@ class CategoryTotals {
   bool Map();  // false (errno) if the table cannot be mapped
   void Clear();
   void AddHeap(uint64_t size);
+  // Adds every live block of `heap`, holding one shard lock at a time (allocations in the other
+  // shards go on). O(live blocks + table slots).
+  void AddHeapTree(LiveAllocationTree& heap);
   void SetVm(uint64_t count, uint64_t bytes);
 
   // The nonzero entries, packed to the front of the table (valid until the next Add/Clear); the

@@ -134,13 +134,7 @@ void PressureWatcher::Check(uint32_t trigger) {
 
 void PressureWatcher::CollectTotals() {
   totals_.Clear();
-  LiveAllocationTree& heap = *recording_.heap;
-  for (uint32_t s = 0; s < heap.shard_count(); ++s) {
-    HashShard& shard = heap.shard(s);
-    shard.Lock();  // one shard at a time: allocations elsewhere go on
-    shard.ForEach([this](const BlockRecord& b) { totals_.AddHeap(b.size); });
-    shard.Unlock();
-  }
+  totals_.AddHeapTree(*recording_.heap);
   totals_.SetVm(recording_.vm->LiveCount(), recording_.vm->LiveBytes());
 }
 

@@ -143,7 +143,9 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
   CheckMagic(file, header, magic);
   if (header.version < format::kVersion || header.version > max_version) {
     std::string known = Num(format::kVersion);
-    for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) known += " and " + Num(v);
+    for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) {
+      known += (v == max_version ? " and " : ", ") + Num(v);
+    }
     Fail(file.name, "unsupported format version " + Num(header.version) + " (this reader knows " +
                         known + ")");
   }
