@@ -20,6 +20,7 @@
 #include "heap/PressureWatcher.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingDirectory.h"
+#include "heap/SampledAddressFilter.h"
 #include "heap/SessionFile.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
@@ -71,6 +72,8 @@ struct State {
 };
 
 constinit State g;
+// Sampling mode only: which addresses may have a sampled block in g.heap.
+constinit SampledAddressFilter g_sampled;
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 // A tool thread, or a thread inside a leak check: its allocations are not the program's and are
@@ -335,14 +338,23 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
     if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
     return;
   }
+  if (mean != 0) g_sampled.Add(reinterpret_cast<uintptr_t>(address));
   Record(g.heap, address, size, function);
+}
+
+// Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
+static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
+  if (g.config.sample_mean == 0) return g.heap.Remove(address, removed);
+  if (!g_sampled.MayContain(address) || !g.heap.Remove(address, removed)) return false;
+  g_sampled.Remove(address);
+  return true;
 }
 
 void RecordFree(void* address) {
   if (t_guard || address == nullptr) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
-  g.heap.Remove(reinterpret_cast<uintptr_t>(address), nullptr);
+  RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
 }
 
 ReallocTicket BeginRealloc(void* old_address) {
@@ -350,7 +362,7 @@ ReallocTicket BeginRealloc(void* old_address) {
   if (t_guard) return ticket;
   GuardScope guard;
   if (!Recording(FreeMode())) return ticket;
-  ticket.recorded = g.heap.Remove(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
   return ticket;
 }
 
@@ -359,6 +371,7 @@ void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFun
     RecordAlloc(result, size, function);
   } else if (size != 0 && ticket.recorded && !t_guard) {
     GuardScope guard;
+    if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
     g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
   }
 }
