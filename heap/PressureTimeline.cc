@@ -69,7 +69,7 @@ void PressureTimeline::Parse(const std::string& bytes) {
       return;
     }
     e.categories.resize(e.record.category_count);
-    memcpy(e.categories.data(), bytes.data() + at, length);
+    if (length != 0) memcpy(e.categories.data(), bytes.data() + at, length);
     at += length;
     entries_.push_back(std::move(e));
   }
