@@ -18,9 +18,14 @@
 #                  frame pointers, which the default fast unwinder cannot walk)
 #   hg_off         heapgraph with enabled=0 (interposition only)
 #   hg_depth1      heapgraph with depth=1 (everything but the deep unwind)
+# Sampling mode (docs/performance.md, "FOOM"): not in the default set, name it with --tools:
+#   hg_sample      heapgraph with sample=1 (Poisson sampling by bytes, mean 512 KiB)
+#   hg_sample64k   heapgraph with sample=64K
 #
 # Usage: run_churn_comparison.sh [--workload PATH] [--heapgraph PATH] [--reps N] [--ops M]
-#                                [--working-set W] [--extended] [--raw FILE]
+#                                [--working-set W] [--extended] [--raw FILE] [--tools "A B ..."]
+#   --tools replaces the set of tools (none is always measured first), e.g.
+#   --tools "heapgraph hg_sample" for the sampling figures.
 #   --raw FILE keeps every measurement as "tool threads depth rep ns cpu_ns" lines.
 set -euo pipefail
 
@@ -32,6 +37,7 @@ ops=2000000
 working_set=10000
 extended=0
 raw_out=""
+only_tools=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --workload) workload=$2; shift 2 ;;
@@ -41,7 +47,8 @@ while [ $# -gt 0 ]; do
     --working-set) working_set=$2; shift 2 ;;
     --extended) extended=1; shift ;;
     --raw) raw_out=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --tools) only_tools=$2; shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +62,7 @@ done
 
 tools="none heapgraph heaptrack lsan"
 [ "$extended" = 1 ] && tools="$tools heaptrack_raw lsan_slow hg_off hg_depth1"
+[ -n "$only_tools" ] && tools="none ${only_tools//none/}"
 for t in $tools; do
   case $t in
     heaptrack*) command -v heaptrack >/dev/null || { echo "heaptrack not installed" >&2; exit 1; } ;;
@@ -78,6 +86,8 @@ run_one() {
     heapgraph) out=$(HEAPGRAPH_OPTIONS="dir=$dir" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_off) out=$(HEAPGRAPH_OPTIONS="dir=$dir,enabled=0" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_depth1) out=$(HEAPGRAPH_OPTIONS="dir=$dir,depth=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
+    hg_sample) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
+    hg_sample64k) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=64K" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     heaptrack) out=$(heaptrack -o "$dir/ht" "$workload" "${args[@]}" 2>&1) ;;
     heaptrack_raw) out=$(heaptrack --raw -o "$dir/ht" "$workload" "${args[@]}" 2>&1) ;;
     lsan) out=$(LSAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$lsan" "$workload" "${args[@]}") ;;
@@ -139,8 +149,9 @@ table() {
   header="| threads | depth |"
   rule="|---|---|"
   for t in $tools; do [ "$t" = none ] || { header="$header $t |"; rule="$rule---|"; }; done
-  header="$header heapgraph added / heaptrack added |"
-  rule="$rule---|"
+  local compare=0
+  [[ " $tools " == *" heapgraph "* && " $tools " == *" heaptrack "* ]] && compare=1
+  [ "$compare" = 1 ] && { header="$header heapgraph added / heaptrack added |"; rule="$rule---|"; }
   echo "$header"
   echo "$rule"
   for threads in 1 2; do
@@ -153,10 +164,12 @@ table() {
         row="$row $(median "$t" "$threads" "$depth" "$col" |
           awk -v b="$base" '{printf "%+.0f (%.2fx)", $1 - b, $1 / b}') |"
       done
-      hg=$(median heapgraph "$threads" "$depth" "$col")
-      ht=$(median heaptrack "$threads" "$depth" "$col")
-      row="$row $(awk -v hg="$hg" -v ht="$ht" -v b="$base" \
-        'BEGIN {if (ht - b > 0) printf "%.2f", (hg - b) / (ht - b); else print "n/a"}') |"
+      if [ "$compare" = 1 ]; then
+        hg=$(median heapgraph "$threads" "$depth" "$col")
+        ht=$(median heaptrack "$threads" "$depth" "$col")
+        row="$row $(awk -v hg="$hg" -v ht="$ht" -v b="$base" \
+          'BEGIN {if (ht - b > 0) printf "%.2f", (hg - b) / (ht - b); else print "n/a"}') |"
+      fi
       echo "$row"
     done
   done

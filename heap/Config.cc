@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "heap/AllocationSampler.h"
 #include "heap/LineBuffer.h"
 
 namespace heapgraph {
@@ -73,6 +74,51 @@ void Complain(const char* what, const char* key, size_t key_len, const char* val
   if (expected != nullptr) line.Append(" (expected ").Append(expected).Append(")");
   line.Append("; ignored\n");
   line.WriteTo(2);
+}
+
+// "0"/"off" = full mode, "1"/"on" = the default mean, else a byte size (suffixes K, M, G) >= 2.
+bool ParseSampleMean(const char* text, size_t length, uint64_t* out) {
+  bool on = Equals(text, length, "on");
+  if (on || Equals(text, length, "off") || ParseBool(text, length, &on)) {
+    *out = on ? AllocationSampler::kDefaultMean : 0;
+    return true;
+  }
+  uint64_t v;
+  if (!ParseByteSize(text, length, &v) || v < 2 || v > AllocationSampler::kMaxMean) return false;
+  *out = v;
+  return true;
+}
+
+// "50/75/90": 1..kMaxWatermarks strictly ascending percentages in 1..100.
+bool ParseWatermarks(const char* text, size_t length, Config* config) {
+  uint32_t values[Config::kMaxWatermarks];
+  uint32_t count = 0;
+  for (size_t begin = 0; begin <= length;) {
+    size_t end = begin;
+    while (end < length && text[end] != '/') ++end;
+    uint32_t v;
+    if (count == Config::kMaxWatermarks || !ParseRange(text + begin, end - begin, 1, 100, &v) ||
+        (count > 0 && v <= values[count - 1])) {
+      return false;
+    }
+    values[count++] = v;
+    begin = end + 1;
+  }
+  memcpy(config->watermarks, values, count * sizeof(values[0]));
+  config->watermark_count = count;
+  return true;
+}
+
+bool ParseWatch(const char* text, size_t length, uint32_t* out) {
+  bool on;
+  if (Equals(text, length, "auto")) {
+    *out = Config::kWatchAuto;
+  } else if (ParseBool(text, length, &on)) {
+    *out = on ? Config::kWatchOn : Config::kWatchOff;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -161,6 +207,24 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
   } else if (Equals(key, key_len, "signals")) {
     expected = "0 or 1";
     ok = ParseBool(value, value_len, &signals);
+  } else if (Equals(key, key_len, "sample")) {
+    expected = "0 (record everything), 1 (sample, mean 512K) or a mean such as 256K (2..1G)";
+    ok = ParseSampleMean(value, value_len, &sample_mean);
+  } else if (Equals(key, key_len, "sample_seed")) {
+    expected = "a number";
+    ok = ParseUnsigned(value, value_len, &sample_seed);
+  } else if (Equals(key, key_len, "watch")) {
+    expected = "auto, 0 or 1";
+    ok = ParseWatch(value, value_len, &watch);
+  } else if (Equals(key, key_len, "memory_limit")) {
+    expected = "a byte count such as 2G, or 0 for the cgroup's limit";
+    ok = ParseByteSize(value, value_len, &memory_limit);
+  } else if (Equals(key, key_len, "watermarks")) {
+    expected = "ascending percentages 1..100 separated by '/', at most 8, such as 50/75/90";
+    ok = ParseWatermarks(value, value_len, this);
+  } else if (Equals(key, key_len, "watch_interval_ms")) {
+    expected = "10..10000";
+    ok = ParseRange(value, value_len, 10, 10000, &watch_interval_ms);
   } else if (Equals(key, key_len, "paused")) {
     expected = "0 or 1";
     ok = ParseBool(value, value_len, &start_paused);

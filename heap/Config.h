@@ -33,6 +33,17 @@ struct Config {
   uint32_t heartbeat_ms = 1000;  // session heartbeat period; 0 = no heartbeat thread
   uint32_t hang_ms = 5000;       // no progress this long before death = hang
   bool signals = true;           // record fatal/terminating signals (chaining the app's handlers)
+  // Sampling (docs/configuration.md, "Sampling"): 0 = every allocation is recorded (full mode).
+  uint64_t sample_mean = 0;  // mean bytes between sample points; 1..2^30
+  uint64_t sample_seed = 0;  // 0 = from the clock and pid
+  // Memory-pressure watcher (docs/configuration.md, "Memory-pressure watcher").
+  static constexpr uint32_t kMaxWatermarks = 8;
+  enum Watch : uint32_t { kWatchOff = 0, kWatchOn = 1, kWatchAuto = 2 };
+  uint32_t watch = kWatchAuto;  // auto: on with memory_limit or a cgroup v2 memory.max
+  uint64_t memory_limit = 0;    // bytes of RSS; 0 = use the cgroup's limit only
+  uint32_t watch_interval_ms = 100;
+  uint32_t watermark_count = 3;
+  uint32_t watermarks[kMaxWatermarks] = {50, 75, 90};  // percent of the limit, ascending
 
   // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
   // rejection has already been reported on stderr as one line prefixed "heapgraph: ".

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap/AllocationSampler.h"
 #include "heap/LineBuffer.h"
 #include "heap/RecorderAccess.h"
+#include "heap/ScanPlugin.h"
 #include "heap/heapgraph.h"
 
 namespace heapgraph {
@@ -33,36 +35,24 @@ void Complain(const char* what, const char* detail) {
   line.WriteTo(2);
 }
 
-// libheapgraph_scan.so in the directory of the library holding this code.
-bool PluginPath(char* out, size_t size) {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&PluginPath), &info) == 0 || info.dli_fname == nullptr) {
-    return false;
-  }
-  const char* slash = strrchr(info.dli_fname, '/');
-  size_t dir = slash == nullptr ? 0 : static_cast<size_t>(slash - info.dli_fname + 1);
-  const char* name = "libheapgraph_scan.so";
-  if (dir + strlen(name) + 1 > size) return false;
-  memcpy(out, info.dli_fname, dir);
-  strcpy(out + dir, name);
-  return true;
-}
-
 }  // namespace
 
 __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
   uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  if (g_config->sample_mean != 0) {
+    char mean[32], line[160];
+    AllocationSampler::FormatMean(g_config->sample_mean, mean, sizeof(mean));
+    snprintf(line, sizeof(line), HEAPGRAPH_SAMPLED_REFUSAL, mean);
+    Complain(line, nullptr);
+    return -1;
+  }
   // The check's own allocations (dlopen, reports) are not the program's.
   auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
       dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
   int before = ignore != nullptr ? ignore(1) : 0;
-  char path[1024];
-  void* plugin = PluginPath(path, sizeof(path)) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
   int leaked = -1;
-  if (plugin == nullptr) {
-    Complain("cannot load the leak checker", dlerror());
-  } else if (auto check =
-                 reinterpret_cast<CheckLeaksFn>(dlsym(plugin, "heapgraph_internal_check_leaks"))) {
+  if (auto check = reinterpret_cast<CheckLeaksFn>(
+          ScanPlugin::Find("heapgraph_internal_check_leaks", "the leak checker"))) {
     heapgraph_leak_summary summary;
     leaked = check(json_path[0] != '\0' ? json_path : nullptr,
                    text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,

@@ -58,6 +58,11 @@ bool LiveAllocationTree::Create(int dir_fd, const char* name, uint32_t shards,
   return true;
 }
 
+void LiveAllocationTree::MarkSampled(uint32_t mean) {
+  header_->sample_mean = mean;
+  header_->file.version = mean == 0 ? format::kHashTreeVersion : format::kSampledTreeVersion;
+}
+
 bool LiveAllocationTree::Insert(const BlockRecord& block) {
   HashShard& s = ShardFor(block.address);
   s.Lock();

@@ -27,6 +27,10 @@ class LiveAllocationTree {
   bool Create(int dir_fd, const char* name, uint32_t shards, uint32_t capacity_log2,
               uint32_t shard_shift = kDefaultShardShift);
 
+  // Marks the file as holding a sample (heap.tree version 3, TreeHeader.sample_mean = mean bytes
+  // between sample points). Right after Create, before the first Insert.
+  void MarkSampled(uint32_t mean);
+
   bool Insert(const BlockRecord& block);
   bool Remove(uint64_t address, BlockRecord* removed);
 

@@ -14,6 +14,10 @@ namespace heapgraph::format {
 inline constexpr uint32_t kVersion = 1;
 // heap.tree's version: 2 = per-shard hash tables (HashSlot). vm.tree stays version 1 (TreeNode).
 inline constexpr uint32_t kHashTreeVersion = 2;
+// heap.tree version 3: version 2's layout, holding a Poisson-by-bytes sample of the heap blocks
+// (TreeHeader.sample_mean != 0). Written only by sampling recorders, so a reader that does not
+// know sampling refuses the file instead of taking the sample for every live block.
+inline constexpr uint32_t kSampledTreeVersion = 3;
 inline constexpr uint64_t kPageSize = 4096;
 
 // Magic strings (8 bytes, not NUL-terminated when 8 chars long).
@@ -68,7 +72,7 @@ struct TreeHeader {
   uint32_t node_size;  // sizeof(TreeNode)
   uint32_t shard_count;
   uint32_t shard_shift;
-  uint32_t reserved0;
+  uint32_t sample_mean;     // heap.tree version 3: mean bytes between sample points; else 0
   uint64_t shard_capacity;  // nodes per shard, including node 0
   uint64_t nodes_offset;    // file offset of shard 0's node array; page aligned
 };
@@ -326,5 +330,69 @@ struct TypeRecord {
   uint32_t type;  // index into TypeName[]
 };
 static_assert(sizeof(TypeRecord) == 16);
+
+// ---------------------------------------------------------------------------------------------
+// pressure (magic HGPRESS1, version 1): the memory-pressure watcher's time line. Appended, one
+// write() per entry: [PressureHeader] then, per rising watermark crossing,
+// [PressureRecord][CategoryTotal x category_count]. A process killed mid-write leaves a short
+// last entry, which readers ignore. Totals count the blocks in heap.tree: in a sampled recording
+// (version 3) they are sampled blocks, which readers scale by size (SampleEstimate).
+inline constexpr char kPressureMagic[8] = {'H', 'G', 'P', 'R', 'E', 'S', 'S', '1'};
+inline constexpr const char* kPressureFile = "pressure";
+inline constexpr uint32_t kMaxWatermarks = 8;
+inline constexpr uint32_t kPressureRecordTag = 0x4B524D57;  // "WMRK"
+
+enum PressureSource : uint32_t { kSourceRss = 1, kSourceCgroup = 2, kSourcePsi = 4 };
+
+struct PressureHeader {
+  FileHeader file;
+  uint32_t record_size;       // sizeof(PressureRecord)
+  uint32_t category_size;     // sizeof(CategoryTotal)
+  uint64_t configured_limit;  // memory_limit= in bytes (0: none)
+  uint32_t sources;           // PressureSource bits found at start
+  uint32_t watermark_count;
+  uint32_t watermarks[kMaxWatermarks];  // percent of the limit, ascending
+  uint64_t sample_mean;                 // heap.tree's (0: full recording)
+  char cgroup_dir[256];                 // cgroup v2 directory read ("" = none)
+};
+
+enum PressureTrigger : uint32_t { kTriggerPoll = 1, kTriggerPsi = 2 };
+
+struct PressureRecord {
+  uint32_t tag;        // kPressureRecordTag
+  uint32_t watermark;  // percent crossed
+  uint32_t percent;    // usage in percent of `limit` when read
+  uint32_t trigger;    // PressureTrigger that woke the watcher
+  uint64_t realtime_ns;
+  uint64_t elapsed_ns;  // CLOCK_MONOTONIC since the watcher started
+  uint64_t limit;       // the limit `percent` is of: configured or memory.max
+  uint64_t rss;
+  uint64_t cgroup_current;
+  uint64_t cgroup_max;  // 0: none ("max")
+  uint64_t oom_events;  // memory.events oom / oom_kill
+  uint64_t oom_kills;
+  uint64_t heap_blocks;  // heap.tree shard headers' live_count / live_bytes
+  uint64_t heap_bytes;
+  uint64_t vm_blocks;  // vm.tree
+  uint64_t vm_bytes;
+  uint64_t sequence;        // SessionHeader.sequence: allocations recorded so far
+  uint64_t refresh_ns;      // time the watcher spent on this entry (totals, types)
+  uint32_t category_count;  // CategoryTotal entries that follow
+  uint32_t other_sizes;     // 1: more distinct sizes than kept; the rest is kCategoryOtherSizes
+  uint32_t types_written;   // 1: the types file was refreshed for this entry
+  uint32_t reserved0;
+};
+static_assert(sizeof(PressureRecord) == 144);
+
+// One category: heap blocks of one exact size (the seed's "Malloc 48.00KiB"), or every VM region.
+enum CategoryKind : uint32_t { kCategoryHeap = 1, kCategoryVm = 2, kCategoryOtherSizes = 3 };
+struct CategoryTotal {
+  uint64_t size;  // kCategoryHeap: the block size; else 0
+  uint32_t kind;  // CategoryKind
+  uint32_t reserved0;
+  uint64_t count;
+  uint64_t bytes;
+};
+static_assert(sizeof(CategoryTotal) == 32);
 
 }  // namespace heapgraph::format

@@ -4,11 +4,13 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 
+#include "heap/AllocationSampler.h"
 #include "heap/Config.h"
 #include "heap/FatalSignalHandler.h"
 #include "heap/LargeAllocationMonitor.h"
@@ -16,8 +18,10 @@
 #include "heap/LineBuffer.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/ModuleMap.h"
+#include "heap/PressureWatcher.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingDirectory.h"
+#include "heap/SampledAddressFilter.h"
 #include "heap/SessionFile.h"
 #include "heap/SessionMonitor.h"
 #include "heap/StackCapture.h"
@@ -70,6 +74,8 @@ struct State {
 };
 
 constinit State g;
+// Sampling mode only: which addresses may have a sampled block in g.heap.
+constinit SampledAddressFilter g_sampled;
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 // A tool thread, or a thread inside a leak check: its allocations are not the program's and are
@@ -79,6 +85,8 @@ __thread uint64_t t_seq_next __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_seq_end __attribute__((tls_model("initial-exec"))) = 0;
 __thread StackCacheEntry t_stack_cache[kStackCacheEntries]
     __attribute__((tls_model("initial-exec")));
+// Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
+__thread AllocationSampler t_sampler __attribute__((tls_model("initial-exec")));
 
 // Sets the re-entrancy guard for the lifetime of a hook; no-op (and `entered` false) if it was set.
 class GuardScope {
@@ -222,6 +230,21 @@ void ClaimChildDirectory() {
   g.mode.store(g.mode_before_fork, std::memory_order_release);
 }
 
+// Sampling is fixed for the life of the recording: the tree file says which blocks it holds.
+void ConfigureSampling() {
+  uint64_t mean = g.config.sample_mean;
+  if (mean == 0) return;
+  g.heap.MarkSampled(static_cast<uint32_t>(mean));
+  uint64_t seed = g.config.sample_seed;
+  if (seed == 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    seed = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(now.tv_sec) << 30) ^
+           (static_cast<uint64_t>(getpid()) << 48);
+  }
+  AllocationSampler::SetProcessSeed(seed);
+}
+
 void Initialize() {
   uint32_t expected = kUninitialized;
   if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
@@ -238,6 +261,7 @@ void Initialize() {
     return;
   }
   g.large.Configure(g.config.large_threshold, g.config.large_log);
+  ConfigureSampling();
   g.modules.Refresh();
   if (g.modules.count() > 0) {  // dl_iterate_phdr reports the main program first
     const format::ModuleRecord& program = g.modules.record(0);
@@ -290,17 +314,20 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   return id;
 }
 
+// Records the block in `tree` (unless !insert: an unsampled block that is still reported as large).
 template <typename Tree>
-void Record(Tree& tree, void* address, size_t size, AllocFunction function) {
+void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool insert = true) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
   uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
   BlockRecord block;
   block.address = reinterpret_cast<uintptr_t>(address);
   block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
   block.stack = InternStack(frames, depth);
-  block.seq = NextSequence();
   block.function = function;
-  tree.Insert(block);
+  if (insert) {
+    block.seq = NextSequence();
+    tree.Insert(block);
+  }
   if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
 }
 
@@ -320,14 +347,29 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  uint64_t mean = g.config.sample_mean;
+  if (mean != 0 && !t_sampler.Sample(size, mean)) {
+    // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
+    if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
+    return;
+  }
+  if (mean != 0) g_sampled.Add(reinterpret_cast<uintptr_t>(address));
   Record(g.heap, address, size, function);
+}
+
+// Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
+static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
+  if (g.config.sample_mean == 0) return g.heap.Remove(address, removed);
+  if (!g_sampled.MayContain(address) || !g.heap.Remove(address, removed)) return false;
+  g_sampled.Remove(address);
+  return true;
 }
 
 void RecordFree(void* address) {
   if (t_guard || address == nullptr) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
-  g.heap.Remove(reinterpret_cast<uintptr_t>(address), nullptr);
+  RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
 }
 
 ReallocTicket BeginRealloc(void* old_address) {
@@ -335,7 +377,7 @@ ReallocTicket BeginRealloc(void* old_address) {
   if (t_guard) return ticket;
   GuardScope guard;
   if (!Recording(FreeMode())) return ticket;
-  ticket.recorded = g.heap.Remove(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
   return ticket;
 }
 
@@ -344,6 +386,7 @@ void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFun
     RecordAlloc(result, size, function);
   } else if (size != 0 && ticket.recorded && !t_guard) {
     GuardScope guard;
+    if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
     g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
   }
 }
@@ -484,6 +527,7 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
   view->vm = &g.vm;
   view->recording_dir = g.directory.path();
   view->recording = mode == kActive ? 1 : 0;
+  view->sample_mean = g.config.sample_mean;
   return 0;
 }
 
@@ -533,6 +577,7 @@ __attribute__((constructor(101))) void StartRecorder() {
   if (!Recording(SettleMode())) return;
   LeakCheckTrigger::Install(g.config, g.directory.path());
   StartSessionRecord();
+  PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()});
 }
 
 __attribute__((destructor(101))) void StopRecorder() {

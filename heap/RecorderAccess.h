@@ -22,7 +22,8 @@ struct HeapgraphRecorderView {
   void* vm;
 #endif
   const char* recording_dir;
-  int recording;  // 1 while allocations are being recorded (not paused, disabled or sampled)
+  int recording;         // 1 while allocations are being recorded (not paused, disabled or sampled)
+  uint64_t sample_mean;  // != 0: heap.tree holds only a sample of the blocks (leak scans refuse)
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
@@ -32,6 +33,26 @@ typedef void (*HeapgraphEndSnapshotFn)(void);
 
 // Sets whether the calling thread's allocations are recorded (1: ignored); returns the previous.
 typedef int (*HeapgraphIgnoreThreadFn)(int ignore);
+
+// Why a leak check refuses a sampled recording (printf format; %s = the sample mean as configured).
+#define HEAPGRAPH_SAMPLED_REFUSAL \
+  "leak check needs full recording; this process records a sample (sample=%s)"
+
+// The watcher's type refresh (libheapgraph_scan.so): reads the type of every live heap block of
+// `heap` now (C++ vptr -> typeinfo name; best effort, racing the program) and rewrites the
+// recording's `types` file (PersistedFormat.h) in `dir_fd`. Returns the records written or -1.
+struct HeapgraphTypeRefresh {
+#ifdef __cplusplus
+  heapgraph::LiveAllocationTree* heap;
+#else
+  void* heap;
+#endif
+  int dir_fd;
+  uint64_t sequence;     // SessionHeader.sequence now
+  uint64_t sample_mean;  // 0: full recording
+};
+typedef int (*HeapgraphRefreshTypesFn)(const struct HeapgraphTypeRefresh* request);
+#define HEAPGRAPH_REFRESH_TYPES_SYMBOL "heapgraph_internal_refresh_types"
 
 #define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
 #define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"

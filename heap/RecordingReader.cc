@@ -145,7 +145,9 @@ void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
   CheckMagic(file, header, magic);
   if (header.version < format::kVersion || header.version > max_version) {
     std::string known = Num(format::kVersion);
-    for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) known += " and " + Num(v);
+    for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) {
+      known += (v == max_version ? " and " : ", ") + Num(v);
+    }
     Fail(file.name, "unsupported format version " + Num(header.version) + " (this reader knows " +
                         known + ")");
   }
@@ -171,7 +173,7 @@ bool IsPowerOfTwo(uint64_t v) {
 // Version 1 (splay nodes) and version 2 (hash slots) share TreeHeader and the 64-byte shard
 // header stride; they differ in node_size and in the shard header's fields.
 void ValidateTreeHeader(const InputFile& file, const TreeHeader& h) {
-  bool hash = h.file.version == format::kHashTreeVersion;
+  bool hash = h.file.version >= format::kHashTreeVersion;
   uint64_t node_size = hash ? sizeof(HashSlot) : sizeof(TreeNode);
   if (h.node_size != node_size) {
     Fail(file.name, "unsupported node size " + Num(h.node_size) + " (version " +
@@ -364,18 +366,24 @@ void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardS
   }
 }
 
-void ReadTree(const InputFile& file, TreeKind kind, const TreeOutput& out) {
+// Returns the sample mean of a sampled heap.tree (version 3), else 0.
+uint64_t ReadTree(const InputFile& file, TreeKind kind, const TreeOutput& out,
+                  uint32_t max_version) {
   TreeHeader h;
-  ReadHeader(file, format::kTreeMagic, &h, format::kHashTreeVersion);
+  ReadHeader(file, format::kTreeMagic, &h, max_version);
   ValidateTreeHeader(file, h);
-  if (h.file.version == format::kHashTreeVersion) {
+  uint64_t sample_mean = h.file.version == format::kSampledTreeVersion ? h.sample_mean : 0;
+  if (h.file.version == format::kSampledTreeVersion && sample_mean == 0) {
+    CorruptHeader(file, "sample_mean", 0);
+  }
+  if (h.file.version >= format::kHashTreeVersion) {
     for (uint32_t shard = 0; shard < h.shard_count; ++shard) {
       uint32_t writing = 0;
       ShardStats stats = ReadHashShardHeader(file, kind, h, shard, &writing);
       out.shards->push_back(stats);
       ReadHashShardSlots(file, h, stats, writing, out);
     }
-    return;
+    return sample_mean;
   }
   for (uint32_t shard = 0; shard < h.shard_count; ++shard) {
     uint32_t writing = 0;
@@ -383,6 +391,7 @@ void ReadTree(const InputFile& file, TreeKind kind, const TreeOutput& out) {
     out.shards->push_back(stats);
     ReadShardNodes(file, h, stats, writing, out);
   }
+  return 0;
 }
 
 // A reason the record is unusable, or empty.
@@ -456,13 +465,13 @@ void RecordingReader::ReadTrees() {
     Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
   }
   TreeOutput out{&blocks_, &torn_, &shards_};
-  ReadTree(*heap, TreeKind::kHeap, out);
+  sample_mean_ = ReadTree(*heap, TreeKind::kHeap, out, format::kSampledTreeVersion);
   std::optional<InputFile> vm = OpenInput(directory_, format::kVmTreeFile);
   if (!vm) {
     warnings_.push_back(std::string(format::kVmTreeFile) + ": missing (no VM blocks read)");
     return;
   }
-  ReadTree(*vm, TreeKind::kVm, out);
+  ReadTree(*vm, TreeKind::kVm, out, format::kHashTreeVersion);
 }
 
 void RecordingReader::ReadStacks() {
@@ -624,25 +633,44 @@ std::optional<ModuleLocation> RecordingReader::Locate(uint64_t address) const {
 }
 
 std::vector<StackGroup> RecordingReader::GroupByStack() const {
-  std::map<std::pair<uint32_t, std::string>, StackGroup> groups;
+  std::map<std::pair<uint32_t, std::string>, std::pair<StackGroup, SampleEstimate>> groups;
   for (const LiveBlock& b : blocks_) {
     std::string category = CategoryName(b.function, b.size);
-    StackGroup& g = groups[{b.stack, category}];
-    if (g.count == 0) {
+    auto [it, added] = groups.try_emplace({b.stack, category}, StackGroup{}, SampleEstimate(0));
+    auto& [g, estimate] = it->second;
+    if (added) {
       g.stack = b.stack;
       g.category = std::move(category);
+      estimate = SampleEstimate(SampleMeanOf(b));
     }
     ++g.count;
     g.bytes += b.size;
+    estimate.Add(b.size);
   }
   std::vector<StackGroup> sorted;
   sorted.reserve(groups.size());
-  for (auto& [key, group] : groups) sorted.push_back(std::move(group));
+  for (auto& [key, entry] : groups) {
+    StackGroup& g = entry.first;
+    g.estimate = entry.second;
+    sorted.push_back(std::move(g));
+  }
   std::stable_sort(sorted.begin(), sorted.end(), [](const StackGroup& a, const StackGroup& b) {
+    if (a.estimate.bytes() != b.estimate.bytes()) return a.estimate.bytes() > b.estimate.bytes();
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
     return a.count > b.count;
   });
   return sorted;
+}
+
+uint64_t RecordingReader::SampleMeanOf(const LiveBlock& block) const {
+  return block.tree == TreeKind::kHeap ? sample_mean_ : 0;
+}
+
+SampleEstimate RecordingReader::EstimateLive() const {
+  SampleEstimate heap(sample_mean_), vm(0);
+  for (const LiveBlock& b : blocks_) (b.tree == TreeKind::kHeap ? heap : vm).Add(b.size);
+  heap.Merge(vm);
+  return heap;
 }
 
 }  // namespace heapgraph

@@ -1,5 +1,5 @@
 // heap/: the reader of a per-process recording directory (PersistedFormat.h: version 1, heap.tree
-// version 1 or 2), used by `heapgraph dump`, the tests and the reports. Full C++ (exceptions,
+// version 1, 2 or 3), used by `heapgraph dump`, the tests and the reports. Full C++ (exceptions,
 // allocation).
 //
 // Safety invariant: every offset and length read from a file is checked against the file's real
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "heap/PersistedFormat.h"
+#include "heap/SampleEstimate.h"
 
 namespace heapgraph {
 
@@ -97,6 +98,8 @@ struct StackGroup {
   uint64_t count = 0;
   uint64_t bytes = 0;
   std::string category;  // CategoryName() of every block in the group
+  // The group's estimated true count and bytes (= count and bytes in a full recording).
+  SampleEstimate estimate;
 };
 
 // The report category of a block: "VM: anonymous" for mmap/mremap, otherwise "Malloc 48 B" below
@@ -118,6 +121,12 @@ class RecordingReader {
   const std::vector<ShardStats>& shards() const { return shards_; }
   uint64_t live_bytes() const;
   uint64_t dropped() const;  // sum of every shard's dropped count
+  // heap.tree holds a Poisson-by-bytes sample with this mean (version 3); 0 = every block.
+  uint64_t sample_mean() const { return sample_mean_; }
+  // The SampleEstimate a block of this recording belongs to (vm.tree is never sampled).
+  uint64_t SampleMeanOf(const LiveBlock& block) const;
+  // Estimated true totals of every live block (exact in a full recording).
+  SampleEstimate EstimateLive() const;
 
   // Return addresses of stack `stack_id`, innermost first; empty for id 0. Throws
   // RecordingError("stacks: corrupt node ...") on an id outside the table, an empty slot, an
@@ -134,8 +143,8 @@ class RecordingReader {
   // Non-fatal problems, one line each ("session: missing", "modules: torn (writer was active)").
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  // Blocks grouped by (stack id, CategoryName), sorted by bytes desc, count desc, then stack id
-  // and category ascending.
+  // Blocks grouped by (stack id, CategoryName), sorted by estimated bytes desc, bytes desc, count
+  // desc, then stack id and category ascending.
   std::vector<StackGroup> GroupByStack() const;
 
  private:
@@ -152,6 +161,7 @@ class RecordingReader {
   std::vector<format::ModuleRecord> modules_;
   std::optional<SessionInfo> session_;
   std::vector<std::string> warnings_;
+  uint64_t sample_mean_ = 0;
 
   // The stack table stays open (shared by copies, closed with the last): Frames() preads single
   // slots. Invariant after construction: slots_offset_ + stack_stats_.slots * 8 <= stacks_size_.

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "heap/AllocationSampler.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/RecorderAccess.h"
 #include "roots/ProcessMappings.h"
@@ -349,6 +351,15 @@ __attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
 
 namespace {
 
+// A leak scan needs every live block: an unsampled block would look like a dangling pointer's
+// target and the blocks only it keeps alive like leaks.
+std::string SampledRecordingError(uint64_t mean) {
+  char text[32], line[160];
+  AllocationSampler::FormatMean(mean, text, sizeof(text));
+  snprintf(line, sizeof(line), HEAPGRAPH_SAMPLED_REFUSAL, text);
+  return line;
+}
+
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   ScanResult result;
   double start = NowMs();
@@ -391,6 +402,11 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   result.recording_dir = context.view.recording_dir;
+  if (context.view.sample_mean != 0) {
+    end();
+    result.error = SampledRecordingError(context.view.sample_mean);
+    return result;
+  }
   if (!prep.capture.StopAll()) {
     end();
     result.error = "cannot stop the threads: " + prep.capture.error();

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -177,6 +178,17 @@ std::string SourceText(const SourceLine& s) {
   return text;
 }
 
+// "≈ 1000512 ± 9120 blocks, ≈ 61.07 MiB ± 0.56 MiB": an estimate with one standard error.
+std::string EstimateText(const SampleEstimate& e) {
+  return fmt::format("≈ {:.0f} ± {:.0f} blocks, ≈ {} ± {}", e.count(), e.count_error(),
+                     FormatBytes(static_cast<uint64_t>(std::llround(e.bytes()))),
+                     FormatBytes(static_cast<uint64_t>(std::llround(e.bytes_error()))));
+}
+
+std::string MeanText(uint64_t mean) {
+  return fmt::format("sample={}", FormatBytes(mean));
+}
+
 // ----------------------------------------------------------------------------------------------
 // Text output.
 
@@ -192,6 +204,12 @@ void PrintSummary(const RecordingReader& r, const std::vector<StackGroup>& group
     line += fmt::format(" (pid {}, {}, {})", s->pid, s->executable, SessionStateName(s->state));
   }
   fmt::print("{}\n", line);
+  if (r.sample_mean() != 0) {
+    fmt::print(
+        "sampled recording ({}): the blocks above are a sample; estimated live {} "
+        "(± one standard error)\n",
+        MeanText(r.sample_mean()), EstimateText(r.EstimateLive()));
+  }
 }
 
 void PrintFrame(size_t index, const ResolvedFrame& f) {
@@ -211,8 +229,14 @@ void PrintFrame(size_t index, const ResolvedFrame& f) {
 }
 
 void PrintGroup(size_t rank, const StackGroup& g, const std::vector<ResolvedFrame>& frames) {
-  fmt::print("#{} {} block{}, {}, {} (stack {})\n", rank, g.count, g.count == 1 ? "" : "s",
-             FormatBytes(g.bytes), g.category, g.stack);
+  if (g.estimate.mean() != 0) {
+    fmt::print("#{} {} sampled block{} ({}), {}, {} (stack {})\n", rank, g.count,
+               g.count == 1 ? "" : "s", FormatBytes(g.bytes), EstimateText(g.estimate), g.category,
+               g.stack);
+  } else {
+    fmt::print("#{} {} block{}, {}, {} (stack {})\n", rank, g.count, g.count == 1 ? "" : "s",
+               FormatBytes(g.bytes), g.category, g.stack);
+  }
   if (g.stack == 0) fmt::print("    (no stack captured)\n");
   for (size_t i = 0; i < frames.size(); ++i) PrintFrame(i, frames[i]);
 }
@@ -255,14 +279,24 @@ nlohmann::json FrameJson(const ResolvedFrame& f) {
   return j;
 }
 
+nlohmann::json EstimateJson(const SampleEstimate& e) {
+  return {{"count", e.count()},
+          {"count_error", e.count_error()},
+          {"bytes", e.bytes()},
+          {"bytes_error", e.bytes_error()}};
+}
+
 nlohmann::json SummaryJson(const RecordingReader& r, const std::vector<StackGroup>& groups) {
-  return {{"live_blocks", r.blocks().size()},
-          {"live_bytes", r.live_bytes()},
-          {"unique_stacks", UniqueStacks(groups)},
-          {"torn", r.torn().size()},
-          {"dropped", r.dropped()},
-          {"stacks_dropped", r.stack_stats().dropped},
-          {"modules", r.modules().size()}};
+  nlohmann::json j = {{"live_blocks", r.blocks().size()},
+                      {"live_bytes", r.live_bytes()},
+                      {"unique_stacks", UniqueStacks(groups)},
+                      {"torn", r.torn().size()},
+                      {"dropped", r.dropped()},
+                      {"stacks_dropped", r.stack_stats().dropped},
+                      {"modules", r.modules().size()},
+                      {"sample_mean", r.sample_mean()}};
+  if (r.sample_mean() != 0) j["estimate"] = EstimateJson(r.EstimateLive());
+  return j;
 }
 
 nlohmann::json SessionJson(const RecordingReader& r) {
@@ -304,6 +338,7 @@ void PrintJson(const RecordingReader& r, const std::vector<StackGroup>& groups, 
                              {"bytes", g.bytes},
                              {"category", g.category},
                              {"frames", std::move(frames)}});
+    if (g.estimate.mean() != 0) doc["groups"].back()["estimate"] = EstimateJson(g.estimate);
   }
   fmt::print("{}\n", doc.dump(2));
 }

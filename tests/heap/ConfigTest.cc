@@ -83,6 +83,14 @@ void ExpectSameConfig(const Config& expected, const Config& actual) {
   EXPECT_EQ(expected.record_mmap, actual.record_mmap);
   EXPECT_EQ(expected.enabled, actual.enabled);
   EXPECT_EQ(expected.start_paused, actual.start_paused);
+  EXPECT_EQ(expected.sample_mean, actual.sample_mean);
+  EXPECT_EQ(expected.watch, actual.watch);
+  EXPECT_EQ(expected.memory_limit, actual.memory_limit);
+  EXPECT_EQ(expected.watch_interval_ms, actual.watch_interval_ms);
+  ASSERT_EQ(expected.watermark_count, actual.watermark_count);
+  for (uint32_t i = 0; i < expected.watermark_count; ++i) {
+    EXPECT_EQ(expected.watermarks[i], actual.watermarks[i]);
+  }
 }
 
 // Parses `options` into a default Config; returns the rejection count, `config` and stderr.
@@ -105,6 +113,57 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(c.record_mmap);
   EXPECT_TRUE(c.enabled);
   EXPECT_FALSE(c.start_paused);
+}
+
+TEST(ConfigTest, SamplingAndWatcherDefaultsAreTheDocumentedOnes) {
+  Config c;
+  EXPECT_EQ(0u, c.sample_mean) << "full recording by default";
+  EXPECT_EQ(0u, c.sample_seed);
+  EXPECT_EQ(uint32_t{Config::kWatchAuto}, c.watch);
+  EXPECT_EQ(0u, c.memory_limit);
+  EXPECT_EQ(100u, c.watch_interval_ms);
+  ASSERT_EQ(3u, c.watermark_count);
+  EXPECT_EQ(50u, c.watermarks[0]);
+  EXPECT_EQ(75u, c.watermarks[1]);
+  EXPECT_EQ(90u, c.watermarks[2]);
+}
+
+TEST(ConfigTest, SampleTakesOnOffOrAMean) {
+  const std::pair<const char*, uint64_t> cases[] = {
+      {"1", 512 * 1024}, {"on", 512 * 1024}, {"yes", 512 * 1024}, {"0", 0},
+      {"off", 0},        {"no", 0},          {"64K", 65536},      {"2", 2},
+      {"1G", 1 << 30},   {"4096", 4096},
+  };
+  for (const auto& [value, mean] : cases) {
+    SCOPED_TRACE(value);
+    Config c;
+    c.sample_mean = 7;
+    std::string output;
+    EXPECT_EQ(0, ParseCapturing(std::string("sample=") + value, &c, &output));
+    EXPECT_EQ("", output);
+    EXPECT_EQ(mean, c.sample_mean);
+  }
+}
+
+TEST(ConfigTest, WatcherKeysAcceptGoodValues) {
+  Config c;
+  std::string output;
+  EXPECT_EQ(0, ParseCapturing("watch=1,memory_limit=2G,watermarks=10/20/95/100,"
+                              "watch_interval_ms=10,sample_seed=77",
+                              &c, &output));
+  EXPECT_EQ("", output);
+  EXPECT_EQ(uint32_t{Config::kWatchOn}, c.watch);
+  EXPECT_EQ(uint64_t{2} << 30, c.memory_limit);
+  ASSERT_EQ(4u, c.watermark_count);
+  EXPECT_EQ(100u, c.watermarks[3]);
+  EXPECT_EQ(10u, c.watch_interval_ms);
+  EXPECT_EQ(77u, c.sample_seed);
+  EXPECT_EQ(0, ParseCapturing("watch=auto,watermarks=80", &c, &output));
+  EXPECT_EQ(uint32_t{Config::kWatchAuto}, c.watch);
+  ASSERT_EQ(1u, c.watermark_count);
+  EXPECT_EQ(80u, c.watermarks[0]);
+  EXPECT_EQ(0, ParseCapturing("watch=0", &c, &output));
+  EXPECT_EQ(uint32_t{Config::kWatchOff}, c.watch);
 }
 
 TEST(ConfigTest, NullAndEmptyOptionsChangeNothingAndPrintNothing) {
@@ -262,6 +321,22 @@ TEST(ConfigTest, EveryBadValueIsRejectedWithOneLineAndKeepsTheDefault) {
       {"enabled", "maybe"},
       {"enabled", "TRUE"},
       {"paused", "yes please"},
+      {"sample", ""},
+      {"sample", "maybe"},
+      {"sample", "2G"},
+      {"sample", "-1"},
+      {"sample_seed", "x"},
+      {"watch", "sometimes"},
+      {"memory_limit", "lots"},
+      {"watermarks", ""},
+      {"watermarks", "75/50"},
+      {"watermarks", "50/50"},
+      {"watermarks", "0/50"},
+      {"watermarks", "50/101"},
+      {"watermarks", "10/20/30/40/50/60/70/80/90"},
+      {"watermarks", "50//75"},
+      {"watch_interval_ms", "5"},
+      {"watch_interval_ms", "10001"},
   };
   for (const BadEntry& entry : bad) {
     SCOPED_TRACE(std::string(entry.key) + "=" + entry.value);

@@ -1,5 +1,6 @@
 // libFuzzer target for RecordingReader: every input becomes a recording directory, which is opened,
-// every stack resolved and every block grouped. The only acceptable failure is RecordingError.
+// every stack resolved and every block grouped; the same bytes are also parsed as a `pressure` file
+// (PressureTimeline). The only acceptable failure is RecordingError.
 //
 // Built by tests/reader/CMakeLists.txt with clang++ -fsanitize=fuzzer,address,undefined into
 // <build>/tests/reader/recording_reader_fuzzer; ctest runs a 20000-input smoke test. A longer run:
@@ -16,6 +17,7 @@
 //         4 deletes the file.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +26,7 @@
 #include <filesystem>
 #include <string>
 
+#include "heap/PressureTimeline.h"
 #include "heap/RecordingReader.h"
 #include "tests/reader/SyntheticRecording.h"
 
@@ -151,6 +154,20 @@ void Exercise(const heapgraph::RecordingReader& reader) {
   }
   for (const heapgraph::StackGroup& g : reader.GroupByStack()) {
     if (g.count == 0 || g.category.empty()) abort();  // GroupByStack invariants
+    if (!(g.estimate.count() >= static_cast<double>(g.count)) ||
+        !std::isfinite(g.estimate.bytes_error())) {
+      abort();  // estimates scale up, never down, and stay finite
+    }
+  }
+}
+
+// The same input as a `pressure` file.
+void ExercisePressure(const uint8_t* data, size_t size) {
+  try {
+    heapgraph::PressureTimeline timeline("/nonexistent");
+    timeline.Parse(std::string(reinterpret_cast<const char*>(data), size));
+  } catch (const heapgraph::RecordingError& e) {
+    if (strchr(e.what(), '\n') != nullptr) abort();
   }
 }
 
@@ -166,5 +183,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const heapgraph::RecordingError& e) {
     if (strchr(e.what(), '\n') != nullptr) abort();  // messages are one line
   }
+  ExercisePressure(data + 1, size - 1);
   return 0;
 }

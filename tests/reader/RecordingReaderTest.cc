@@ -374,10 +374,11 @@ TEST_F(RecordingReaderTest, WrongVersionIsNamed) {
   for (const auto& entry : files_) {
     Files files = files_;
     Patch(files, entry.first, offsetof(format::FileHeader, version), uint32_t{7});
-    bool two = entry.first == format::kHeapTreeFile || entry.first == format::kVmTreeFile ||
-               entry.first == format::kSessionFile;
-    ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows 1" +
-                           (two ? " and 2)" : ")"));
+    std::string known = entry.first == format::kHeapTreeFile ? "1, 2 and 3)"
+                        : (entry.first == format::kVmTreeFile || entry.first == format::kSessionFile)
+                            ? "1 and 2)"
+                            : "1)";
+    ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows " + known);
   }
 }
 
@@ -587,6 +588,53 @@ TEST_F(RecordingReaderTest, CopiesShareTheStackFile) {
   original.reset();
   EXPECT_EQ(copy.Frames(standard_.s1).size(), 2u);
   EXPECT_EQ(moved.Frames(standard_.s2).size(), 2u);
+}
+
+}  // namespace
+}  // namespace heapgraph
+
+namespace heapgraph {
+namespace {
+
+// heap.tree version 3: the same slots, a sample; estimates scale heap blocks by 1/p(size) and
+// leave vm.tree blocks exact.
+TEST_F(RecordingReaderTest, SampledHeapTreeIsReadWithItsMeanAndScaled) {
+  constexpr uint32_t kMean = 1024;
+  Patch(files_, format::kHeapTreeFile, offsetof(format::FileHeader, version),
+        format::kSampledTreeVersion);
+  Patch(files_, format::kHeapTreeFile, offsetof(format::TreeHeader, sample_mean), kMean);
+  RecordingReader reader(WriteDir(files_));
+  EXPECT_EQ(reader.sample_mean(), kMean);
+  ASSERT_EQ(reader.blocks().size(), 10u);
+  SampleEstimate expected(kMean);
+  for (uint64_t size : {48, 48, 48, 49152, 48, 48, 100, 50, 50}) expected.Add(size);
+  SampleEstimate live = reader.EstimateLive();
+  EXPECT_DOUBLE_EQ(live.count(), expected.count() + 1) << "+ the VM region, exact";
+  EXPECT_DOUBLE_EQ(live.bytes(), expected.bytes() + (8 << 20));
+  EXPECT_DOUBLE_EQ(live.bytes_error(), expected.bytes_error());
+  for (const StackGroup& g : reader.GroupByStack()) {
+    if (g.category == "VM: anonymous") {
+      EXPECT_EQ(g.estimate.mean(), 0u);
+      EXPECT_EQ(g.estimate.count(), 1.0);
+    } else {
+      EXPECT_EQ(g.estimate.mean(), kMean);
+      EXPECT_GE(g.estimate.count(), static_cast<double>(g.count));
+      if (g.category == "Malloc 48 B") {
+        EXPECT_GT(g.estimate.count(), 20.0 * g.count);
+      }
+    }
+  }
+}
+
+TEST_F(RecordingReaderTest, SampledTreeWithoutAMeanOrAsVmTreeIsRefused) {
+  Files zero = files_;
+  Patch(zero, format::kHeapTreeFile, offsetof(format::FileHeader, version),
+        format::kSampledTreeVersion);
+  ExpectError(zero, "heap.tree: corrupt header (sample_mean 0)");
+  Files vm = files_;
+  Patch(vm, format::kVmTreeFile, offsetof(format::FileHeader, version),
+        format::kSampledTreeVersion);
+  ExpectError(vm, "vm.tree: unsupported format version 3 (this reader knows 1 and 2)");
 }
 
 }  // namespace

@@ -131,3 +131,26 @@ TEST(LeakCheckTriggerTest, StartOnlyModeReportsBlocksKeptOnlyByInteriorPointers)
 }
 
 }  // namespace
+
+// A sampled recording lacks most live blocks: a leak check would call their targets leaks. Every
+// way in refuses with one line, before stopping any thread.
+const char kRefusal[] =
+    "leak check needs full recording; this process records a sample (sample=512K)";
+
+TEST(LeakCheckTriggerTest, ApiCheckRefusesASampledRecording) {
+  std::string root = TempRoot(), out;
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + ",sample=1 " + kChild + " api", &out);
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_EQ(out, std::string("failed ") + kRefusal + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunRefusesASampledRecordingWithOneLine) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root + " -- " +
+                         kChild + " leaky 2>&1 >/dev/null",
+                     &out);
+  EXPECT_EQ(status, 7) << "the program's own status: no check ran\n" << out;
+  EXPECT_EQ(out, std::string("heapgraph: ") + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}

@@ -1,0 +1,102 @@
+// bench/: what the memory-pressure watcher costs (docs/performance.md, "FOOM"): one poll
+// (MemoryLimit::Read + Percent), and the parts of a watermark refresh at 1M live blocks: the
+// category totals over the tree (CategoryTotals::AddHeapTree) and the type refresh
+// (report::TypeRefresh::Take: copy the blocks out, read 1M first words with process_vm_readv,
+// classify the vptrs). Google Benchmark; the tree lives in a temporary directory.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heap/CategoryTotals.h"
+#include "heap/LiveAllocationTree.h"
+#include "heap/MemoryLimit.h"
+#include "report/TypeRefresh.h"
+
+namespace {
+
+struct Widget {
+  virtual ~Widget() = default;
+  long value = 1;
+};
+
+// 1M live polymorphic objects recorded in a tree, built once.
+struct Heap {
+  Heap() {
+    char pattern[] = "/tmp/hg-pressure-bench-XXXXXX";
+    dir = mkdtemp(pattern);
+    dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    tree.Create(dir_fd, "heap.tree", 64, 22);
+    for (uint32_t i = 0; i < kBlocks; ++i) {
+      objects.push_back(std::make_unique<Widget>());
+      heapgraph::BlockRecord b;
+      b.address = reinterpret_cast<uint64_t>(objects.back().get());
+      b.size = sizeof(Widget);
+      b.stack = 1;
+      b.seq = i;
+      b.function = heapgraph::format::AllocFunction::kMalloc;
+      tree.Insert(b);
+    }
+  }
+  ~Heap() {
+    close(dir_fd);
+    (void)!system(("rm -rf " + dir).c_str());
+  }
+  static constexpr uint32_t kBlocks = 1000000;
+  std::string dir;
+  int dir_fd = -1;
+  heapgraph::LiveAllocationTree tree;
+  std::vector<std::unique_ptr<Widget>> objects;
+};
+
+Heap& TheHeap() {
+  static Heap* heap = new Heap;
+  return *heap;
+}
+
+void BM_Poll(benchmark::State& state) {
+  heapgraph::MemoryLimit limit;
+  limit.Discover(uint64_t{1} << 40, 0);
+  for (auto _ : state) {
+    heapgraph::MemoryReading r = limit.Read();
+    benchmark::DoNotOptimize(limit.Percent(r));
+  }
+}
+BENCHMARK(BM_Poll);
+
+void BM_CategoryTotals1M(benchmark::State& state) {
+  Heap& heap = TheHeap();
+  heapgraph::CategoryTotals totals;
+  totals.Map();
+  for (auto _ : state) {
+    totals.Clear();
+    totals.AddHeapTree(heap.tree);
+    uint32_t n = 0;
+    benchmark::DoNotOptimize(totals.Pack(&n));
+  }
+  state.counters["blocks"] = static_cast<double>(totals.heap_count());
+}
+BENCHMARK(BM_CategoryTotals1M)->Unit(benchmark::kMillisecond);
+
+void BM_TypeRefresh1M(benchmark::State& state) {
+  Heap& heap = TheHeap();
+  size_t typed = 0;
+  for (auto _ : state) typed = heapgraph::report::TypeRefresh::Take(heap.tree).blocks.size();
+  state.counters["typed"] = static_cast<double>(typed);
+}
+BENCHMARK(BM_TypeRefresh1M)->Unit(benchmark::kMillisecond);
+
+void BM_TypesFileWrite1M(benchmark::State& state) {
+  Heap& heap = TheHeap();
+  heapgraph::report::TypeSnapshot snapshot = heapgraph::report::TypeRefresh::Take(heap.tree);
+  for (auto _ : state) heapgraph::report::TypeRefresh::Write(snapshot, heap.dir_fd, 1);
+}
+BENCHMARK(BM_TypesFileWrite1M)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

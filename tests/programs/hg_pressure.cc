@@ -1,0 +1,82 @@
+// tests/programs: grows toward a memory limit for the pressure watcher's tests
+// (RecorderPressureTest).
+//   hg_pressure LIMIT_MIB TARGET_PERCENT
+// First keeps 1000 Widget and 500 shapes::Gadget objects (polymorphic: their first word is a
+// vptr) and prints "widgets <n> gadgets <n>". Then mallocs 4 MiB blocks and touches every page
+// until its RSS reaches TARGET_PERCENT of LIMIT_MIB, a few milliseconds apart; prints
+// "grown <rss bytes> blocks <n>", "ready <pid>", and waits for stdin to close.
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "ProgramSupport.h"
+
+struct Widget {
+  virtual ~Widget() = default;
+  virtual int Id() const { return 1; }
+  long value = 7;
+};
+
+namespace shapes {
+struct Base {
+  virtual ~Base() = default;
+};
+struct Gadget : Base {
+  int Id() const { return 2; }
+  char payload[40] = {};
+};
+}  // namespace shapes
+
+namespace {
+
+Widget* g_widgets[1000];
+shapes::Gadget* g_gadgets[500];
+void* g_blocks[4096];
+
+uint64_t Rss() {
+  char text[256] = {};
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  int n = fscanf(f, "%lu %lu", &size, &resident);
+  fclose(f);
+  (void)text;
+  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((noinline)) void MakeObjects() {
+  for (auto& w : g_widgets) w = new Widget;
+  for (auto& g : g_gadgets) g = new shapes::Gadget;
+}
+
+extern "C" __attribute__((noinline)) void* GrowBlock() {
+  constexpr size_t kBlock = size_t{4} << 20;
+  auto* p = static_cast<char*>(malloc(kBlock));
+  memset(p, 1, kBlock);
+  return p;
+}
+
+int main(int argc, char** argv) {
+  hgprog::LineBufferedStdout();
+  if (argc < 3) return 2;
+  uint64_t limit = strtoull(argv[1], nullptr, 10) << 20;
+  uint64_t target = limit * strtoull(argv[2], nullptr, 10) / 100;
+  MakeObjects();
+  printf("widgets %zu gadgets %zu\n", sizeof(g_widgets) / sizeof(g_widgets[0]),
+         sizeof(g_gadgets) / sizeof(g_gadgets[0]));
+  size_t n = 0;
+  while (Rss() < target && n < 4096) {
+    g_blocks[n++] = GrowBlock();
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+  printf("grown %ju blocks %zu\n", static_cast<uintmax_t>(Rss()), n);
+  hgprog::Ready();
+  hgprog::WaitForStdinEof();
+  return 0;
+}
