@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "heap/RecordingReader.h"
+#include "report/BlockInvokeName.h"
 #include "scanner/types/ReaderSet.h"
 
 namespace heapgraph::report {
@@ -68,7 +69,8 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
   if (!typed.objects.empty()) boost::strong_components(g, component_.data());
 }
 
-// The description's name; "{}" replaced by the symbolized function at name_symbol.
+// The description's name; "{}" replaced by the symbolized function at name_symbol (a Block's
+// invoke function made readable: "block in ChatSession::start()").
 std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
                                 Symbolizer& symbolizer) const {
   if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
@@ -77,7 +79,9 @@ std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
   if (const scanner::types::Segment* s = modules.Find(d.name_symbol)) {
     const scanner::types::Module& m = modules.modules()[s->module];
     std::vector<SourceFrame> frames = symbolizer.Symbolize(m.path, d.name_symbol - m.bias);
-    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
+    if (!frames.empty() && !frames.back().function.empty()) {
+      function = BlockInvokeName::Readable(frames.back().function);
+    }
   }
   std::string name = d.name;
   size_t at = name.find("{}");
