@@ -297,14 +297,15 @@ struct Preparation {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
-    if (o.types) PrepareTypes();
+    if (o.types) PrepareTypes(o.add_readers);
   }
   // The readers' constants (vtables, managers, module segments) and the typed result's memfd.
-  void PrepareTypes() {
+  void PrepareTypes(const std::function<void(types::ReaderSet&)>& add_readers) {
     types_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-types", MFD_CLOEXEC));
     if (types_fd < 0) return;
     readers = std::make_shared<types::ReaderSet>();
     types::RegisterBuiltInReaders(*readers);
+    if (add_readers) add_readers(*readers);
     readers->Prepare();
   }
   ~Preparation() {
