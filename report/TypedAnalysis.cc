@@ -27,6 +27,8 @@ const char* RootKindName(scanner::RootKind kind) {
       return "stack";
     case scanner::RootKind::kGlobal:
       return "global";
+    case scanner::RootKind::kTls:
+      return "tls";
     case scanner::RootKind::kOther:
       break;
   }

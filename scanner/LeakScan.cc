@@ -239,7 +239,7 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
                      static_cast<off_t>(sizeof(header) + blocks_bytes));
   if (ok && c.readers != nullptr) {
     TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
-                                    roots, c.capture->threads()});
+                                    roots, c.capture->threads(), c.static_tls_size});
   }
   _exit(ok ? 0 : 4);
 }
