@@ -249,5 +249,23 @@ TEST_F(BlocksObjcCycles, BlockVariableAndPlainPointerCapturesOfTheOwnerAreNoCycl
   ExpectNoTypedCycle("cycle_objc_blocks", "unretained_self");
 }
 
+// With libBlocksRuntime and libobjc loaded, every reader's Prepare runs in full before the stop;
+// none may leave the dead frames of an exited thread's cached stack looking like a root.
+TEST_F(BlocksObjcCycles, PreparingTheReadersKeepsAnExitedThreadsDeadFramesDead) {
+  CaseRun run = Run("cycle_objc_blocks", "thread_stale");
+  uint64_t leaked = 0;
+  for (const json& leak : run.report.value("leaks", json::array())) {
+    for (const json& frame : leak["stack"]) {
+      if (frame.value("function", json()).is_string() &&
+          frame["function"].get<std::string>() == "leak_in_thread_stale") {
+        leaked += leak["count"].get<uint64_t>();
+        EXPECT_EQ(leak["size"].get<uint64_t>(), 224u * leak["count"].get<uint64_t>());
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(leaked, 4u) << run.report.dump(1).substr(0, 4000);
+}
+
 }  // namespace
 }  // namespace heapgraph
