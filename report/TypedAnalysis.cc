@@ -59,7 +59,11 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
   }
   strong_ = graph::StrongReferences(typed, descriptions_).edges();
   cycles_ = graph::RetainCycles(vertices_, strong_).cycles();
-  // Components of all typed references: a retention path ends in the one of its cycle.
+  bool reachable = std::any_of(cycles_.begin(), cycles_.end(),
+                               [](const graph::RetainCycle& c) { return !c.leaked; });
+  if (!reachable) return;
+  // Components of all typed references (only reachable cycles need them): a retention path ends
+  // in the one of its cycle.
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph g(typed.objects.size());
   out_.resize(typed.objects.size());
