@@ -78,8 +78,7 @@ struct PairB {
 };
 
 Node* volatile g_first;
-// A heap array held by a global. (Not an anonymous mmap: RootRanges skips a whole mapping that
-// the kernel merged with heapgraph's capture arena, and its roots with it.)
+// A heap array held by a global: reached by marking, whatever the kernel does with mappings.
 PairA** volatile g_pairs;
 
 __attribute__((noinline)) uint64_t BuildPolymorphic(uint64_t n) {
