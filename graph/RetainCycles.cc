@@ -20,7 +20,7 @@ std::string RetainCycles::FieldText(const StrongEdge& edge) {
 
 RetainCycles::RetainCycles(const std::vector<RetainCycleVertex>& vertices,
                            const std::vector<StrongEdge>& edges)
-    : vertices_(vertices), edges_(edges), out_(vertices.size()) {
+    : vertices_(vertices), edges_(edges), out_(vertices.size()), via_(vertices.size(), kNone) {
   Graph g(vertices.size());
   for (uint32_t i = 0; i < edges.size(); ++i) {
     out_[edges[i].from].push_back(i);
@@ -57,27 +57,30 @@ RetainCycles::RetainCycles(const std::vector<RetainCycleVertex>& vertices,
 // Edge indices of a shortest closed path from `start` back to it inside `component`; empty if
 // start lies on no cycle (a one-object component without a self edge).
 std::vector<uint32_t> RetainCycles::ShortestCycleFrom(uint32_t start, uint32_t component) const {
-  std::vector<uint32_t> via(vertices_.size(), kNone);  // edge that reached the vertex
+  std::vector<uint32_t> path;
+  reached_.clear();
   std::deque<uint32_t> queue = {start};
-  while (!queue.empty()) {
+  while (!queue.empty() && path.empty()) {
     uint32_t u = queue.front();
     queue.pop_front();
     for (uint32_t e : out_[u]) {
       uint32_t w = edges_[e].to;
       if (component_[w] != component) continue;
       if (w == start) {
-        std::vector<uint32_t> path = {e};
-        for (uint32_t x = u; x != start; x = edges_[via[x]].from) path.push_back(via[x]);
+        path = {e};
+        for (uint32_t x = u; x != start; x = edges_[via_[x]].from) path.push_back(via_[x]);
         std::reverse(path.begin(), path.end());
-        return path;
+        break;
       }
-      if (via[w] == kNone) {
-        via[w] = e;
+      if (via_[w] == kNone) {
+        via_[w] = e;
+        reached_.push_back(w);
         queue.push_back(w);
       }
     }
   }
-  return {};
+  for (uint32_t v : reached_) via_[v] = kNone;
+  return path;
 }
 
 // (type, field) of each member around the cycle, starting at `rotation`.

@@ -53,6 +53,10 @@ class RetainCycles {
   const std::vector<StrongEdge>& edges_;
   std::vector<std::vector<uint32_t>> out_;  // per vertex: indices of its strong edges
   std::vector<uint32_t> component_;
+  // ShortestCycleFrom's per-vertex "edge that reached it", kNone between calls (each call resets
+  // what it set): one allocation for all searches, so each costs what its component holds.
+  mutable std::vector<uint32_t> via_;
+  mutable std::vector<uint32_t> reached_;
   std::vector<RetainCycle> cycles_;
 };
 

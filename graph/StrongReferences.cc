@@ -26,6 +26,10 @@ StrongReferences::StrongReferences(const scanner::TypedScanResult& typed,
     : typed_(typed), descriptions_(descriptions), first_edge_(typed.objects.size() + 1, 0) {
   for (const Edge& e : typed.edges) ++first_edge_[e.from + 1];
   for (size_t i = 0; i < typed.objects.size(); ++i) first_edge_[i + 1] += first_edge_[i];
+  closure_holders_.assign(typed.objects.size(), 0);
+  for (const Edge& e : typed.edges) {
+    if (IsClosureStart(e) && !Excluded(e, FieldOf(e))) ++closure_holders_[e.to];
+  }
   for (const Edge& e : typed.edges) Classify(e);
 }
 
@@ -53,25 +57,42 @@ bool StrongReferences::IsSmartPointerPair(const Edge& e) const {
   return element != nullptr && ManagedBy(*element, e.to);
 }
 
+const FieldDescription* StrongReferences::FieldOf(const Edge& e) const {
+  return FieldAt(*descriptions_[e.from], e.offset);
+}
+
+bool StrongReferences::Excluded(const Edge& e, const FieldDescription* field) const {
+  if (field != nullptr) return field->strength == FieldStrength::kWeak;
+  return descriptions_[e.from]->exhaustive;
+}
+
+// A heap Block is reference counted, a functor owned by the one std::function that stores it:
+// every owner of a pointer to its start got it from Block_copy (or the std::function).
+bool StrongReferences::IsClosureStart(const Edge& e) const {
+  ObjectModel model = typed_.objects[e.to].identity.model;
+  return e.target_offset == 0 &&
+         (model == ObjectModel::kStdFunctor || model == ObjectModel::kClangBlock);
+}
+
+bool StrongReferences::ClosureHoldersWithinOwners(uint32_t to) const {
+  const scanner::types::TypeIdentity& target = typed_.objects[to].identity;
+  uint32_t owners = target.model == ObjectModel::kClangBlock ? target.count : 1;
+  return closure_holders_[to] <= owners;
+}
+
 void StrongReferences::Classify(const Edge& e) {
-  const Description& d = *descriptions_[e.from];
-  const FieldDescription* field = FieldAt(d, e.offset);
+  const FieldDescription* field = FieldOf(e);
   std::string name = field != nullptr ? field->name : "";
   if (field != nullptr && field->strength == FieldStrength::kStrong) {
     edges_.push_back({e.from, e.to, e.offset, field->label, name});
     return;
   }
-  if ((field != nullptr && field->strength == FieldStrength::kWeak) ||
-      (field == nullptr && d.exhaustive)) {
-    return;
-  }
+  if (Excluded(e, field)) return;
   const scanner::types::TypeIdentity& target = typed_.objects[e.to].identity;
-  // A heap Block is reference counted like a functor is owned: every holder of a pointer to its
-  // start got it from Block_copy (copies of a stack Block are new heap Blocks).
-  bool counted_closure =
-      target.model == ObjectModel::kStdFunctor || target.model == ObjectModel::kClangBlock;
-  if (counted_closure && e.target_offset == 0) {
-    edges_.push_back({e.from, e.to, e.offset, EdgeLabel::kNone, name});
+  if (IsClosureStart(e)) {
+    if (ClosureHoldersWithinOwners(e.to)) {
+      edges_.push_back({e.from, e.to, e.offset, EdgeLabel::kNone, name});
+    }
     return;
   }
   if (target.model == ObjectModel::kSharedPtrControl && IsSmartPointerPair(e)) {

@@ -5,9 +5,15 @@
 //  1. A's description has a field at o: strong -> owning (with the field's label and name);
 //     weak -> not owning. A conservative field only names the word; rules 3-5 decide.
 //  2. A's description is exhaustive and has no field at o: not owning.
-//  3. B is a std::function heap functor and the word points at its start: owning (only the
-//     std::function holding the functor stores that pointer; copies clone the functor). The same
-//     for a heap clang Block: its holders got their pointers from Block_copy.
+//  3. B is a closure (a std::function heap functor or a heap clang Block) and the word points at
+//     its start: owning (only the std::function holding a functor stores that pointer, copies
+//     clone the functor; a Block's holders got their pointers from Block_copy), unless B has more
+//     holders among the typed objects than owners: a functor has one, a Block its reference count.
+//     Then some holder is a raw pointer that does not own, and since which one cannot be told,
+//     none is taken as owning (as in rule 4, a missed cycle rather than a false one). "Holders"
+//     are the typed references to B's start that rules 1-2 did not exclude (weak or outside an
+//     exhaustive layout). A non-owning raw pointer whose Block is owned only from outside the
+//     typed objects (a global, a stack, an untyped block) is not caught.
 //  4. B is a shared_ptr control block, the word points at its start, and A's previous word points
 //     at B's managed object (a shared_ptr or weak_ptr: {element, control block}): owning
 //     (kSharedOwner) when B's counts show no weak_ptr at all (then every such pair is a
@@ -52,12 +58,19 @@ class StrongReferences {
   // and in offset order.
   const Edge* EdgeAt(uint32_t from, uint32_t offset) const;
   bool IsSmartPointerPair(const Edge& e) const;
+  // Rules 1-2 for `e`: its field (or nullptr), and whether they exclude it (weak or unlisted).
+  const scanner::types::FieldDescription* FieldOf(const Edge& e) const;
+  bool Excluded(const Edge& e, const scanner::types::FieldDescription* field) const;
+  bool IsClosureStart(const Edge& e) const;
+  // Rule 3: whether the closure `to` has no more typed holders than owners.
+  bool ClosureHoldersWithinOwners(uint32_t to) const;
   bool ManagedBy(const Edge& element, uint32_t control) const;
   void Classify(const Edge& e);
 
   const scanner::TypedScanResult& typed_;
   std::span<const Description* const> descriptions_;
-  std::vector<uint32_t> first_edge_;  // per object: index of its first edge (CSR offsets)
+  std::vector<uint32_t> first_edge_;       // per object: index of its first edge (CSR offsets)
+  std::vector<uint32_t> closure_holders_;  // per object: rule 3's holders (closures only)
   std::vector<StrongEdge> edges_;
 };
 

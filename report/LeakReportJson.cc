@@ -64,7 +64,7 @@ json RootJson(const std::optional<CycleRoot>& root) {
                     {"type", s.type},
                     {"field", StringOrNull(s.field)}});
   }
-  bool threaded = root->kind == "stack" || root->kind == "registers";
+  bool threaded = root->kind == "stack" || root->kind == "registers" || root->kind == "tls";
   return {{"kind", root->kind},
           {"thread", threaded ? json(root->thread) : json(nullptr)},
           {"module", StringOrNull(root->module)},

@@ -80,6 +80,7 @@ std::string DescribeMember(const LeakReport& report, const CycleMember& member) 
 std::string RootText(const CycleRoot& root) {
   if (root.kind == "stack") return fmt::format("stack of thread {}", root.thread);
   if (root.kind == "registers") return fmt::format("registers of thread {}", root.thread);
+  if (root.kind == "tls") return fmt::format("TLS of thread {}", root.thread);
   std::string text = fmt::format("{} {:#x}", root.kind, root.address);
   return root.module.empty() ? text : text + " in " + BaseName(root.module);
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "heap/RecordingReader.h"
+#include "report/BlockInvokeName.h"
 #include "scanner/types/ReaderSet.h"
 
 namespace heapgraph::report {
@@ -26,6 +27,8 @@ const char* RootKindName(scanner::RootKind kind) {
       return "stack";
     case scanner::RootKind::kGlobal:
       return "global";
+    case scanner::RootKind::kTls:
+      return "tls";
     case scanner::RootKind::kOther:
       break;
   }
@@ -56,7 +59,11 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
   }
   strong_ = graph::StrongReferences(typed, descriptions_).edges();
   cycles_ = graph::RetainCycles(vertices_, strong_).cycles();
-  // Components of all typed references: a retention path ends in the one of its cycle.
+  bool reachable = std::any_of(cycles_.begin(), cycles_.end(),
+                               [](const graph::RetainCycle& c) { return !c.leaked; });
+  if (!reachable) return;
+  // Components of all typed references (only reachable cycles need them): a retention path ends
+  // in the one of its cycle.
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph g(typed.objects.size());
   out_.resize(typed.objects.size());
@@ -66,9 +73,14 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
   }
   component_.assign(typed.objects.size(), 0);
   if (!typed.objects.empty()) boost::strong_components(g, component_.data());
+  for (const scanner::RetentionPath& p : typed.paths) {
+    uint32_t end = p.steps.empty() ? kNone : p.steps.back().typed;
+    if (end != kNone) component_path_[component_[end]] = &p;
+  }
 }
 
-// The description's name; "{}" replaced by the symbolized function at name_symbol.
+// The description's name; "{}" replaced by the symbolized function at name_symbol (a Block's
+// invoke function made readable: "block in ChatSession::start()").
 std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
                                 Symbolizer& symbolizer) const {
   if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
@@ -77,7 +89,9 @@ std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
   if (const scanner::types::Segment* s = modules.Find(d.name_symbol)) {
     const scanner::types::Module& m = modules.modules()[s->module];
     std::vector<SourceFrame> frames = symbolizer.Symbolize(m.path, d.name_symbol - m.bias);
-    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
+    if (!frames.empty() && !frames.back().function.empty()) {
+      function = BlockInvokeName::Readable(frames.back().function);
+    }
   }
   std::string name = d.name;
   size_t at = name.find("{}");
@@ -127,27 +141,23 @@ CycleMember TypedAnalysis::Member(uint32_t object) const {
 
 // A leaked retain cycle lies inside one leaked (conservative) cycle record: that record takes
 // its kind, and its path becomes the retain cycle's, in canonical rotation.
-void TypedAnalysis::AddLeakedCycle(const graph::RetainCycle& cycle, LeakReport& report) const {
-  uint64_t first = scan_.typed.objects[cycle.members.front()].address;
-  for (LeakCycle& record : report.cycles) {
-    if (record.typed || !record.leaked) continue;
-    auto member = [&](uint64_t address) {
-      for (size_t i = 0; i < record.members.size(); ++i) {
-        if (record.members[i].address == address) return i;
-      }
-      return record.members.size();
-    };
-    if (member(first) == record.members.size()) continue;
-    record.kind = cycle.kind;
-    record.typed = true;
-    record.path.clear();
-    for (size_t i = 0; i < cycle.members.size(); ++i) {
-      size_t m = member(scan_.typed.objects[cycle.members[i]].address);
-      if (m == record.members.size()) continue;
-      record.members[m].field = graph::RetainCycles::FieldText(strong_[cycle.edges[i]]);
-      record.path.push_back(m);
-    }
-    return;
+// A record already typed keeps the first retain cycle found in it.
+void TypedAnalysis::AddLeakedCycle(const graph::RetainCycle& cycle, const MemberIndex& index,
+                                   LeakReport& report) const {
+  auto first = index.find(scan_.typed.objects[cycle.members.front()].address);
+  if (first == index.end()) return;
+  size_t r = first->second.first;
+  LeakCycle& record = report.cycles[r];
+  if (record.typed) return;
+  record.kind = cycle.kind;
+  record.typed = true;
+  record.path.clear();
+  for (size_t i = 0; i < cycle.members.size(); ++i) {
+    auto m = index.find(scan_.typed.objects[cycle.members[i]].address);
+    if (m == index.end() || m->second.first != r) continue;
+    record.members[m->second.second].field =
+        graph::RetainCycles::FieldText(strong_[cycle.edges[i]]);
+    record.path.push_back(m->second.second);
   }
 }
 
@@ -155,13 +165,9 @@ void TypedAnalysis::AddLeakedCycle(const graph::RetainCycle& cycle, LeakReport& 
 // references to the first cycle member reached.
 std::optional<CycleRoot> TypedAnalysis::RootOf(const graph::RetainCycle& cycle) const {
   const scanner::TypedScanResult& typed = scan_.typed;
-  uint32_t component = component_[cycle.members.front()];
-  const scanner::RetentionPath* path = nullptr;
-  for (const scanner::RetentionPath& p : typed.paths) {
-    uint32_t end = p.steps.empty() ? kNone : p.steps.back().typed;
-    if (end != kNone && component_[end] == component) path = &p;
-  }
-  if (path == nullptr) return std::nullopt;
+  auto found = component_path_.find(component_[cycle.members.front()]);
+  if (found == component_path_.end()) return std::nullopt;
+  const scanner::RetentionPath* path = found->second;
   CycleRoot root;
   root.kind = RootKindName(path->root_kind);
   root.thread = path->thread;
@@ -178,23 +184,22 @@ std::optional<CycleRoot> TypedAnalysis::RootOf(const graph::RetainCycle& cycle) 
     std::string type = s.typed != kNone ? names_[s.typed] : CategoryName(s.function, s.size);
     root.path.push_back({s.address, s.size, type, field});
   }
-  // Breadth first from the path's end to the nearest member of the cycle.
+  // Breadth first from the path's end to the nearest member of the cycle (inside the component:
+  // costs what it visits, not the whole heap).
   uint32_t start = path->steps.back().typed;
-  std::vector<uint32_t> via(typed.objects.size(), kNone);  // typed reference that reached it
-  std::vector<uint8_t> seen(typed.objects.size(), 0), on_cycle(typed.objects.size(), 0);
-  for (uint32_t m : cycle.members) on_cycle[m] = 1;
+  std::unordered_map<uint32_t, uint32_t> via = {{start, kNone}};  // typed reference reaching it
+  auto on_cycle = [&](uint32_t v) {
+    return std::find(cycle.members.begin(), cycle.members.end(), v) != cycle.members.end();
+  };
   std::deque<uint32_t> queue = {start};
-  seen[start] = 1;
-  uint32_t reached = on_cycle[start] != 0 ? start : kNone;
+  uint32_t reached = on_cycle(start) ? start : kNone;
   while (!queue.empty() && reached == kNone) {
     uint32_t u = queue.front();
     queue.pop_front();
     for (uint32_t e : out_[u]) {
       uint32_t w = typed.edges[e].to;
-      if (seen[w] != 0) continue;
-      seen[w] = 1;
-      via[w] = e;
-      if (on_cycle[w] != 0) {
+      if (!via.try_emplace(w, e).second) continue;
+      if (on_cycle(w)) {
         reached = w;
         break;
       }
@@ -202,8 +207,8 @@ std::optional<CycleRoot> TypedAnalysis::RootOf(const graph::RetainCycle& cycle) 
     }
   }
   std::vector<RetentionStep> tail;
-  for (uint32_t x = reached; x != kNone && x != start; x = typed.edges[via[x]].from) {
-    const scanner::TypedEdge& e = typed.edges[via[x]];
+  for (uint32_t x = reached; x != kNone && x != start; x = typed.edges[via.at(x)].from) {
+    const scanner::TypedEdge& e = typed.edges[via.at(x)];
     tail.push_back(
         {typed.objects[x].address, typed.objects[x].size, names_[x], FieldName(e.from, e.offset)});
   }
@@ -230,10 +235,18 @@ LeakCycle TypedAnalysis::ReachableCycle(const graph::RetainCycle& cycle) const {
 void TypedAnalysis::AddTo(LeakReport& report) const {
   if (!scan_.typed.enabled) return;
   report.categories = Categories();
+  MemberIndex index;
+  for (size_t r = 0; r < report.cycles.size(); ++r) {
+    const LeakCycle& record = report.cycles[r];
+    if (record.typed || !record.leaked) continue;
+    for (size_t m = 0; m < record.members.size(); ++m) {
+      index.try_emplace(record.members[m].address, r, m);
+    }
+  }
   std::vector<LeakCycle> reachable;
   for (const graph::RetainCycle& cycle : cycles_) {
     if (cycle.leaked) {
-      AddLeakedCycle(cycle, report);
+      AddLeakedCycle(cycle, index, report);
     } else {
       reachable.push_back(ReachableCycle(cycle));
     }

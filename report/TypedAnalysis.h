@@ -8,6 +8,8 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "graph/RetainCycles.h"
@@ -37,7 +39,11 @@ class TypedAnalysis {
   std::string Name(const scanner::types::TypeDescription& d, Symbolizer& symbolizer) const;
   std::string FieldName(uint32_t object, uint32_t offset) const;
   std::vector<CategoryRow> Categories() const;
-  void AddLeakedCycle(const graph::RetainCycle& cycle, LeakReport& report) const;
+  // Where each leaked member of an untyped (conservative) cycle record sits: its address ->
+  // (record, member). Built once per AddTo, so that each cycle's lookup costs its own members.
+  using MemberIndex = std::unordered_map<uint64_t, std::pair<size_t, size_t>>;
+  void AddLeakedCycle(const graph::RetainCycle& cycle, const MemberIndex& index,
+                      LeakReport& report) const;
   LeakCycle ReachableCycle(const graph::RetainCycle& cycle) const;
   std::optional<CycleRoot> RootOf(const graph::RetainCycle& cycle) const;
   CycleMember Member(uint32_t object) const;
@@ -51,6 +57,8 @@ class TypedAnalysis {
   std::vector<graph::RetainCycle> cycles_;
   std::vector<uint32_t> component_;         // per typed object: component of all typed references
   std::vector<std::vector<uint32_t>> out_;  // per typed object: indices of its typed references
+  // Component (of component_) -> the scan's retention path ending in it (the last one listed).
+  std::unordered_map<uint32_t, const scanner::RetentionPath*> component_path_;
 };
 
 }  // namespace heapgraph::report

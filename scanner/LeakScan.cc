@@ -241,7 +241,7 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
                      static_cast<off_t>(sizeof(header) + blocks_bytes));
   if (ok && c.readers != nullptr) {
     TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
-                                    roots, c.capture->threads()});
+                                    roots, c.capture->threads(), c.static_tls_size});
   }
   _exit(ok ? 0 : 4);
 }
@@ -299,14 +299,15 @@ struct Preparation {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
-    if (o.types) PrepareTypes();
+    if (o.types) PrepareTypes(o.add_readers);
   }
   // The readers' constants (vtables, managers, module segments) and the typed result's memfd.
-  void PrepareTypes() {
+  void PrepareTypes(const std::function<void(types::ReaderSet&)>& add_readers) {
     types_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-types", MFD_CLOEXEC));
     if (types_fd < 0) return;
     readers = std::make_shared<types::ReaderSet>();
     types::RegisterBuiltInReaders(*readers);
+    if (add_readers) add_readers(*readers);
     readers->Prepare();
   }
   ~Preparation() {

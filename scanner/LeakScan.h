@@ -8,9 +8,15 @@
 // and the clone. The child never calls malloc; the parent allocates only before and after.
 #pragma once
 
+#include <functional>
+
 #include "scanner/ScanResult.h"
 
 namespace heapgraph::scanner {
+
+namespace types {
+class ReaderSet;
+}
 
 struct ScanOptions {
   bool interior_pointers = true;
@@ -23,6 +29,10 @@ struct ScanOptions {
   // Type the live blocks (scanner/types readers) and collect the typed references and retention
   // paths that graph/ needs for retain cycles (scanner/TypedScan).
   bool types = true;
+  // When typing: called before the stop, after the built-in readers are registered, to add
+  // readers of the program's own object models (scanner/types/ObjectModelReader.h), identified
+  // after the built-in ones. A reader that crashes in the snapshot costs the types, not the check.
+  std::function<void(types::ReaderSet&)> add_readers;
 };
 
 // Requires libheapgraph.so recording this process (preloaded or linked).

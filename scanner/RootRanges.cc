@@ -1,5 +1,7 @@
 #include "scanner/RootRanges.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include "roots/ThreadStacks.h"
@@ -29,13 +31,16 @@ bool RootRanges::HoldsBlock(const ProcessMappings::Mapping& m, const BlockIndex&
 // `self` two words later, both pointing to itself) at the top of its stack mapping, with the
 // static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
 // static_tls_size bytes.
-uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t static_tls_size) {
+uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t static_tls_size,
+                               std::span<const uint64_t> live_tcbs) {
   if (static_tls_size == 0 || m.size() < 2 * static_tls_size) return m.start;
   uint64_t top = m.end - static_tls_size - 64;
   top &= ~uint64_t{63};
   for (uint64_t tp = m.end - 64; tp >= top; tp -= 64) {
     auto* word = reinterpret_cast<const uint64_t*>(tp);
-    if (word[0] == tp && word[2] == tp) return top;  // readable: m is readable and private
+    if (word[0] != tp || word[2] != tp) continue;  // readable: m is readable and private
+    bool live = std::find(live_tcbs.begin(), live_tcbs.end(), tp) != live_tcbs.end();
+    return live ? m.start : top;
   }
   return m.start;
 }
@@ -48,6 +53,14 @@ void RootRanges::Compute(const ProcessMappings& mappings,
   std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
       skipped;  // thread stacks (scanned from SP only) and heapgraph's own mappings
   const ProcessMappings::Mapping* program_stack = mappings.Find(caller_stack_pointer);
+  // Live threads' control blocks. The scan's process shares the calling thread's thread pointer.
+  std::vector<uint64_t, MmapAllocator<uint64_t>> live_tcbs = {
+      reinterpret_cast<uint64_t>(pthread_self())};
+#if defined(__x86_64__)
+  for (const roots::ThreadInfo& t : threads) {
+    live_tcbs.push_back(t.regs[roots::ThreadInfo::kFsBase]);
+  }
+#endif
   for (uint64_t address : own_memory) {
     const ProcessMappings::Mapping* m = mappings.Find(address);
     if (m != nullptr && m != program_stack) skipped.push_back(m);
@@ -73,7 +86,7 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
     if (HoldsBlock(m, blocks)) continue;
     bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
-    ranges_.push_back({LiveStart(m, static_tls_size), m.end, false, anonymous});
+    ranges_.push_back({LiveStart(m, static_tls_size, live_tcbs), m.end, false, anonymous});
   }
 }
 

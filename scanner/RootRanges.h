@@ -46,7 +46,11 @@ class RootRanges {
  private:
   static bool HoldsBlock(const roots::ProcessMappings::Mapping& m, const BlockIndex& blocks);
   // The start of the part of `m` to scan: m.start, or the top part of a dead thread stack.
-  static uint64_t LiveStart(const roots::ProcessMappings::Mapping& m, uint64_t static_tls_size);
+  // `live_tcbs`: the control blocks of live threads (pthread_self(), fs_base on x86-64): a mapping
+  // whose top holds one of them is no cached stack (the main thread's TLS lives in a mapping of
+  // ld.so's, which the kernel may have merged with the program's anonymous memory below it).
+  static uint64_t LiveStart(const roots::ProcessMappings::Mapping& m, uint64_t static_tls_size,
+                            std::span<const uint64_t> live_tcbs);
 
   std::vector<RootRange, MmapAllocator<RootRange>> ranges_;
 };

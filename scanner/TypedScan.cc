@@ -107,6 +107,27 @@ void MergeOther(Vector<UntypedCategory>& other, Vector<UntypedCategory>& out) {
   }
 }
 
+// The thread whose static TLS or thread control block holds `address`, or 0. x86-64 (TLS variant
+// II): the static TLS blocks lie below the thread pointer (fs_base), the control block (struct
+// pthread, whose pthread_setspecific slots count as TLS too) above it; both fit in glibc's static
+// TLS size, so [fs_base - size, fs_base + size) is taken. Other threads' areas sit at the top of
+// their stack mappings, the main thread's in a mapping of ld.so's: checked before either.
+int32_t StaticTlsOwner(uint64_t address, const TypedScan::Input& in) {
+#if defined(__x86_64__)
+  if (in.static_tls_size == 0) return 0;
+  for (const roots::ThreadInfo& t : in.threads) {
+    uint64_t tp = t.regs[roots::ThreadInfo::kFsBase];
+    if (tp != 0 && address + in.static_tls_size >= tp && address < tp + in.static_tls_size) {
+      return t.tid;
+    }
+  }
+#else
+  (void)address;
+  (void)in;
+#endif
+  return 0;
+}
+
 // The root kind of the root that reached `block` on the search.
 PathHeader RootOf(const RetentionPaths& search, uint32_t block, const TypedScan::Input& in) {
   const RetentionPaths::Root& root = search.root(block);
@@ -114,6 +135,11 @@ PathHeader RootOf(const RetentionPaths& search, uint32_t block, const TypedScan:
   if (root.range == RetentionPaths::kNone) {
     h.root_kind = static_cast<uint8_t>(RootKind::kRegisters);
     h.thread = in.threads[root.thread].tid;
+    return h;
+  }
+  if (int32_t tid = StaticTlsOwner(root.address, in)) {
+    h.root_kind = static_cast<uint8_t>(RootKind::kTls);
+    h.thread = tid;
     return h;
   }
   const RootRange& range = in.roots.ranges()[root.range];

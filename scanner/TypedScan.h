@@ -35,6 +35,7 @@ class TypedScan {
     const roots::ProcessMappings& mappings;  // the snapshot's map
     const RootRanges& roots;
     std::span<const roots::ThreadInfo> threads;
+    uint64_t static_tls_size;  // glibc's, TCB included; 0 if unknown (no root is then kTls)
   };
 
   // Snapshot child: computes everything and writes it to `fd` from offset 0. False if writing

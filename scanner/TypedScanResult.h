@@ -54,6 +54,7 @@ enum class RootKind : uint8_t {
   kStack = 1,      // a thread's stack (its static TLS and pthread struct included)
   kGlobal = 2,     // a module's writable data (.data/.bss)
   kOther = 3,      // other private writable memory: dynamic TLS, the program's anonymous mmaps
+  kTls = 4,        // a thread's static TLS or control block (x86-64: below / at its fs_base)
 };
 
 // One block on a retention path: the root's word, then each block's pointer word.
@@ -67,7 +68,7 @@ struct PathStep {
 
 struct RetentionPath {
   RootKind root_kind = RootKind::kOther;
-  int32_t thread = 0;            // tid for kRegisters / kStack
+  int32_t thread = 0;            // tid for kRegisters / kStack / kTls
   uint64_t root_address = 0;     // the root word's address (0 for registers)
   uint32_t module = UINT32_MAX;  // kGlobal: index into the reader set's modules
   std::vector<PathStep> steps;   // root's block first, the reached typed object last

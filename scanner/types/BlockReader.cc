@@ -51,6 +51,7 @@ bool BlockReader::IdentifyBlock(const SnapshotMemory& memory, const BlockRange& 
   out->key = layout.descriptor;
   out->aux = layout.invoke;
   out->flags = helpers ? kHasHelpers : 0;
+  out->count = layout.flags & blocks::kRefcountMask;
   return true;
 }
 

@@ -7,7 +7,8 @@
 // its flags have BLOCK_NEEDS_FREE (set by _Block_copy on the heap copy only), its descriptor lies
 // in a module's read-only data with a size between the header and the heap block's size, its invoke
 // function (and copy and dispose helpers, with BLOCK_HAS_COPY_DISPOSE) in a module's code.
-// Identity: key = descriptor, aux = invoke function, flags bit 0 = has copy/dispose.
+// Identity: key = descriptor, aux = invoke function, flags bit 0 = has copy/dispose, count = the
+// Block's reference count (libBlocksRuntime: flags & 0xffff, one per Block_copy not released).
 //
 // A heap Block_byref: its forwarding word points to itself (the heap copy forwards to itself),
 // its flags have BLOCK_NEEDS_FREE and a non-zero reference count, its size lies between the

@@ -62,7 +62,9 @@ struct TypeIdentity {
   ObjectModel model = ObjectModel::kUntyped;
   uint8_t flags = 0;    // model-specific per-instance bits
   uint16_t reader = 0;  // set by ReaderSet: index of the reader that identified the block
-  uint32_t reserved = 0;
+  // Model-specific per-instance count, not part of the type (descriptions ignore it): a heap
+  // Block's reference count (graph/StrongReferences rule 3).
+  uint32_t count = 0;
 
   bool typed() const { return model != ObjectModel::kUntyped; }
   bool operator==(const TypeIdentity&) const = default;

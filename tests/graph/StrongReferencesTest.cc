@@ -1,6 +1,6 @@
 // tests/graph: StrongReferences' rules on hand-built typed references: described fields, exhaustive
-// layouts, std::function functors, and shared_ptr/weak_ptr pairs told apart by the control block's
-// counts when no field says which.
+// layouts, std::function functors and heap Blocks (their holders against their owners), and
+// shared_ptr/weak_ptr pairs told apart by the control block's counts when no field says which.
 #include <gtest/gtest.h>
 
 #include "graph/StrongReferences.h"
@@ -74,6 +74,34 @@ TEST(StrongReferencesTest, AStdFunctionOwnsItsHeapFunctor) {
   std::vector<StrongEdge> edges = f.Run();
   ASSERT_EQ(edges.size(), 1u);
   EXPECT_EQ(edges[0].offset, 8u);
+}
+
+TEST(StrongReferencesTest, AFunctorWithTwoTypedHoldersIsOwnedByNeither) {
+  Fixture f;
+  // 0 holds the std::function, 1 a raw copy of the functor pointer: which owns is unknown.
+  f.typed.objects = {Object(ObjectModel::kCxxPolymorphic), Object(ObjectModel::kCxxPolymorphic),
+                     Object(ObjectModel::kStdFunctor)};
+  f.descriptions.resize(3);
+  f.typed.edges = {{0, 2, 8, 0}, {1, 2, 8, 0}};
+  EXPECT_TRUE(f.Run().empty());
+}
+
+// A heap Block: its holders own it while there are no more of them than its reference count.
+TEST(StrongReferencesTest, HeapBlockHoldersOwnUpToTheBlocksReferenceCount) {
+  for (uint32_t count : {1u, 2u, 3u}) {
+    Fixture f;
+    TypedObject block = Object(ObjectModel::kClangBlock);
+    block.identity.count = count;
+    f.typed.objects = {Object(ObjectModel::kCxxPolymorphic), Object(ObjectModel::kCxxPolymorphic),
+                       block};
+    f.descriptions.resize(3);
+    f.descriptions[1].fields = {{16, FieldStrength::kWeak, EdgeLabel::kNone, "weak"}};
+    // Two raw holders (0 at +8, 1 at +8), a weak one (1 at +16) that holds no count, and an
+    // interior pointer (0 at +24) that is no holder.
+    f.typed.edges = {{0, 2, 8, 0}, {0, 2, 24, 8}, {1, 2, 8, 0}, {1, 2, 16, 0}};
+    std::vector<StrongEdge> edges = f.Run();
+    EXPECT_EQ(edges.size(), count >= 2 ? 2u : 0u) << count;
+  }
 }
 
 TEST(StrongReferencesTest, SmartPointerPairsByControlBlockCounts) {

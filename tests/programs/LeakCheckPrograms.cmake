@@ -8,3 +8,9 @@ if(TARGET heapgraph_scan)
   set_target_properties(leak_check_child PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/programs)
 endif()
+
+# tests/scanner/LeakScanTest's child: RunLeakScan with a reader that faults in the snapshot.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(typing_dies SOURCES ${CMAKE_CURRENT_LIST_DIR}/typing_dies.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()

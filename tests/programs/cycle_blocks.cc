@@ -6,6 +6,9 @@
 //                   cycle goes through the heap Block_byref
 //   weak_capture    control: the Block captures a std::weak_ptr to the session (held by a global)
 //   plain_capture   control: the Block captures a plain ChatSession* (held by a global)
+//   raw_holder      control: a blocks::Registry (held by a global) owns the copied Block, which
+//                   captures a shared_ptr copy of the session; the session keeps a raw pointer to
+//                   the Block without Block_copy, which does not own it: no retain cycle
 //   all             every case
 // Prints nothing; exits 0 (64 on a bad argument).
 #include <Block.h>
@@ -21,6 +24,12 @@ struct ChatSession {
   int messages = 0;
 };
 
+// Polymorphic, so that it is typed (a holder of the Block among the typed objects).
+struct Registry {
+  virtual ~Registry() = default;
+  void (^handler)() = nullptr;
+};
+
 }  // namespace blocks
 
 namespace {
@@ -29,6 +38,7 @@ using blocks::ChatSession;
 
 std::shared_ptr<ChatSession>* g_weak_owner;
 ChatSession* g_plain_owner;
+blocks::Registry* g_registry;
 
 __attribute__((noinline)) void SharedCapture() {
   auto session = std::make_shared<ChatSession>();
@@ -62,10 +72,23 @@ __attribute__((noinline)) void PlainCapture() {
   });
 }
 
-// Overwrites the stack below this frame, so no dead frame keeps a pointer to a case's objects.
+__attribute__((noinline)) void RawHolder() {
+  auto session = std::make_shared<ChatSession>();
+  std::shared_ptr<ChatSession> self = session;
+  g_registry = new blocks::Registry;
+  g_registry->handler = Block_copy(^{
+    self->messages++;
+  });
+  session->onMessage = g_registry->handler;  // borrowed: no Block_copy
+}
+
+// Overwrites the stack below this frame, so no dead frame keeps a pointer to a case's objects
+// (the allocation hooks' frames below the cases hold block addresses). The asm keeps the compiler
+// from dropping the dead stores, and with them the whole call.
 __attribute__((noinline)) void ClearStack() {
-  volatile char buffer[16384];
-  std::memset(const_cast<char*>(buffer), 0, sizeof(buffer));
+  char buffer[64 * 1024];
+  std::memset(buffer, 0, sizeof(buffer));
+  asm volatile("" : : "r"(buffer) : "memory");
 }
 
 }  // namespace
@@ -80,7 +103,8 @@ int main(int argc, char** argv) {
   } cases[] = {{"shared_capture", SharedCapture},
                {"byref_capture", ByrefCapture},
                {"weak_capture", WeakCapture},
-               {"plain_capture", PlainCapture}};
+               {"plain_capture", PlainCapture},
+               {"raw_holder", RawHolder}};
   for (const Case& c : cases) {
     if (all || std::strcmp(argv[1], c.name) == 0) {
       c.run();

@@ -4,6 +4,9 @@
 //                    handles dropped: a leaked shared_ptr cycle
 //   shared_global    the same pair (cyc::Gamma <-> cyc::Delta) still held by a global that has no
 //                    destructor: a reachable shared_ptr cycle, root kind global
+//   shared_tls       the same pair (cyc::Gamma <-> cyc::Delta) held by a thread_local of the main
+//                    thread (static TLS, no destructor): a reachable shared_ptr cycle, root kind
+//                    tls
 //   function_self    cyc::Session (make_shared) keeps a std::function whose lambda captures a
 //                    shared_ptr to the session: a leaked block-self cycle
 //   counted_ptr      cyc::Left <-> cyc::Right through shared_ptr<T>(new T) (separate control
@@ -90,6 +93,8 @@ namespace {
 alignas(std::shared_ptr<cyc::Gamma>) unsigned char g_gamma[sizeof(std::shared_ptr<cyc::Gamma>)];
 alignas(std::shared_ptr<cyc::Widget>) unsigned char g_widget[sizeof(std::shared_ptr<cyc::Widget>)];
 cyc::Base* volatile g_sink = nullptr;
+alignas(std::shared_ptr<cyc::Gamma>) thread_local unsigned char t_gamma[sizeof(
+    std::shared_ptr<cyc::Gamma>)];
 
 // The cases' dead frames lie where exit()'s frames will be: zero them, so that no stale
 // shared_ptr on the stack keeps a "leaked" cycle reachable.
@@ -112,6 +117,14 @@ __attribute__((noinline)) void SharedGlobal() {
   g->delta = d;
   d->gamma = g;
   new (g_gamma) std::shared_ptr<cyc::Gamma>(g);
+}
+
+__attribute__((noinline)) void SharedTls() {
+  auto g = std::make_shared<cyc::Gamma>();
+  auto d = std::make_shared<cyc::Delta>();
+  g->delta = d;
+  d->gamma = g;
+  new (t_gamma) std::shared_ptr<cyc::Gamma>(g);
 }
 
 __attribute__((noinline)) void FunctionSelf() {
@@ -162,6 +175,7 @@ int main(int argc, char** argv) {
   };
   run("shared_leaked", SharedLeaked);
   run("shared_global", SharedGlobal);
+  run("shared_tls", SharedTls);
   run("function_self", FunctionSelf);
   run("counted_ptr", CountedPtr);
   run("weak_control", WeakControl);

@@ -12,11 +12,17 @@
                       the runtime neither retains nor releases it), the session held by a global
      unretained_self  control: the Block captures the session as a plain void * (held by a
                       global)
+     thread_stale     4 threads each leak a 224-byte block whose only pointer stays in their dead
+                      frame; joined (glibc keeps their stacks mapped). With the Blocks runtime and
+                      libobjc loaded every type reader's Prepare runs in full: none may make that
+                      dead frame look like a root (an earlier dlopen per module did)
      all              every case
    Prints nothing; exits 0 (64 on a bad argument). */
 #import <Foundation/Foundation.h>
 #include <Block.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum
@@ -110,10 +116,32 @@ static void unretained_self(void)
   g_unretained_session = session;
 }
 
+static void *__attribute__((noinline)) leak_in_thread_stale(void *unused)
+{
+  void *volatile block = malloc(224);
+  (void)unused;
+  memset(block, 0, 224);
+  __asm__ volatile("" : : "r"(&block) : "memory");
+  return NULL;
+}
+
+static void thread_stale(void)
+{
+  pthread_t threads[4];
+  unsigned i;
+  for (i = 0; i < 4; i++)
+    if (pthread_create(&threads[i], NULL, leak_in_thread_stale, NULL) != 0)
+      abort();
+  for (i = 0; i < 4; i++)
+    pthread_join(threads[i], NULL);
+}
+
 static void __attribute__((noinline)) clear_stack(void)
 {
-  volatile char buffer[16384];
-  memset((char *)buffer, 0, sizeof(buffer));
+  /* The asm keeps the compiler from dropping the dead stores, and with them the whole call. */
+  char buffer[64 * 1024];
+  memset(buffer, 0, sizeof(buffer));
+  __asm__ volatile("" : : "r"(buffer) : "memory");
 }
 
 int main(int argc, char **argv)
@@ -124,7 +152,8 @@ int main(int argc, char **argv)
     void (*run)(void);
   } cases[] = {{"block_self", block_self},
                {"byref_self", byref_self},
-               {"unretained_self", unretained_self}};
+               {"unretained_self", unretained_self},
+               {"thread_stale", thread_stale}};
   int any = 0;
   unsigned i;
   NSAutoreleasePool *pool;

@@ -158,6 +158,22 @@ TEST_P(RetainCycles, SharedPtrPairReachableFromGlobal) {
   EXPECT_TRUE(run.report["leaks"].empty());
 }
 
+TEST_P(RetainCycles, SharedPtrPairReachableFromTheMainThreadsTls) {
+  CaseRun run = RunChecked("shared_tls");
+  EXPECT_EQ(run.status, 0) << run.text;  // nothing leaked
+  std::vector<json> cycles = TypedCycles(run);
+  ASSERT_EQ(cycles.size(), 1u) << run.text;
+  const json& c = cycles[0];
+  EXPECT_EQ(c["kind"], "shared_ptr");
+  EXPECT_FALSE(c["leaked"].get<bool>());
+  ASSERT_TRUE(c["root"].is_object()) << run.text;
+  EXPECT_EQ(c["root"]["kind"], "tls") << c.dump(1);
+  EXPECT_GT(c["root"]["thread"].get<int>(), 0);
+  ASSERT_FALSE(c["root"]["path"].empty());
+  EXPECT_EQ(c["root"]["path"].back()["type"], "cyc::Gamma");
+  EXPECT_NE(run.text.find("held by TLS of thread "), std::string::npos) << run.text;
+}
+
 TEST_P(RetainCycles, LambdaCapturingItsOwnerIsBlockSelf) {
   CaseRun run = RunChecked("function_self");
   EXPECT_EQ(run.status, 23);

@@ -49,8 +49,8 @@ TEST(TypedScanTest, WritesAndReadsTypedObjectsAndReferences) {
   RootRanges roots;
   int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-test", 0));
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(
-      TypedScan::WriteTo(fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}}));
+  ASSERT_TRUE(TypedScan::WriteTo(
+      fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}, 0}));
   TypedScanResult result;
   std::string error;
   ASSERT_TRUE(TypedScan::ReadFrom(fd, &result, &error)) << error;

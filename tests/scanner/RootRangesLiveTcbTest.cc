@@ -1,0 +1,71 @@
+// tests/scanner: RootRanges on this process's own map. The main thread's control block and static
+// TLS live in a mapping of ld.so's; program memory mapped right below it merges with it into one
+// mapping, whose top then holds a thread control block like the cached stack of an exited
+// thread. It belongs to a live thread: the whole mapping is a root, not only its top. (To fold
+// into RootRangesTest.cc once that file exists on main.)
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "roots/ProcessMappings.h"
+#include "scanner/RootRanges.h"
+
+namespace heapgraph::scanner {
+namespace {
+
+uint64_t StaticTlsSize() {
+  using Fn = void (*)(size_t*, size_t*);
+  auto info = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  size_t size = 0, align = 0;
+  if (info != nullptr) info(&size, &align);
+  return size;
+}
+
+TEST(RootRangesLiveTcb, MemoryMergedBelowTheMainThreadsControlBlockIsARoot) {
+  const auto tcb = reinterpret_cast<uintptr_t>(pthread_self());
+  ASSERT_GT(StaticTlsSize(), 0u);
+  roots::ProcessMappings before;
+  ASSERT_TRUE(before.Read());
+  const roots::ProcessMappings::Mapping* tls = before.Find(tcb);
+  ASSERT_NE(tls, nullptr);
+  // The control block must lie in the top static-TLS-size bytes of the mapping, as it does with
+  // libheapgraph.so loaded (its initial-exec TLS makes glibc's static TLS ~20 KiB); this process
+  // may have less, so the size passed is at least that distance.
+  const uint64_t tls_size = std::max<uint64_t>(StaticTlsSize(), (tls->end - tcb + 128) & ~63ull);
+  const size_t size = (4 * tls_size + 4095) & ~size_t{4095};
+  void* p = mmap(reinterpret_cast<void*>(tls->start - size), size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) GTEST_SKIP() << "the address space below the TLS mapping is taken";
+  std::memset(p, 0, size);
+  const auto begin = reinterpret_cast<uint64_t>(p);
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read());
+  const roots::ProcessMappings::Mapping* merged = mappings.Find(begin);
+  ASSERT_NE(merged, nullptr);
+  if (merged->end <= tcb) {
+    munmap(p, size);
+    GTEST_SKIP() << "the kernel did not merge the mappings";
+  }
+  roots::ThreadInfo self;
+  self.tid = gettid();
+  self.is_caller = true;
+  self.stack_pointer = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#if defined(__x86_64__)
+  self.regs[roots::ThreadInfo::kFsBase] = tcb;
+#endif
+  BlockIndex no_blocks({});
+  RootRanges roots;
+  roots.Compute(mappings, {&self, 1}, no_blocks, self.stack_pointer, {}, tls_size);
+  bool covered = false;
+  for (const RootRange& r : roots.ranges()) covered |= r.begin <= begin && begin + size <= r.end;
+  munmap(p, size);
+  EXPECT_TRUE(covered);
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner
