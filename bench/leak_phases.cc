@@ -7,14 +7,14 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -33,15 +33,15 @@ namespace leakbench {
 
 struct PhaseTimes {
   // The check, step by step (their sum is the check's wall time minus a few µs).
-  double scan_ms = 0;          // RunLeakScan: request to result
+  double scan_ms = 0;           // RunLeakScan: request to result
   double world_stopped_ms = 0;  // inside the scan: lock to release
   double allocation_pause_ms = 0;
-  double graph_ms = 0;    // LeakGraph: SCCs + dominators (Boost)
-  double reader_ms = 0;   // RecordingReader of the recording directory
-  double report_ms = 0;   // BuildLeakReport: grouping, stacks (read + symbolize), cycles
-  double json_ms = 0;     // LeakReportToJson + dump(2)
-  double text_ms = 0;     // FormatLeakReportText
-  double write_ms = 0;    // both files
+  double graph_ms = 0;   // LeakGraph: SCCs + dominators (Boost)
+  double reader_ms = 0;  // RecordingReader of the recording directory
+  double report_ms = 0;  // BuildLeakReport: grouping, stacks (read + symbolize), cycles
+  double json_ms = 0;    // LeakReportJsonText
+  double text_ms = 0;    // FormatLeakReportText
+  double write_ms = 0;   // both files
   // Diagnostics, after the check.
   double frames_ms = 0;   // RecordingReader::Frames of every reported stack
   double resolve_ms = 0;  // StackResolver::Resolve of every reported stack, fresh Symbolizer
@@ -86,8 +86,8 @@ std::string PhaseTimes::Describe() const {
        Ms("d_release_ms", release_ms) + Count("d_threads", captured_threads) +
        Count("report_stacks", stacks) + Count("report_frames", frames) +
        Count("scan_edges", edges) + Count("scan_live_blocks", live_blocks) +
-       Count("reader_blocks", reader_blocks) +
-       Count("json_bytes", json_bytes) + Count("text_bytes", text_bytes);
+       Count("reader_blocks", reader_blocks) + Count("json_bytes", json_bytes) +
+       Count("text_bytes", text_bytes);
   return s;
 }
 
@@ -113,21 +113,21 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
               "scan: leaked=%zu edges=%zu live=%" PRIu64 " root_ranges=%" PRIu64
               " root_bytes=%" PRIu64 " heap_words=%" PRIu64 " unreadable_pages=%" PRIu64
               " threads=%" PRIu64 "\n",
-              scan.leaked.size(), scan.edges.size(), scan.stats.live_blocks,
-              scan.stats.root_ranges, scan.stats.root_bytes, scan.stats.heap_words_scanned,
-              scan.stats.unreadable_pages, scan.stats.threads);
+              scan.leaked.size(), scan.edges.size(), scan.stats.live_blocks, scan.stats.root_ranges,
+              scan.stats.root_bytes, scan.stats.heap_words_scanned, scan.stats.unreadable_pages,
+              scan.stats.threads);
       t->direct = scan.leaked.size();
       return true;
     }
 
-    // What-if (LEAKBENCH_IGNORE_CHECK_ALLOCS=1): the steps after the scan with the calling
-    // thread ignored by the recorder, as the scan itself already is. RunLeakCheck does not do
-    // this today, so by default every allocation below is recorded (and unwound).
+    // The steps after the scan run with the calling thread ignored by the recorder, as in
+    // RunLeakCheck. LEAKBENCH_RECORD_CHECK_ALLOCS=1 records them instead (the behaviour before
+    // RunLeakCheck took the ignore scope, for comparison).
     struct Ignore {
       HeapgraphIgnoreThreadFn fn = nullptr;
       int before = 0;
       Ignore() {
-        if (getenv("LEAKBENCH_IGNORE_CHECK_ALLOCS") == nullptr) return;
+        if (getenv("LEAKBENCH_RECORD_CHECK_ALLOCS") != nullptr) return;
         fn = reinterpret_cast<HeapgraphIgnoreThreadFn>(
             dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
         if (fn != nullptr) before = fn(1);
@@ -154,9 +154,15 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
     double t4 = Now();
     t->report_ms = t4 - t3;
 
-    std::string json = report::LeakReportToJson(report).dump(2) + "\n";
+    std::string json = report::LeakReportJsonText(report) + "\n";
     double t5 = Now();
     t->json_ms = t5 - t4;
+    if (getenv("LEAKBENCH_CHECK_JSON") != nullptr &&  // the streamed text against the tree's dump
+        json != report::LeakReportToJson(report).dump(2) + "\n") {
+      *error = "LeakReportJsonText differs from LeakReportToJson().dump(2)";
+      return false;
+    }
+    t5 = Now();
     std::string text = report::FormatLeakReportText(report);
     double t6 = Now();
     t->text_ms = t6 - t5;

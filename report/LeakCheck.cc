@@ -64,7 +64,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer);
     std::string error;
     if (!options.json_path.empty() &&
-        !WriteFile(options.json_path, LeakReportToJson(report).dump(2) + "\n", &error)) {
+        !WriteFile(options.json_path, LeakReportJsonText(report) + "\n", &error)) {
       report.warnings.push_back(error);
     }
     if (!options.text_path.empty() &&
