@@ -144,7 +144,7 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
     double t2 = Now();
     t->graph_ms = t2 - t1;
 
-    RecordingReader reader(scan.recording_dir);
+    RecordingReader reader(scan.recording_dir, RecordingReader::Content::kStacksAndModules);
     double t3 = Now();
     t->reader_ms = t3 - t2;
     t->reader_blocks = reader.blocks().size();

@@ -59,7 +59,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph = BuildGraph(scan);
-    RecordingReader reader(scan.recording_dir);
+    RecordingReader reader(scan.recording_dir, RecordingReader::Content::kStacksAndModules);
     Symbolizer symbolizer;
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer);
     std::string error;
