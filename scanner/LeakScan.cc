@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "heap/LiveAllocationTree.h"
 #include "heap/RecorderAccess.h"
@@ -155,6 +157,18 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
   return stats;
 }
 
+// heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
+// scratch (up to 96 MiB) and the buffers prepared for this scan. Never roots.
+std::array<std::pair<uint64_t, uint64_t>, 8> OwnBuffers(const ChildContext& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 8> own = {};
+  own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
+  auto maps = c.mappings->BufferRanges();
+  auto capture = c.capture->BufferRanges();
+  std::copy(maps.begin(), maps.end(), own.begin() + 1);
+  std::copy(capture.begin(), capture.end(), own.begin() + 1 + maps.size());
+  return own;
+}
+
 // Runs in the snapshot child. Never returns.
 [[noreturn]] void SnapshotMain(const ChildContext& c) {
   ResultHeader header = {};
@@ -188,6 +202,7 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
                           c.scan_stack_pointer};
   roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own,
                 c.static_tls_size);
+  roots.Exclude(OwnBuffers(c));
   // Marks and the helper's statistics live in one shared mapping (made after the map was read,
   // so it is never a root).
   size_t shared_bytes = sizeof(SharedMarkState) + blocks.size();
