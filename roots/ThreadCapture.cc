@@ -392,8 +392,11 @@ std::pair<uint64_t, uint64_t> Range(const std::vector<T>& v) {
 
 }  // namespace
 
-std::array<std::pair<uint64_t, uint64_t>, 5> ThreadCapture::BufferRanges() const {
-  return {Range(tids_), Range(pending_), Range(dirents_), Range(seen_), Range(vector_scratch_)};
+std::array<std::pair<uint64_t, uint64_t>, 6> ThreadCapture::BufferRanges() const {
+  std::pair<uint64_t, uint64_t> helper_stack =
+      helper_ ? helper_->StackRange() : std::pair<uint64_t, uint64_t>{0, 0};
+  return {Range(tids_), Range(pending_),        Range(dirents_),
+          Range(seen_), Range(vector_scratch_), helper_stack};
 }
 
 bool ThreadCapture::RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work) {

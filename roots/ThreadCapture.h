@@ -96,10 +96,10 @@ class ThreadCapture {
   };
   Stats stats() const { return stats_; }
 
-  // The address ranges of the buffers StopAll() prepared (task listings, the seen-tid table):
-  // memory of the scan's own that a leak scan must not treat as a root. The capture arena is not
-  // among them (its mapping holds nothing else; see threads()).
-  std::array<std::pair<uint64_t, uint64_t>, 5> BufferRanges() const;
+  // The address ranges of the buffers StopAll() prepared (task listings, the seen-tid table) and
+  // of the ptrace helper's stack: memory of the scan's own that a leak scan must not treat as a
+  // root. The capture arena is not among them (its mapping holds nothing else; see threads()).
+  std::array<std::pair<uint64_t, uint64_t>, 6> BufferRanges() const;
 
   struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
 
