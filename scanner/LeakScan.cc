@@ -87,6 +87,29 @@ MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   return blocks;
 }
 
+// The blocks' ranges in address order into `ranges`; returns order, with order[i] the index in
+// `blocks` of ranges[i]. Sorts 16-byte (address, index) pairs, held in `ranges` itself (size
+// stands for the index until the sizes are gathered), rather than the 40-byte blocks: several
+// times faster, and no memory beyond the result.
+MmapVector<uint32_t> SortByAddress(const MmapVector<LeakedBlock>& blocks,
+                                   MmapVector<BlockRange>& ranges) {
+  ranges.clear();
+  ranges.reserve(blocks.size());
+  for (uint32_t i = 0; i < blocks.size(); ++i) ranges.push_back({blocks[i].address, i});
+  std::sort(ranges.begin(), ranges.end(),
+            [](const BlockRange& a, const BlockRange& b) { return a.begin < b.begin; });
+  MmapVector<uint32_t> order;
+  order.reserve(ranges.size());
+  constexpr size_t kAhead = 16;  // the gather is random: prefetch the blocks a few steps ahead
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i + kAhead < ranges.size()) __builtin_prefetch(&blocks[ranges[i + kAhead].size]);
+    auto index = static_cast<uint32_t>(ranges[i].size);
+    order.push_back(index);
+    ranges[i].size = blocks[index].size;
+  }
+  return order;
+}
+
 bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
   auto* p = static_cast<const char*>(data);
   while (length > 0) {
@@ -201,16 +224,10 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   char one = 1;
   (void)!write(c.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
   close(c.ready_fd);
-  std::sort(blocks.begin(), blocks.end(),
-            [](const LeakedBlock& a, const LeakedBlock& b) { return a.address < b.address; });
-
   MmapVector<BlockRange> ranges;
-  ranges.reserve(blocks.size());
+  MmapVector<uint32_t> order = SortByAddress(blocks, ranges);  // blocks[order[i]] is block i
   uint64_t live_bytes = 0;
-  for (const LeakedBlock& b : blocks) {
-    ranges.push_back({b.address, b.size});
-    live_bytes += b.size;
-  }
+  for (const BlockRange& r : ranges) live_bytes += r.size;
   BlockIndex index(std::move(ranges));
   if (!maps_ok) {
     snprintf(header.error, sizeof(header.error), "cannot read /proc/self/maps: %s",
@@ -247,7 +264,7 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   for (uint32_t i = 0; i < blocks.size(); ++i) {
     if (marker.marked(i)) continue;
     leaked_index[i] = static_cast<uint32_t>(leaked.size());
-    leaked.push_back(blocks[i]);
+    leaked.push_back(blocks[order[i]]);
   }
   MmapVector<std::pair<uint32_t, uint32_t>> edges;
   for (uint32_t i = 0; i < blocks.size(); ++i) {
