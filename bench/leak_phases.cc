@@ -21,6 +21,7 @@
 #include "graph/LeakGraph.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingReader.h"
+#include "report/FreshStack.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
@@ -91,13 +92,37 @@ std::string PhaseTimes::Describe() const {
   return s;
 }
 
-bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, PhaseTimes* t,
-                    std::string* error) {
+namespace {
+
+// The scan as RunLeakCheck runs it: on a fresh stack, the program's stack scanned from the frame
+// of the caller of RunPhasedCheck (whose own frames would otherwise be scanned, with whatever
+// stale block addresses their unused slots hold).
+struct ScanCall {
+  heapgraph::scanner::ScanOptions options;
+  heapgraph::scanner::ScanResult result;
+};
+
+heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer) {
+  ScanCall call;
+  call.options.program_stack_pointer = program_stack_pointer;
+  auto body = [](void* argument) {
+    auto* c = static_cast<ScanCall*>(argument);
+    c->result = heapgraph::scanner::RunLeakScan(c->options);
+  };
+  if (!heapgraph::report::FreshStack::Run(body, &call)) body(&call);
+  return std::move(call.result);
+}
+
+}  // namespace
+
+__attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
+                                              const std::string& text_path, PhaseTimes* t,
+                                              std::string* error) {
   using namespace heapgraph;
   try {
     double t0 = Now();
-    scanner::ScanOptions options;
-    scanner::ScanResult scan = scanner::RunLeakScan(options);
+    scanner::ScanResult scan =
+        ScanOnFreshStack(reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
     double t1 = Now();
     if (!scan.ok) {
       *error = scan.error;

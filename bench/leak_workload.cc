@@ -42,8 +42,8 @@
 // Environment: LEAKBENCH_PRINT_WINDOW=1 also prints "WINDOW start,end" (CLOCK_MONOTONIC seconds of
 // the check, for `perf record -k CLOCK_MONOTONIC` + `perf report --time start,end`);
 // LEAKBENCH_DEBUG_MAPS=1 prints /proc/self/maps before the check; LEAKBENCH_DEBUG_SAMPLER=1
-// prints every --child-mem sample. leak_phases.cc adds LEAKBENCH_SCAN_ONLY and
-// LEAKBENCH_IGNORE_CHECK_ALLOCS.
+// prints every --child-mem sample. leak_phases.cc adds LEAKBENCH_SCAN_ONLY,
+// LEAKBENCH_RECORD_CHECK_ALLOCS, LEAKBENCH_CHECK_JSON.
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/kcmp.h>
