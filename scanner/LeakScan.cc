@@ -130,6 +130,21 @@ MmapVector<uint32_t> SortByAddress(const MmapVector<LeakedBlock>& blocks,
   return order;
 }
 
+// `blocks` rearranged so that blocks[i] is the block order[i] named: a gather into a new array
+// (independent random reads, prefetched; several times faster than permuting in place, for a
+// transient second copy). Keeps the invariant the rest of the snapshot relies on: blocks sorted
+// by address, block i = index entry i.
+void ApplyOrder(MmapVector<LeakedBlock>& blocks, const MmapVector<uint32_t>& order) {
+  MmapVector<LeakedBlock> sorted;
+  sorted.reserve(blocks.size());
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i + kAhead < order.size()) __builtin_prefetch(&blocks[order[i + kAhead]]);
+    sorted.push_back(blocks[order[i]]);
+  }
+  blocks.swap(sorted);
+}
+
 bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
   auto* p = static_cast<const char*>(data);
   while (length > 0) {
@@ -245,7 +260,10 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   (void)!write(c.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
   close(c.ready_fd);
   MmapVector<BlockRange> ranges;
-  MmapVector<uint32_t> order = SortByAddress(blocks, ranges);  // blocks[order[i]] is block i
+  {
+    MmapVector<uint32_t> order = SortByAddress(blocks, ranges);
+    ApplyOrder(blocks, order);  // blocks[i] is ranges[i]'s block from here on
+  }
   uint64_t live_bytes = 0;
   for (const BlockRange& r : ranges) live_bytes += r.size;
   BlockIndex index(std::move(ranges));
@@ -284,7 +302,7 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   for (uint32_t i = 0; i < blocks.size(); ++i) {
     if (marker.marked(i)) continue;
     leaked_index[i] = static_cast<uint32_t>(leaked.size());
-    leaked.push_back(blocks[order[i]]);
+    leaked.push_back(blocks[i]);
   }
   MmapVector<std::pair<uint32_t, uint32_t>> edges;
   for (uint32_t i = 0; i < blocks.size(); ++i) {
