@@ -7,26 +7,27 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "graph/LeakGraph.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingReader.h"
+#include "report/FreshStack.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/StackResolver.h"
-#include "report/TypedAnalysis.h"
 #include "report/Symbolizer.h"
+#include "report/TypedAnalysis.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/LeakScan.h"
 
@@ -34,17 +35,17 @@ namespace leakbench {
 
 struct PhaseTimes {
   // The check, step by step (their sum is the check's wall time minus a few µs).
-  double scan_ms = 0;          // RunLeakScan: request to result
-  double typing_ms = 0;        // inside the scan's child: type readers, typed references, paths
+  double scan_ms = 0;           // RunLeakScan: request to result
+  double typing_ms = 0;         // inside the scan's child: type readers, typed references, paths
   double world_stopped_ms = 0;  // inside the scan: lock to release
   double allocation_pause_ms = 0;
-  double graph_ms = 0;    // LeakGraph: SCCs + dominators (Boost)
-  double reader_ms = 0;   // RecordingReader of the recording directory
-  double report_ms = 0;   // TypedAnalysis + BuildLeakReport: types, retain cycles, grouping,
-                          // stacks (read + symbolize), cycles
-  double json_ms = 0;     // LeakReportToJson + dump(2)
-  double text_ms = 0;     // FormatLeakReportText
-  double write_ms = 0;    // both files
+  double graph_ms = 0;   // LeakGraph: SCCs + dominators (Boost)
+  double reader_ms = 0;  // RecordingReader of the recording directory
+  double report_ms = 0;  // TypedAnalysis + BuildLeakReport: types, retain cycles, grouping,
+                         // stacks (read + symbolize), cycles
+  double json_ms = 0;    // LeakReportJsonText
+  double text_ms = 0;    // FormatLeakReportText
+  double write_ms = 0;   // both files
   // Diagnostics, after the check.
   double frames_ms = 0;   // RecordingReader::Frames of every reported stack
   double resolve_ms = 0;  // StackResolver::Resolve of every reported stack, fresh Symbolizer
@@ -81,27 +82,52 @@ std::string Count(const char* key, uint64_t v) {
 
 std::string PhaseTimes::Describe() const {
   std::string s = "p_scan_ms=" + Ms("", scan_ms).substr(2);
-  s += Ms("p_typing_ms", typing_ms) + Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
-       Ms("p_graph_ms", graph_ms) + Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) +
-       Ms("p_json_ms", json_ms) + Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) +
-       Ms("d_frames_ms", frames_ms) + Ms("d_resolve_ms", resolve_ms) +
-       Ms("d_capture_ms", capture_ms) + Ms("d_clone_ms", clone_ms) +
-       Ms("d_release_ms", release_ms) + Count("d_threads", captured_threads) +
-       Count("report_stacks", stacks) + Count("report_frames", frames) +
-       Count("scan_edges", edges) + Count("scan_live_blocks", live_blocks) +
-       Count("reader_blocks", reader_blocks) +
+  s += Ms("p_typing_ms", typing_ms) + Ms("p_stopped_ms", world_stopped_ms) +
+       Ms("p_alloc_pause_ms", allocation_pause_ms) + Ms("p_graph_ms", graph_ms) +
+       Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) + Ms("p_json_ms", json_ms) +
+       Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) + Ms("d_frames_ms", frames_ms) +
+       Ms("d_resolve_ms", resolve_ms) + Ms("d_capture_ms", capture_ms) +
+       Ms("d_clone_ms", clone_ms) + Ms("d_release_ms", release_ms) +
+       Count("d_threads", captured_threads) + Count("report_stacks", stacks) +
+       Count("report_frames", frames) + Count("scan_edges", edges) +
+       Count("scan_live_blocks", live_blocks) + Count("reader_blocks", reader_blocks) +
        Count("json_bytes", json_bytes) + Count("text_bytes", text_bytes);
   return s;
 }
 
-bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, PhaseTimes* t,
-                    std::string* error) {
+namespace {
+
+// The scan as RunLeakCheck runs it: on a fresh stack, the program's stack scanned from the frame
+// of the caller of RunPhasedCheck (whose own frames would otherwise be scanned, with whatever
+// stale block addresses their unused slots hold).
+struct ScanCall {
+  heapgraph::scanner::ScanOptions options;
+  heapgraph::scanner::ScanResult result;
+};
+
+heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer, bool types) {
+  ScanCall call;
+  call.options.program_stack_pointer = program_stack_pointer;
+  call.options.types = types;
+  auto body = [](void* argument) {
+    auto* c = static_cast<ScanCall*>(argument);
+    c->result = heapgraph::scanner::RunLeakScan(c->options);
+  };
+  if (!heapgraph::report::FreshStack::Run(body, &call)) body(&call);
+  return std::move(call.result);
+}
+
+}  // namespace
+
+__attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
+                                              const std::string& text_path, PhaseTimes* t,
+                                              std::string* error) {
   using namespace heapgraph;
   try {
     double t0 = Now();
-    scanner::ScanOptions options;
-    options.types = getenv("LEAKBENCH_NO_TYPES") == nullptr;  // the typing's cost, by difference
-    scanner::ScanResult scan = scanner::RunLeakScan(options);
+    scanner::ScanResult scan = ScanOnFreshStack(
+        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
+        getenv("LEAKBENCH_NO_TYPES") == nullptr);  // the typing's cost, by difference
     double t1 = Now();
     if (!scan.ok) {
       *error = scan.error;
@@ -118,21 +144,21 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
               "scan: leaked=%zu edges=%zu live=%" PRIu64 " root_ranges=%" PRIu64
               " root_bytes=%" PRIu64 " heap_words=%" PRIu64 " unreadable_pages=%" PRIu64
               " threads=%" PRIu64 "\n",
-              scan.leaked.size(), scan.edges.size(), scan.stats.live_blocks,
-              scan.stats.root_ranges, scan.stats.root_bytes, scan.stats.heap_words_scanned,
-              scan.stats.unreadable_pages, scan.stats.threads);
+              scan.leaked.size(), scan.edges.size(), scan.stats.live_blocks, scan.stats.root_ranges,
+              scan.stats.root_bytes, scan.stats.heap_words_scanned, scan.stats.unreadable_pages,
+              scan.stats.threads);
       t->direct = scan.leaked.size();
       return true;
     }
 
-    // What-if (LEAKBENCH_IGNORE_CHECK_ALLOCS=1): the steps after the scan with the calling
-    // thread ignored by the recorder, as the scan itself already is. RunLeakCheck does not do
-    // this today, so by default every allocation below is recorded (and unwound).
+    // The steps after the scan run with the calling thread ignored by the recorder, as in
+    // RunLeakCheck. LEAKBENCH_RECORD_CHECK_ALLOCS=1 records them instead (the behaviour before
+    // RunLeakCheck took the ignore scope, for comparison).
     struct Ignore {
       HeapgraphIgnoreThreadFn fn = nullptr;
       int before = 0;
       Ignore() {
-        if (getenv("LEAKBENCH_IGNORE_CHECK_ALLOCS") == nullptr) return;
+        if (getenv("LEAKBENCH_RECORD_CHECK_ALLOCS") != nullptr) return;
         fn = reinterpret_cast<HeapgraphIgnoreThreadFn>(
             dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
         if (fn != nullptr) before = fn(1);
@@ -149,7 +175,7 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
     double t2 = Now();
     t->graph_ms = t2 - t1;
 
-    RecordingReader reader(scan.recording_dir);
+    RecordingReader reader(scan.recording_dir, RecordingReader::Content::kStacksAndModules);
     double t3 = Now();
     t->reader_ms = t3 - t2;
     t->reader_blocks = reader.blocks().size();
@@ -162,9 +188,15 @@ bool RunPhasedCheck(const std::string& json_path, const std::string& text_path, 
     double t4 = Now();
     t->report_ms = t4 - t3;
 
-    std::string json = report::LeakReportToJson(report).dump(2) + "\n";
+    std::string json = report::LeakReportJsonText(report) + "\n";
     double t5 = Now();
     t->json_ms = t5 - t4;
+    if (getenv("LEAKBENCH_CHECK_JSON") != nullptr &&  // the streamed text against the tree's dump
+        json != report::LeakReportToJson(report).dump(2) + "\n") {
+      *error = "LeakReportJsonText differs from LeakReportToJson().dump(2)";
+      return false;
+    }
+    t5 = Now();
     std::string text = report::FormatLeakReportText(report);
     double t6 = Now();
     t->text_ms = t6 - t5;

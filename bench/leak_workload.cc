@@ -42,8 +42,8 @@
 // Environment: LEAKBENCH_PRINT_WINDOW=1 also prints "WINDOW start,end" (CLOCK_MONOTONIC seconds of
 // the check, for `perf record -k CLOCK_MONOTONIC` + `perf report --time start,end`);
 // LEAKBENCH_DEBUG_MAPS=1 prints /proc/self/maps before the check; LEAKBENCH_DEBUG_SAMPLER=1
-// prints every --child-mem sample. leak_phases.cc adds LEAKBENCH_SCAN_ONLY and
-// LEAKBENCH_IGNORE_CHECK_ALLOCS.
+// prints every --child-mem sample. leak_phases.cc adds LEAKBENCH_SCAN_ONLY,
+// LEAKBENCH_RECORD_CHECK_ALLOCS, LEAKBENCH_CHECK_JSON.
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/kcmp.h>
@@ -152,7 +152,8 @@ struct Rng {
 // Anonymous memory that is neither a heap block nor (once unmapped) a root.
 template <typename T>
 T* MapArray(size_t n) {
-  void* p = mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p =
+      mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     _exit(2);
@@ -165,7 +166,9 @@ void UnmapArray(T* p, size_t n) {
 }
 
 // Keeps the compiler from dropping an allocation whose pointer the program then forgets.
-inline void Escape(void* p) { asm volatile("" : : "r"(p) : "memory"); }
+inline void Escape(void* p) {
+  asm volatile("" : : "r"(p) : "memory");
+}
 
 // Overwrites the stack below the caller's frame, where the builders' dead frames still hold block
 // addresses (neither tool scans below the stack pointer, but the check's own frames land there).
@@ -178,7 +181,7 @@ __attribute__((noinline)) void ScrubStack() {
 // ---- The roots. -------------------------------------------------------------------------------
 
 constexpr size_t kRoots = 1024;
-void* g_roots[kRoots];  // .bss: a data-segment root for both tools
+void* g_roots[kRoots];                  // .bss: a data-segment root for both tools
 void* volatile g_small_heap = nullptr;  // head of the small reachable list
 
 // ---- bigheap ----------------------------------------------------------------------------------
@@ -188,7 +191,9 @@ struct Built {
   uint64_t expected_leaks = 0;
 };
 
-__attribute__((noinline)) void* AllocateBigHeapBlock() { return malloc(64); }
+__attribute__((noinline)) void* AllocateBigHeapBlock() {
+  return malloc(64);
+}
 
 __attribute__((noinline)) Built BuildBigHeap(uint64_t n, uint64_t seed) {
   Rng rng{seed | 1};
@@ -245,8 +250,8 @@ __attribute__((noinline)) void* Level(const uint8_t* digits, int remaining) {
   return p;
 }
 
-LevelFn g_levels[kFanout] = {Level<0>, Level<1>, Level<2>,  Level<3>,  Level<4>,  Level<5>,
-                             Level<6>, Level<7>, Level<8>,  Level<9>,  Level<10>, Level<11>,
+LevelFn g_levels[kFanout] = {Level<0>,  Level<1>,  Level<2>,  Level<3>, Level<4>,  Level<5>,
+                             Level<6>,  Level<7>,  Level<8>,  Level<9>, Level<10>, Level<11>,
                              Level<12>, Level<13>, Level<14>, Level<15>};
 
 __attribute__((noinline)) Built BuildSmallHeap(uint64_t live, uint64_t leaked) {
@@ -414,8 +419,8 @@ void ParseLsanReport(const std::string& path, CheckResult* r) {
     if (sscanf(line, "Direct leak of %llu byte(s) in %llu object(s)", &bytes, &objects) == 2) {
       r->direct += static_cast<int64_t>(objects);
       ++r->records;
-    } else if (sscanf(line, "Indirect leak of %llu byte(s) in %llu object(s)", &bytes,
-                      &objects) == 2) {
+    } else if (sscanf(line, "Indirect leak of %llu byte(s) in %llu object(s)", &bytes, &objects) ==
+               2) {
       r->indirect += static_cast<int64_t>(objects);
       ++r->records;
     }
@@ -600,13 +605,13 @@ int main(int argc, char** argv) {
          " check_ms=%.2f cpu_ms=%.1f stopped_ms=%.3f scan_ms=%.2f probe_gap_ms=%.2f"
          " probe_base_ms=%.2f setup_ms=%.0f rss_before_kb=%ld extra_kb=%ld hwm_reset=%d"
          " child_maxrss_kb=%ld child_private_kb=%ld load1=%.2f %s\n",
-         kTool, mode.c_str(), params.c_str(), r.ok ? 1 : 0, built.expected_leaks, r.leaks,
-         r.direct, r.indirect, r.records, check_ms, cpu_ms, r.stopped_ms, r.scan_ms,
+         kTool, mode.c_str(), params.c_str(), r.ok ? 1 : 0, built.expected_leaks, r.leaks, r.direct,
+         r.indirect, r.records, check_ms, cpu_ms, r.stopped_ms, r.scan_ms,
          probe ? g_probe.check_gap_us.load() / 1e3 : -1.0,
          probe ? g_probe.base_gap_us.load() / 1e3 : -1.0, setup_ms, rss_before,
          hwm_reset ? hwm_after - rss_before : -1, hwm_reset ? 1 : 0,
-         std::string(kTool) == "lsan" ? -1L : children.ru_maxrss,
-         g_sampler.peak_private_kb.load(), load1, r.extra.c_str());
+         std::string(kTool) == "lsan" ? -1L : children.ru_maxrss, g_sampler.peak_private_kb.load(),
+         load1, r.extra.c_str());
   // For `perf record -k CLOCK_MONOTONIC` + `perf report --time START,END`: the check's window.
   if (getenv("LEAKBENCH_PRINT_WINDOW") != nullptr) {
     printf("WINDOW %.6f,%.6f\n", start / 1e3, (start + check_ms) / 1e3);

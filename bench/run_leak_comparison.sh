@@ -12,8 +12,8 @@
 # Plus, PHASE_REPS times per configuration (their own tables):
 #   phases     leak_workload_phases --phases --child-mem: the same check step by step with timers,
 #              and the snapshot child's private memory sampled from /proc/<child>/smaps_rollup
-#   phases_ignore  the same with LEAKBENCH_IGNORE_CHECK_ALLOCS=1: the steps after the scan run
-#              with the thread ignored by the recorder (a what-if; see the document)
+#              (the check's own allocations unrecorded, as in heapgraph_check_leaks; tables of
+#              older runs also had "phases_ignore", a what-if from before that was the default)
 #
 # Usage: run_leak_comparison.sh [--heapgraph BIN] [--phases BIN] [--lsan BIN] [--reps N]
 #                               [--phase-reps N] [--only "CONFIG;CONFIG"] [--raw FILE]
@@ -72,10 +72,6 @@ run() {
     phases)
       HEAPGRAPH_OPTIONS="dir=$rec,large_threshold=0" timeout 1200 "$phases_bin" --phases "$@" \
         --out "$out" --child-mem > "$log" 2> "$work/stderr" || status=$? ;;
-    phases_ignore)
-      LEAKBENCH_IGNORE_CHECK_ALLOCS=1 HEAPGRAPH_OPTIONS="dir=$rec,large_threshold=0" \
-        timeout 1200 "$phases_bin" --phases "$@" --out "$out" > "$log" 2> "$work/stderr" \
-        || status=$? ;;
     lsan)
       LSAN_OPTIONS="detect_leaks=1" timeout 1200 "$lsan_bin" --lsan "$@" --out "$out" \
         > "$log" 2> "$work/stderr" || status=$? ;;
@@ -110,8 +106,6 @@ if [ "$phases" = 1 ]; then
     for config in "${configs[@]}"; do
       # shellcheck disable=SC2086
       run phases $config
-      # shellcheck disable=SC2086
-      run phases_ignore $config
     done
   done
 fi

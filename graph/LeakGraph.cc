@@ -46,6 +46,7 @@ struct LeakGraph::Linked {
   std::vector<uint32_t> representative;  // per source component: local index of its direct leak
   std::vector<uint32_t> root_of;         // per component: index into `roots`, kNone if no source
   std::vector<LeakRoot> roots;           // the linked source components, in component order
+  std::vector<std::vector<uint32_t>> members;  // per linked root: representative first
 };
 
 LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
@@ -82,13 +83,19 @@ void LeakGraph::OrderRoots(Linked& linked) {
   }
   RadixSort(items);
   roots_.reserve(items.size());
+  members_.reserve(items.size() - linked.roots.size() + linked.global.size());
   for (auto [key, v] : items) {
     uint32_t l = linked.local[v];
+    auto first = static_cast<uint32_t>(members_.size());
     if (l == kNone) {
       // No edges: the root dominates only itself.
-      roots_.push_back({v, std::vector<uint32_t>(1, v), false, blocks_[v].size, 1});
+      roots_.push_back({v, first, 1, false, blocks_[v].size, 1});
+      members_.push_back(v);
     } else {
-      roots_.push_back(std::move(linked.roots[linked.root_of[linked.component[l]]]));
+      uint32_t r = linked.root_of[linked.component[l]];
+      roots_.push_back(linked.roots[r]);
+      roots_.back().first_member = first;
+      members_.insert(members_.end(), linked.members[r].begin(), linked.members[r].end());
     }
   }
 }
@@ -178,19 +185,22 @@ std::vector<uint32_t> LeakGraph::Globals(const Linked& linked, const Lists& memb
 // The root of linked source component c: members in allocation order, the first one direct.
 void LeakGraph::AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
                               const std::vector<uint8_t>& self_edge) {
-  LeakRoot root;
-  root.members.reserve(members.size(c));
+  std::vector<uint32_t> vertices;
+  vertices.reserve(members.size(c));
   for (const uint32_t* x = members.begin(c); x != members.end(c); ++x) {
-    root.members.push_back(linked.global[*x]);
+    vertices.push_back(linked.global[*x]);
   }
-  std::sort(root.members.begin(), root.members.end(),
+  std::sort(vertices.begin(), vertices.end(),
             [this](uint32_t a, uint32_t b) { return Earlier(a, b); });
-  root.representative = root.members.front();
+  LeakRoot root;
+  root.representative = vertices.front();
+  root.member_count = static_cast<uint32_t>(vertices.size());
   root.cyclic = members.size(c) > 1 || self_edge[c] != 0;
   direct_[root.representative] = 1;
   linked.representative[c] = linked.local[root.representative];
   linked.root_of[c] = static_cast<uint32_t>(linked.roots.size());
-  linked.roots.push_back(std::move(root));
+  linked.roots.push_back(root);
+  linked.members.push_back(std::move(vertices));
 }
 
 // Dominator tree (Lengauer-Tarjan) of the linked vertices under a virtual root linked to every

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace heapgraph::graph {
@@ -21,11 +22,14 @@ struct LeakedBlock {
   uint64_t sequence = 0;
 };
 
+// The members of a root are LeakGraph::members(root): no allocation per root (a leak set is
+// often millions of single-block roots).
 struct LeakRoot {
-  uint32_t representative = 0;    // vertex index
-  std::vector<uint32_t> members;  // the source component, representative first; 1 if acyclic
-  bool cyclic = false;            // more than one member, or a block pointing to itself
-  uint64_t retained_bytes = 0;    // dominator subtree, representative included
+  uint32_t representative = 0;  // vertex index
+  uint32_t first_member = 0;    // into the graph's member array (LeakGraph::members)
+  uint32_t member_count = 1;    // the source component's size; 1 if acyclic
+  bool cyclic = false;          // more than one member, or a block pointing to itself
+  uint64_t retained_bytes = 0;  // dominator subtree, representative included
   uint64_t retained_blocks = 0;
 };
 
@@ -36,6 +40,10 @@ class LeakGraph {
             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
   const std::vector<LeakRoot>& roots() const { return roots_; }  // largest retained first
+  // The root's source component, representative first, then in allocation order.
+  std::span<const uint32_t> members(const LeakRoot& root) const {
+    return {members_.data() + root.first_member, root.member_count};
+  }
   bool is_direct(uint32_t v) const { return direct_[v] != 0; }
   uint32_t component(uint32_t v) const { return component_[v]; }
   // Members of every cyclic component (sources or not), each list in address order.
@@ -64,6 +72,7 @@ class LeakGraph {
   std::vector<uint8_t> direct_;
   std::vector<uint32_t> idom_;
   std::vector<LeakRoot> roots_;
+  std::vector<uint32_t> members_;  // every root's members, in roots_ order
   std::vector<std::vector<uint32_t>> cycles_;
 };
 

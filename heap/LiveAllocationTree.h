@@ -47,6 +47,7 @@ class LiveAllocationTree {
 
   uint32_t shard_count() const { return shard_count_; }
   HashShard& shard(uint32_t i) { return shards_[i]; }
+  const RehashScratch& scratch() const { return scratch_; }
   HashShard& ShardFor(uint64_t address) {
     return shards_[(address >> shard_shift_) & (shard_count_ - 1)];
   }

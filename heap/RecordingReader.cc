@@ -447,13 +447,21 @@ std::string CategoryName(AllocFunction function, uint64_t size) {
   return "Malloc " + FormatScaled(size);
 }
 
-RecordingReader::RecordingReader(const std::string& directory) : directory_(directory) {
+RecordingReader::RecordingReader(const std::string& directory)
+    : RecordingReader(directory, Content::kEverything) {}
+
+RecordingReader::RecordingReader(const std::string& directory, Content content)
+    : directory_(directory) {
   struct stat st;
   if (stat(directory.c_str(), &st) != 0) {
     Fail(directory, std::string("cannot open recording directory (") + strerror(errno) + ")");
   }
   if (!S_ISDIR(st.st_mode)) Fail(directory, "not a directory");
-  ReadTrees();
+  if (content == Content::kEverything) {
+    ReadTrees();
+  } else if (!OpenInput(directory_, format::kHeapTreeFile)) {
+    Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
+  }
   ReadStacks();
   ReadModules();
   ReadSession();

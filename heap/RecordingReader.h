@@ -112,6 +112,11 @@ class RecordingReader {
   // on demand. Required: heap.tree, stacks, modules. Missing vm.tree or session only adds a
   // warning. Throws RecordingError.
   explicit RecordingReader(const std::string& directory);
+  // What to read. kStacksAndModules skips the trees (blocks(), torn() and shards() stay empty):
+  // a leak report gets its blocks from the scan and needs only stacks and modules. heap.tree must
+  // still exist.
+  enum class Content { kEverything, kStacksAndModules };
+  RecordingReader(const std::string& directory, Content content);
 
   const std::string& directory() const { return directory_; }
 

@@ -31,6 +31,10 @@ class RehashScratch {
   // Gives the pages of the first `slots` slots back to the kernel and unlocks.
   void Release(uint64_t slots);
 
+  // The reserved address range (0, 0 if not mapped): heapgraph's own memory, never a scan root.
+  uint64_t begin() const { return reinterpret_cast<uint64_t>(slots_); }
+  uint64_t end() const { return begin() + capacity_ * sizeof(format::HashSlot); }
+
  private:
   format::HashSlot* slots_ = nullptr;
   uint64_t capacity_ = 0;

@@ -60,14 +60,14 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph = BuildGraph(scan);
-    RecordingReader reader(scan.recording_dir);
+    RecordingReader reader(scan.recording_dir, RecordingReader::Content::kStacksAndModules);
     Symbolizer symbolizer;
     TypedAnalysis typed(scan, symbolizer);
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
     typed.AddTo(report);
     std::string error;
     if (!options.json_path.empty() &&
-        !WriteFile(options.json_path, LeakReportToJson(report).dump(2) + "\n", &error)) {
+        !WriteFile(options.json_path, LeakReportJsonText(report) + "\n", &error)) {
       report.warnings.push_back(error);
     }
     if (!options.text_path.empty() &&

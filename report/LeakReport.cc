@@ -264,6 +264,7 @@ uint64_t TotalSize(const LeakCycle& cycle) {
 std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                                    const std::vector<size_t>& record_of,
                                    const std::vector<std::string>* types) {
+  if (graph.cycles().empty()) return {};  // no adjacency lists (one per leaked block) needed
   Adjacency out = BuildAdjacency(result);
   std::vector<LeakCycle> cycles;
   for (const std::vector<uint32_t>& vertices : graph.cycles()) {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <string>
+#include <string_view>
 
 namespace heapgraph::report {
 namespace {
@@ -132,11 +134,7 @@ json ScanJson(const LeakReport& r) {
   return j;
 }
 
-}  // namespace
-
-json LeakReportToJson(const LeakReport& report) {
-  json leaks = json::array();
-  for (const LeakRecord& r : report.leaks) leaks.push_back(RecordJson(r));
+json DocumentJson(const LeakReport& report, json leaks) {
   json cycles = json::array();
   for (const LeakCycle& c : report.cycles) cycles.push_back(CycleJson(c));
   json categories = json::array();
@@ -150,6 +148,190 @@ json LeakReportToJson(const LeakReport& report) {
           {"scan", ScanJson(report)},
           {"recording_dir", report.recording_dir},
           {"warnings", report.warnings}};
+}
+
+}  // namespace
+
+json LeakReportToJson(const LeakReport& report) {
+  json leaks = json::array();
+  for (const LeakRecord& r : report.leaks) leaks.push_back(RecordJson(r));
+  return DocumentJson(report, std::move(leaks));
+}
+
+// ---- LeakReportJsonText: the records streamed, the rest through the tree. -------------------
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), 0 if it is not one.
+size_t Utf8Length(const std::string& s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  }
+  auto c1 = static_cast<unsigned char>(s[i + 1]);
+  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) ||
+      (c == 0xf4 && c1 >= 0x90)) {
+    return 0;  // overlong, surrogate, or beyond U+10FFFF
+  }
+  return n;
+}
+
+// `s` as a JSON string the way dump() writes it (ensure_ascii off): '"', '\\' and control
+// characters escaped, valid UTF-8 copied, each invalid byte replaced by U+FFFD.
+void AppendString(std::string& out, const std::string& s) {
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      size_t n = Utf8Length(s, i);
+      out.append(n == 0 ? "\xef\xbf\xbd" : s.substr(i, n));
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    ++i;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+// Writes the members of one JSON object at `indent` spaces (its braces are the caller's), in the
+// layout of dump(2): `"key": value`, comma-separated, one per line.
+class ObjectWriter {
+ public:
+  ObjectWriter(std::string& out, int indent) : out_(out), indent_(indent) {}
+  // Starts a member and returns the output, where the caller appends the value.
+  std::string& Key(const char* key) {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+    out_.append(static_cast<size_t>(indent_), ' ');
+    out_ += '"';
+    out_ += key;
+    out_ += "\": ";
+    return out_;
+  }
+  void String(const char* key, const std::string& value) { AppendString(Key(key), value); }
+  void StringOrNull(const char* key, bool present, const std::string& value) {
+    present ? String(key, value) : void(Key(key) += "null");
+  }
+  template <typename Integer>
+  void Number(const char* key, Integer value) {
+    fmt::format_to(std::back_inserter(Key(key)), "{}", value);
+  }
+
+ private:
+  std::string& out_;
+  int indent_;
+  bool first_ = true;
+};
+
+// FrameJson, as an element of a record's "stack" at `indent`.
+void AppendFrame(std::string& out, const ReportFrame& f, int indent) {
+  bool located = !f.module.empty() || !f.module_path.empty();
+  bool positioned = !f.file.empty();
+  out.append(static_cast<size_t>(indent), ' ');
+  out += "{\n";
+  ObjectWriter o(out, indent + 2);
+  o.String("address", Hex(f.address));
+  o.StringOrNull("module", located, f.module);
+  o.StringOrNull("module_path", located, f.module_path);
+  o.StringOrNull("build_id", !f.build_id.empty(), f.build_id);
+  o.StringOrNull("offset", located, located ? Hex(f.offset) : std::string());
+  o.StringOrNull("function", !f.function.empty(), f.function);
+  o.StringOrNull("file", positioned, f.file);
+  positioned ? o.Number("line", f.line) : void(o.Key("line") += "null");
+  o.Key("inlined") += f.inlined ? "true" : "false";
+  out += '\n';
+  out.append(static_cast<size_t>(indent), ' ');
+  out += '}';
+}
+
+// RecordJson, as an element of "leaks" (indent 4).
+void AppendRecord(std::string& out, const LeakRecord& r) {
+  out += "    {\n";
+  ObjectWriter o(out, 6);
+  o.String("kind", LeakKindName(r.kind));
+  o.Number("size", r.size);
+  o.Number("count", r.count);
+  if (r.block_size != 0) o.Number("block_size", r.block_size);
+  if (r.kind == LeakKind::kDirect) o.Number("retained_bytes", r.retained_bytes);
+  o.Number("stack_id", r.stack_id);
+  std::string& stack = o.Key("stack");
+  if (r.stack.empty()) {
+    stack += "[]";
+  } else {
+    stack += "[\n";
+    for (size_t i = 0; i < r.stack.size(); ++i) {
+      if (i > 0) stack += ",\n";
+      AppendFrame(stack, r.stack[i], 8);
+    }
+    stack += "\n      ]";
+  }
+  o.String("type", r.type);
+  std::string& examples = o.Key("examples");
+  if (r.examples.empty()) {
+    examples += "[]";
+  } else {
+    examples += "[\n";
+    for (size_t i = 0; i < r.examples.size(); ++i) {
+      if (i > 0) examples += ",\n";
+      examples += "        ";
+      AppendString(examples, Hex(r.examples[i]));
+    }
+    examples += "\n      ]";
+  }
+  out += "\n    }";
+}
+
+}  // namespace
+
+std::string LeakReportJsonText(const LeakReport& report) {
+  // The document with an empty "leaks"; the first `"leaks": []` is that key's (only "format",
+  // "version" and the numeric "summary" come before it).
+  std::string head = DocumentJson(report, json::array()).dump(2);
+  constexpr std::string_view kEmpty = "\"leaks\": []";
+  size_t at = head.find(kEmpty);
+  if (at == std::string::npos || report.leaks.empty()) return head;
+  std::string out;
+  out.reserve(head.size() + report.leaks.size() * 2048);
+  out.append(head, 0, at + kEmpty.size() - 1);  // up to and including '['
+  out += '\n';
+  for (size_t i = 0; i < report.leaks.size(); ++i) {
+    if (i > 0) out += ",\n";
+    AppendRecord(out, report.leaks[i]);
+  }
+  out += "\n  ]";
+  out.append(head, at + kEmpty.size(), std::string::npos);
+  return out;
 }
 
 }  // namespace heapgraph::report

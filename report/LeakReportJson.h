@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "report/LeakReport.h"
 
@@ -18,5 +19,11 @@ inline constexpr int kLeakReportVersion = 2;
 // "recording_dir", "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit
 // precision in most readers. Sizes and counts are numbers. Keys keep the documented order.
 nlohmann::ordered_json LeakReportToJson(const LeakReport& report);
+
+// LeakReportToJson(report).dump(2), byte for byte (the tests compare them), written without
+// building the tree of the leak records: a report of thousands of stacks is mostly their frames,
+// and a tree of them costs several allocations per field. Invalid UTF-8 in a string becomes
+// U+FFFD (dump() would throw).
+std::string LeakReportJsonText(const LeakReport& report);
 
 }  // namespace heapgraph::report

@@ -44,7 +44,16 @@ const std::vector<ReportFrame>& StackResolver::Resolve(uint32_t stack_id) {
     warnings_.push_back(fmt::format("stack {}: {}", stack_id, e.what()));
     return it->second;
   }
-  for (uint64_t address : addresses) AppendAddress(address, it->second);
+  for (uint64_t address : addresses) {
+    const std::vector<ReportFrame>& frames = AddressFrames(address);
+    it->second.insert(it->second.end(), frames.begin(), frames.end());
+  }
+  return it->second;
+}
+
+const std::vector<ReportFrame>& StackResolver::AddressFrames(uint64_t address) {
+  auto [it, inserted] = address_cache_.try_emplace(address);
+  if (inserted) AppendAddress(address, it->second);
   return it->second;
 }
 

@@ -15,7 +15,8 @@ namespace heapgraph::report {
 // Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved so far,
 // each mapped to its final frames, so every stack is read and symbolized at most once and the
 // references Resolve() returns stay valid for the resolver's lifetime (unordered_map never moves
-// its values).
+// its values). Likewise address_cache_ holds the frames of every return address seen, so each
+// distinct address is located and symbolized once however many stacks share it.
 class StackResolver {
  public:
   StackResolver(const RecordingReader& reader, Symbolizer& symbolizer);
@@ -31,10 +32,13 @@ class StackResolver {
 
  private:
   void AppendAddress(uint64_t address, std::vector<ReportFrame>& frames);
+  // The frames of one return address, computed once: stacks share most of their addresses.
+  const std::vector<ReportFrame>& AddressFrames(uint64_t address);
 
   const RecordingReader& reader_;
   Symbolizer& symbolizer_;
   std::unordered_map<uint32_t, std::vector<ReportFrame>> cache_;
+  std::unordered_map<uint64_t, std::vector<ReportFrame>> address_cache_;
   std::vector<std::string> warnings_;
 };
 

@@ -224,4 +224,11 @@ const ProcessMappings::Mapping* ProcessMappings::MainStack() const {
   return nullptr;
 }
 
+std::array<std::pair<uint64_t, uint64_t>, 2> ProcessMappings::BufferRanges() const {
+  auto text = reinterpret_cast<uint64_t>(text_.data());
+  auto mappings = reinterpret_cast<uint64_t>(mappings_.data());
+  return {{{text, text + text_.capacity()},
+           {mappings, mappings + mappings_.capacity() * sizeof(Mapping)}}};
+}
+
 }  // namespace heapgraph::roots

@@ -8,10 +8,12 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace heapgraph::roots {
@@ -62,6 +64,9 @@ class ProcessMappings {
   bool ReadWithoutAllocating();
 
   std::span<const Mapping> mappings() const { return mappings_; }
+  // The address ranges of the text and mapping buffers (their capacity): memory of the scan's own
+  // that a leak scan must not treat as a root.
+  std::array<std::pair<uint64_t, uint64_t>, 2> BufferRanges() const;
   size_t malformed_lines() const { return malformed_lines_; }
   const char* error() const { return error_; }
 

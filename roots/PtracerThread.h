@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace heapgraph::roots {
 
@@ -44,6 +45,12 @@ class PtracerThread {
   bool Exited();
 
   pid_t tid() const { return tid_; }
+  // The helper's stack mapping (guard page included), 0, 0 before the first Start(). It stays
+  // mapped until the next Start() or destruction.
+  std::pair<uint64_t, uint64_t> StackRange() const {
+    auto begin = reinterpret_cast<uint64_t>(stack_);
+    return {begin, begin + mapped_bytes_};
+  }
   const std::string& error() const { return error_; }
 
  private:

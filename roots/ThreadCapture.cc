@@ -382,6 +382,23 @@ void ThreadCapture::ReleaseAll() {
   stopped_ = false;
 }
 
+namespace {
+
+template <typename T>
+std::pair<uint64_t, uint64_t> Range(const std::vector<T>& v) {
+  auto begin = reinterpret_cast<uint64_t>(v.data());
+  return {begin, begin + v.capacity() * sizeof(T)};
+}
+
+}  // namespace
+
+std::array<std::pair<uint64_t, uint64_t>, 6> ThreadCapture::BufferRanges() const {
+  std::pair<uint64_t, uint64_t> helper_stack =
+      helper_ ? helper_->StackRange() : std::pair<uint64_t, uint64_t>{0, 0};
+  return {Range(tids_), Range(pending_),        Range(dirents_),
+          Range(seen_), Range(vector_scratch_), helper_stack};
+}
+
 bool ThreadCapture::RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work) {
   if (!StopAll()) return false;
   work(threads());

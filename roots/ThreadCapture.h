@@ -28,12 +28,14 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roots/CaptureArena.h"
@@ -93,6 +95,11 @@ class ThreadCapture {
     int exited_during_attach = 0;
   };
   Stats stats() const { return stats_; }
+
+  // The address ranges of the buffers StopAll() prepared (task listings, the seen-tid table) and
+  // of the ptrace helper's stack: memory of the scan's own that a leak scan must not treat as a
+  // root. The capture arena is not among them (its mapping holds nothing else; see threads()).
+  std::array<std::pair<uint64_t, uint64_t>, 6> BufferRanges() const;
 
   struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
 

@@ -47,6 +47,17 @@ class BlockIndex {
   // Index of the block starting exactly at `address`, or kNotFound.
   uint32_t FindStart(uint64_t address) const;
 
+  // Batched lookups: a caller resolving many independent addresses calls PrefetchEntry on all of
+  // them, then PrefetchBlock on all, then Find, so that their cache misses overlap instead of
+  // following one another. Hints only: they never fault and change no result.
+  void PrefetchEntry(uint64_t address) const {
+    if (const uint32_t* entry = Entry(address)) __builtin_prefetch(entry);
+  }
+  // Requires the entry to have been loaded (PrefetchEntry) for the prefetch to pay off.
+  void PrefetchBlock(uint64_t address) const {
+    if (const uint32_t* entry = Entry(address)) __builtin_prefetch(&blocks_[*entry]);
+  }
+
   uint32_t size() const { return static_cast<uint32_t>(blocks_.size()); }
   const BlockRange& block(uint32_t i) const { return blocks_[i]; }
   uint64_t lowest() const { return lowest_; }
@@ -76,6 +87,13 @@ class BlockIndex {
     return *(std::upper_bound(regions_.begin(), regions_.end(), address,
                               [](uint64_t a, const Region& r) { return a < r.begin; }) -
              1);
+  }
+  // The granule entry of a table region holding `address`, else nullptr.
+  const uint32_t* Entry(uint64_t address) const {
+    if (address < lowest_ || address >= highest_) return nullptr;
+    const Region& r = RegionOf(address);
+    if (address >= r.end || r.shift == 0) return nullptr;
+    return first_.data() + r.first_entry + ((address - r.begin) >> r.shift);
   }
   // Requires r.begin <= address < r.end. Starts at the first block ending after the granule
   // starts; blocks are sorted and disjoint, so the first one not ending at or before `address`

@@ -3,6 +3,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace heapgraph::scanner {
 
 HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t* shared_marks)
@@ -15,26 +17,39 @@ HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t*
   buffer_.resize(kChunkBytes / sizeof(uint64_t));
 }
 
-void HeapMarker::Mark(uint64_t word) {
-  uint32_t block = Lookup(word);
-  if (block == BlockIndex::kNotFound) return;
-  if (__atomic_load_n(&marks_[block], __ATOMIC_RELAXED) != 0) return;
-  if (__atomic_exchange_n(&marks_[block], 1, __ATOMIC_RELAXED) != 0) return;  // another marker's
-  ++stats_.marked_blocks;
-  work_.push_back(block);
+void HeapMarker::ResolveBatch() {
+  const size_t n = batch_size_;
+  batch_size_ = 0;
+  for (size_t k = 0; k < n; ++k) index_.PrefetchEntry(batch_[k]);
+  for (size_t k = 0; k < n; ++k) index_.PrefetchBlock(batch_[k]);
+  uint32_t found[kBatch];
+  for (size_t k = 0; k < n; ++k) {
+    found[k] = Lookup(batch_[k]);
+    if (found[k] != BlockIndex::kNotFound) __builtin_prefetch(&marks_[found[k]]);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t block = found[k];
+    if (block == BlockIndex::kNotFound) continue;
+    if (__atomic_load_n(&marks_[block], __ATOMIC_RELAXED) != 0) continue;
+    if (__atomic_exchange_n(&marks_[block], 1, __ATOMIC_RELAXED) != 0) continue;  // another's
+    ++stats_.marked_blocks;
+    work_.push_back(block);
+    __builtin_prefetch(reinterpret_cast<const void*>(index_.block(block).begin));
+  }
 }
 
 void HeapMarker::ScanChunk(const uint64_t* words, size_t count, uint64_t* counter) {
   uint64_t lowest = index_.lowest(), highest = index_.highest();
   for (size_t i = 0; i < count; ++i) {
     uint64_t w = words[i];
-    if (w >= lowest && w < highest) Mark(w);  // the range filter rejects most words cheaply
+    if (w >= lowest && w < highest) Candidate(w);  // the range filter rejects most words cheaply
   }
   *counter += count;
 }
 
 void HeapMarker::ScanWords(const uint64_t* words, size_t count) {
   ScanChunk(words, count, &stats_.root_words);
+  ResolveBatch();
 }
 
 void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
@@ -56,27 +71,46 @@ void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
     ++stats_.unreadable_pages;
     begin = (bad | 4095) + 1;
   }
+  ResolveBatch();
 }
 
 void HeapMarker::ScanReadableRoot(uint64_t begin, uint64_t end) {
   begin = (begin + 7) & ~uint64_t{7};
   if (end < begin + sizeof(uint64_t)) return;
   ScanChunk(reinterpret_cast<const uint64_t*>(begin), (end - begin) / 8, &stats_.root_words);
+  ResolveBatch();
 }
 
+// Depth first through the work list, kGroup blocks at a time: their contents are prefetched
+// before the first is read (the most recently marked block may be the next one popped, too soon
+// for the prefetch made when it was marked). A batch that is not full is resolved when the list
+// runs dry, which may refill it.
 void HeapMarker::Propagate() {
+  constexpr size_t kGroup = 16;
   uint64_t lowest = index_.lowest(), highest = index_.highest();
-  while (!work_.empty()) {
-    uint32_t i = work_.back();
-    work_.pop_back();
-    const BlockRange& b = index_.block(i);
-    auto* words = reinterpret_cast<const uint64_t*>(b.begin);
-    size_t count = b.size / sizeof(uint64_t);
-    for (size_t w = 0; w < count; ++w) {
-      uint64_t v = words[w];
-      if (v >= lowest && v < highest) Mark(v);
+  for (;;) {
+    if (work_.empty()) {
+      if (batch_size_ == 0) break;
+      ResolveBatch();
+      continue;
     }
-    stats_.heap_words += count;
+    uint32_t group[kGroup];
+    size_t n = std::min(kGroup, work_.size());
+    for (size_t k = 0; k < n; ++k) {
+      group[k] = work_.back();
+      work_.pop_back();
+      __builtin_prefetch(reinterpret_cast<const void*>(index_.block(group[k]).begin));
+    }
+    for (size_t k = 0; k < n; ++k) {
+      const BlockRange& b = index_.block(group[k]);
+      auto* words = reinterpret_cast<const uint64_t*>(b.begin);
+      size_t count = b.size / sizeof(uint64_t);
+      for (size_t w = 0; w < count; ++w) {
+        uint64_t v = words[w];
+        if (v >= lowest && v < highest) Candidate(v);
+      }
+      stats_.heap_words += count;
+    }
   }
 }
 

@@ -3,6 +3,10 @@
 // block; marking is transitive through a work list. Root ranges are read with process_vm_readv in
 // 64 KiB chunks, so unmapped or PROT_NONE pages inside a root are skipped and counted, never fatal.
 // Heap blocks are read directly: they are live malloc memory. No host malloc (MmapAllocator).
+// Candidate words are resolved in batches of kBatch, stage by stage (granule entries, blocks,
+// mark bytes, marking), with software prefetches between the stages: a lookup is a chain of
+// dependent cache misses, and a batch overlaps the chains of its words. Every Scan* call and
+// Propagate() resolve their whole batch before returning, so marks are final after Propagate().
 // Interior pointers that are exactly glibc's next-chunk header address are ignored (see
 // IsNextChunkHeader).
 #pragma once
@@ -77,7 +81,14 @@ class HeapMarker {
     if (chunk < 32) chunk = 32;
     return word == b.begin - 16 + chunk;
   }
-  void Mark(uint64_t word);
+  static constexpr size_t kBatch = 64;
+
+  // Queues a word in [lowest, highest) for lookup; resolves the batch when it is full.
+  void Candidate(uint64_t word) {
+    batch_[batch_size_++] = word;
+    if (batch_size_ == kBatch) ResolveBatch();
+  }
+  void ResolveBatch();
   void ScanChunk(const uint64_t* words, size_t count, uint64_t* counter);
 
   const BlockIndex& index_;
@@ -86,6 +97,8 @@ class HeapMarker {
   uint8_t* marks_;
   std::vector<uint32_t, MmapAllocator<uint32_t>> work_;
   std::vector<uint64_t, MmapAllocator<uint64_t>> buffer_;
+  uint64_t batch_[kBatch];
+  size_t batch_size_ = 0;
   MarkStats stats_;
 };
 

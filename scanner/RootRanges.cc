@@ -90,6 +90,28 @@ void RootRanges::Compute(const ProcessMappings& mappings,
   }
 }
 
+void RootRanges::Exclude(std::span<const std::pair<uint64_t, uint64_t>> own) {
+  for (auto [begin, end] : own) {
+    if (begin >= end) continue;
+    size_t count = ranges_.size();
+    for (size_t i = 0; i < count; ++i) {
+      RootRange& r = ranges_[i];
+      if (end <= r.begin || begin >= r.end) continue;
+      if (begin > r.begin && end < r.end) {  // a hole: keep both sides
+        RootRange above = r;
+        above.begin = end;
+        r.end = begin;
+        ranges_.push_back(above);
+      } else if (begin > r.begin) {
+        r.end = begin;
+      } else {
+        r.begin = std::min(end, r.end);
+      }
+    }
+  }
+  std::erase_if(ranges_, [](const RootRange& r) { return r.begin >= r.end; });
+}
+
 uint64_t RootRanges::total_bytes() const {
   uint64_t n = 0;
   for (const RootRange& r : ranges_) n += r.end - r.begin;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "roots/ProcessMappings.h"
@@ -40,6 +41,11 @@ class RootRanges {
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
                std::span<const uint64_t> own_memory, uint64_t static_tls_size);
+  // Removes [begin, end) of each of `own` from the ranges (cutting a range in two where needed):
+  // heapgraph's own memory that shares no mapping boundary with the program's, e.g. the
+  // recorder's scratch or a buffer the scan prepared, which may lie in a mapping the kernel
+  // merged with one of the program's.
+  void Exclude(std::span<const std::pair<uint64_t, uint64_t>> own);
   std::span<const RootRange> ranges() const { return ranges_; }
   uint64_t total_bytes() const;
 

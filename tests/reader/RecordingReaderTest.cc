@@ -182,6 +182,19 @@ TEST_F(RecordingReaderTest, ResolvesStacksInnermostFirstWithSharedSuffix) {
   EXPECT_EQ(stats.dropped, 0u);
 }
 
+TEST_F(RecordingReaderTest, StacksAndModulesOnlySkipsTheTrees) {
+  std::string dir = WriteDir(files_);
+  RecordingReader reader(dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(reader.blocks().empty());
+  EXPECT_TRUE(reader.shards().empty());
+  EXPECT_EQ(reader.Frames(standard_.s1), (std::vector<uint64_t>{kFooAlloc, kExeMain}));
+  EXPECT_EQ(reader.modules().size(), 2u);
+  ASSERT_TRUE(reader.Locate(kExeMain).has_value());
+  EXPECT_EQ(reader.Locate(kExeMain)->offset, 0x1000u);
+  std::filesystem::remove(std::filesystem::path(dir) / format::kHeapTreeFile);
+  EXPECT_THROW(RecordingReader(dir, RecordingReader::Content::kStacksAndModules), RecordingError);
+}
+
 TEST_F(RecordingReaderTest, ReadsModulesAndLocatesAddresses) {
   RecordingReader reader(WriteDir(files_));
   ASSERT_EQ(reader.modules().size(), 2u);

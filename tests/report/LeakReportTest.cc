@@ -576,5 +576,24 @@ TEST_F(LeakReportTest, JsonCyclesAndExact64BitAddresses) {
   }
 }
 
+TEST_F(LeakReportTest, JsonTextIsTheTreeDumpedByteForByte) {
+  LeakReport report = Build();
+  EXPECT_EQ(LeakReportJsonText(report), LeakReportToJson(report).dump(2));
+  LeakReport none = report;
+  none.leaks.clear();
+  EXPECT_EQ(LeakReportJsonText(none), LeakReportToJson(none).dump(2));
+}
+
+TEST_F(LeakReportTest, JsonTextEscapesStringsLikeTheTree) {
+  LeakReport report = Build();
+  ASSERT_GE(report.leaks[0].stack.size(), 2u);
+  ReportFrame& f = report.leaks[0].stack[1];
+  f.function = "op\"er\\ator\n\t\b\f\r\x01\x1f caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80";
+  f.file = "bad \xff byte \x80 and \xc3 cut";
+  report.leaks[0].type = "Type<\"quoted\">";
+  EXPECT_EQ(LeakReportJsonText(report),
+            LeakReportToJson(report).dump(2, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace
 }  // namespace heapgraph::report

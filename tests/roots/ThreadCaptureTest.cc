@@ -114,6 +114,21 @@ TEST_F(ThreadCaptureTest, StopsEveryThreadAndRecordsRegisters) {
   for (const ThreadInfo& t : capture.threads()) EXPECT_EQ(t.pending_signal, 0);
 }
 
+// The buffers a leak scan excludes from its roots: what StopAll() prepared, disjoint from the
+// capture arena that holds the threads.
+TEST_F(ThreadCaptureTest, BufferRangesCoverThePreparedBuffersOnly) {
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  capture.ReleaseAll();
+  auto threads = reinterpret_cast<uint64_t>(capture.threads().data());
+  for (auto [begin, end] : capture.BufferRanges()) {
+    EXPECT_LT(begin, end);
+    EXPECT_FALSE(threads >= begin && threads < end);
+  }
+  auto seen = capture.BufferRanges()[3];
+  EXPECT_GT(seen.second - seen.first, static_cast<uint64_t>(TaskList::PidMax()));
+}
+
 TEST_F(ThreadCaptureTest, StopAllTwiceFailsAndReleaseIsIdempotent) {
   ASSERT_TRUE(magic_.Start(1, 1));
   ThreadCapture capture;

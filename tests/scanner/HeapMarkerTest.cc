@@ -93,5 +93,60 @@ TEST_F(HeapMarkerTest, ForEachReferenceListsOutgoingEdges) {
   EXPECT_EQ(targets, (std::vector<uint32_t>{5, 6}));
 }
 
+// Lookups are resolved in batches with prefetches between stages: many candidates per block, long
+// chains, partial batches left when the work list runs dry, and words that point nowhere must
+// give exactly the marks of a plain depth-first walk.
+TEST(HeapMarkerBatchTest, MarksExactlyTheReachableBlocksOfALargeRandomGraph) {
+  constexpr int kBlocks = 5000;
+  std::vector<uint64_t*> blocks;
+  for (int i = 0; i < kBlocks; ++i) blocks.push_back(static_cast<uint64_t*>(calloc(8, 8)));
+  std::sort(blocks.begin(), blocks.end());
+  uint64_t seed = 42;
+  auto next = [&seed] {
+    return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+  };
+  // Blocks 0..kBlocks/2 form a random graph with 3 edges each (interior pointers and non-pointers
+  // mixed in); the other half point into the first half only, so they stay unreachable.
+  for (int i = 0; i < kBlocks; ++i) {
+    for (int w = 0; w < 3; ++w) {
+      uint64_t target = next() % (kBlocks / 2);
+      blocks[i][w] = reinterpret_cast<uint64_t>(blocks[target]) + 8 * (next() % 8);
+    }
+    blocks[i][3] = next();  // most likely not a pointer
+  }
+  Blocks ranges;
+  for (uint64_t* b : blocks) ranges.push_back({reinterpret_cast<uint64_t>(b), 64});
+  BlockIndex index(ranges);
+  uint64_t root[3] = {reinterpret_cast<uint64_t>(blocks[0]), 7,
+                      reinterpret_cast<uint64_t>(blocks[1])};
+  HeapMarker marker(index);
+  marker.ScanWords(root, 3);
+  marker.Propagate();
+
+  std::vector<uint8_t> expected(kBlocks, 0);
+  std::vector<uint32_t> work;
+  for (uint64_t r : root) {
+    uint32_t b = index.Find(r);
+    if (b != BlockIndex::kNotFound && !expected[b]) expected[b] = 1, work.push_back(b);
+  }
+  while (!work.empty()) {
+    uint32_t b = work.back();
+    work.pop_back();
+    for (int w = 0; w < 8; ++w) {
+      uint32_t t = index.Find(blocks[b][w]);
+      if (t != BlockIndex::kNotFound && !expected[t]) expected[t] = 1, work.push_back(t);
+    }
+  }
+  uint64_t reachable = 0;
+  for (uint32_t i = 0; i < kBlocks; ++i) {
+    EXPECT_EQ(marker.marked(i), expected[i] != 0) << "block " << i;
+    reachable += expected[i];
+  }
+  EXPECT_EQ(marker.stats().marked_blocks, reachable);
+  EXPECT_GT(reachable, 100u);
+  EXPECT_LT(reachable, static_cast<uint64_t>(kBlocks));
+  for (uint64_t* b : blocks) free(b);
+}
+
 }  // namespace
 }  // namespace heapgraph::scanner
