@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,42 @@ void BM_TypeRefresh1M(benchmark::State& state) {
   state.counters["copies"] = static_cast<double>(snapshot.copies);
 }
 BENCHMARK(BM_TypeRefresh1M)->Unit(benchmark::kMillisecond);
+
+// A std::function instantiation, so that this program has a _M_manager and the std::function
+// reader is active (as in any program that uses std::function).
+std::function<int()> g_function = [] { return 1; };
+
+// The part proportional to live bytes: the std::function reader looks at every word of every block
+// (for a manager address), so 64 live 1 MiB blocks are read whole through LiveMemory's windows.
+void BM_TypeRefreshBytes64M(benchmark::State& state) {
+  benchmark::DoNotOptimize(g_function);
+  heapgraph::LiveAllocationTree tree;
+  char pattern[] = "/tmp/hg-pressure-bench-XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  tree.Create(dir_fd, "heap.tree", 4, 10);
+  constexpr size_t kBlock = 1 << 20;
+  std::vector<std::unique_ptr<uint64_t[]>> blocks;
+  for (uint32_t i = 0; i < 64; ++i) {
+    blocks.emplace_back(new uint64_t[kBlock / 8]());
+    heapgraph::BlockRecord b;
+    b.address = reinterpret_cast<uint64_t>(blocks.back().get());
+    b.size = kBlock;
+    b.stack = 1;
+    b.seq = i;
+    b.function = heapgraph::format::AllocFunction::kMalloc;
+    tree.Insert(b);
+  }
+  heapgraph::report::TypeRefresh refresh;
+  refresh.Take(tree);
+  heapgraph::report::TypeSnapshot snapshot;
+  for (auto _ : state) snapshot = refresh.Take(tree);
+  state.counters["copies"] = static_cast<double>(snapshot.copies);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 64 * kBlock);
+  close(dir_fd);
+  (void)!system(("rm -rf " + dir).c_str());
+}
+BENCHMARK(BM_TypeRefreshBytes64M)->Unit(benchmark::kMillisecond);
 
 // The first refresh of a process: the readers' preparation plus a refresh of an empty tree.
 void BM_TypeRefreshPrepare(benchmark::State& state) {
