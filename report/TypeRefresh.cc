@@ -128,17 +128,23 @@ TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
   // Descriptions live in the set's cache (stable addresses): one name per distinct description.
   std::unordered_map<const types::TypeDescription*, uint32_t> type_of;
   std::unordered_map<std::string, uint32_t> by_name;
+  types::TypeIdentity last;  // neighbours are often of one type: skip the lookups
+  uint32_t last_type = 0;
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (!identities[i].typed()) continue;
-    const types::TypeDescription& d = readers_->Describe(identities[i]);
-    auto [it, added] = type_of.try_emplace(&d, 0);
-    if (added) {
-      auto [named, fresh] =
-          by_name.try_emplace(Name(d), static_cast<uint32_t>(snapshot.names.size()));
-      if (fresh) snapshot.names.push_back(named->first);
-      it->second = named->second;
+    if (!(identities[i] == last)) {
+      const types::TypeDescription& d = readers_->Describe(identities[i]);
+      auto [it, added] = type_of.try_emplace(&d, 0);
+      if (added) {
+        auto [named, fresh] =
+            by_name.try_emplace(Name(d), static_cast<uint32_t>(snapshot.names.size()));
+        if (fresh) snapshot.names.push_back(named->first);
+        it->second = named->second;
+      }
+      last = identities[i];
+      last_type = it->second;
     }
-    snapshot.blocks.push_back({blocks[i].address, blocks[i].seq, it->second});
+    snapshot.blocks.push_back({blocks[i].address, blocks[i].seq, last_type});
   }
   return snapshot;
 }
