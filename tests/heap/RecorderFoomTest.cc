@@ -284,7 +284,14 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
   std::uniform_int_distribution<int> delay_ms(0, 200);
   for (int run = 0; run < runs; ++run) {
     TempRoot root;
-    ChildProcess child(ProgramPath("hg_foom"), {"grow", "20000"}, RecordingEnv(root.path(), ""));
+    // Odd runs also run the memory-pressure watcher with watermarks every 10 % of 40 MiB while
+    // the ledger grows to ≈ 20 MiB, so that kills land in its appends to `pressure` and its
+    // rewrites of `types` too: neither may ever read as corrupt.
+    bool watched = run % 2 == 1;
+    ChildProcess child(ProgramPath("hg_foom"), {"grow", "20000"},
+                       RecordingEnv(root.path(), watched ? "memory_limit=40M,watch_interval_ms=10,"
+                                                           "watermarks=10/20/30/40/50/60/70/80"
+                                                         : ""));
     ASSERT_TRUE(child.WaitReady()) << child.Describe();
     int delay = delay_ms(random);
     SCOPED_TRACE("run " + std::to_string(run) + ", killed after " + std::to_string(delay) + " ms");
@@ -292,6 +299,14 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
     child.Kill(SIGKILL);
     child.Wait();
     Json report = Foom(root.DirectoryOf(child.pid()), /*symbols=*/run == 0);
+    for (const Json& warning : report["warnings"]) {
+      std::string text = warning;
+      EXPECT_EQ(text.find("(no time line)"), std::string::npos) << text;
+      EXPECT_EQ(text.find("(size categories used instead)"), std::string::npos) << text;
+    }
+    if (watched) {
+      EXPECT_TRUE(report["pressure"].is_object()) << "the watcher writes its header at start";
+    }
     EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
     EXPECT_LE(report["summary"]["torn_entries"].get<uint64_t>(), 64u);
     ASSERT_FALSE(report["categories"].empty());
