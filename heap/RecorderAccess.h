@@ -39,8 +39,9 @@ typedef int (*HeapgraphIgnoreThreadFn)(int ignore);
   "leak check needs full recording; this process records a sample (sample=%s)"
 
 // The watcher's type refresh (libheapgraph_scan.so): reads the type of every live heap block of
-// `heap` now (C++ vptr -> typeinfo name; best effort, racing the program) and rewrites the
-// recording's `types` file (PersistedFormat.h) in `dir_fd`. Returns the records written or -1.
+// `heap` now (the typed-graph readers of scanner/types through process_vm_readv; best effort,
+// racing the program) and rewrites the recording's `types` file (PersistedFormat.h) in `dir_fd`.
+// Returns the records written or -1.
 struct HeapgraphTypeRefresh {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;

@@ -2,8 +2,9 @@
 // root (classifies the previous runs of this executable, prunes to the last `keep`); then it beats
 // the session every `interval_ms` (SessionFile::Beat: tick time, program progress, cgroup OOM-kill
 // counter), which is what lets the next start tell a hang from an OOM kill. A forked child has no
-// monitor (its session says heartbeat_interval_ms 0). The memory-pressure watcher may take this
-// thread over. libc + pthreads only.
+// monitor (its session says heartbeat_interval_ms 0). It stays apart from the memory-pressure
+// watcher's thread so that a type refresh never delays a beat (docs/configuration.md). libc +
+// pthreads only.
 #pragma once
 
 #include <pthread.h>

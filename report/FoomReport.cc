@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <utility>
 
@@ -13,15 +14,21 @@
 namespace heapgraph::report {
 namespace {
 
-struct StackTotals {
-  uint64_t count = 0;
-  uint64_t bytes = 0;
-};
-
 struct CategoryTotals {
   FoomCategory category;
-  std::unordered_map<uint32_t, StackTotals> stacks;
+  SampleEstimate estimate;
+  std::unordered_map<uint32_t, SampleEstimate> stacks;
 };
+
+FoomTotals Totals(const SampleEstimate& e) {
+  FoomTotals t;
+  t.count = static_cast<uint64_t>(std::llround(e.count()));
+  t.bytes = static_cast<uint64_t>(std::llround(e.bytes()));
+  t.sampled = e.samples();
+  t.count_error = e.count_error();
+  t.bytes_error = e.bytes_error();
+  return t;
+}
 
 // Category index of every block, with heap size categories cached by size (one name per size).
 class Categorizer {
@@ -73,11 +80,16 @@ bool ByBytes(const FoomCategory& a, const FoomCategory& b) {
 }
 
 // The top `m` stacks of one category, bytes descending (ties: count, then stack id).
-std::vector<FoomStack> TopStacks(const std::unordered_map<uint32_t, StackTotals>& stacks,
+std::vector<FoomStack> TopStacks(const std::unordered_map<uint32_t, SampleEstimate>& stacks,
                                  size_t m) {
   std::vector<FoomStack> all;
   all.reserve(stacks.size());
-  for (const auto& [id, t] : stacks) all.push_back({id, t.count, t.bytes, {}});
+  for (const auto& [id, e] : stacks) {
+    FoomStack s;
+    static_cast<FoomTotals&>(s) = Totals(e);
+    s.stack_id = id;
+    all.push_back(std::move(s));
+  }
   auto order = [](const FoomStack& a, const FoomStack& b) {
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
     if (a.count != b.count) return a.count > b.count;
@@ -168,22 +180,33 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
   } catch (const RecordingError& e) {
     report.warnings.push_back(std::string(e.what()) + " (size categories used instead)");
   }
+  try {
+    PressureTimeline pressure(reader.directory());
+    if (pressure.present()) report.pressure = std::move(pressure);
+    if (report.pressure && report.pressure->truncated()) {
+      report.warnings.push_back("pressure: the last entry was cut short by the kill (dropped)");
+    }
+  } catch (const RecordingError& e) {
+    report.warnings.push_back(std::string(e.what()) + " (no time line)");
+  }
+  report.sample_mean = reader.sample_mean();
   std::vector<CategoryTotals> totals;
   Categorizer categorizer(&totals, types ? &*types : nullptr);
   for (const LiveBlock& block : reader.blocks()) {
+    uint64_t mean = reader.SampleMeanOf(block);
     CategoryTotals& c = categorizer.For(block);
-    ++c.category.count;
-    c.category.bytes += block.size;
-    StackTotals& s = c.stacks[block.stack];
-    ++s.count;
-    s.bytes += block.size;
-    ++report.live_blocks;
-    report.live_bytes += block.size;
+    if (c.estimate.samples() == 0) c.estimate = SampleEstimate(mean);
+    c.estimate.Add(block.size);
+    c.stacks.try_emplace(block.stack, mean).first->second.Add(block.size);
   }
+  SampleEstimate live;  // the categories partition the blocks
+  for (const CategoryTotals& c : totals) live.Merge(c.estimate);
+  report.live = Totals(live);
   for (CategoryTotals& c : totals) {
+    static_cast<FoomTotals&>(c.category) = Totals(c.estimate);
     c.category.stack_count = c.stacks.size();
     c.category.suspect_reasons = options.rules.Evaluate(c.category.name, c.category.count,
-                                                        c.category.bytes, report.live_bytes);
+                                                        c.category.bytes, report.live.bytes);
   }
   std::sort(totals.begin(), totals.end(), [](const CategoryTotals& a, const CategoryTotals& b) {
     return ByBytes(a.category, b.category);

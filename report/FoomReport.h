@@ -4,8 +4,10 @@
 // category "Malloc 48.00KiB", or "VM: anonymous") with block counts and bytes;
 // identical stacks merged inside each category; the top-N categories by bytes with their top-M
 // stacks; suspect categories by SuspectRules; and the feature value (Caller1, Caller2, Category,
-// Reason) used to cluster many reports. FoomReportText.h and FoomReportJson.h format it;
-// docs/foom-report.md documents the JSON form.
+// Reason) used to cluster many reports; the memory-pressure time line (the `pressure` file's
+// watermark entries) when the watcher ran. In a sampled recording (heap.tree version 3) every
+// count and byte total is a Horvitz-Thompson estimate (SampleEstimate) with its standard error.
+// FoomReportText.h and FoomReportJson.h format it; docs/foom-report.md documents the JSON form.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "heap/PressureTimeline.h"
 #include "heap/RecordingReader.h"
 #include "report/ExitRecord.h"
 #include "report/LeakReport.h"
@@ -22,18 +25,24 @@
 
 namespace heapgraph::report {
 
-struct FoomStack {
-  uint32_t stack_id = 0;
+// Counts and bytes are exact in a full recording; in a sampled one they are estimates (rounded)
+// from `sampled` recorded blocks, with one standard error each.
+struct FoomTotals {
   uint64_t count = 0;
   uint64_t bytes = 0;
+  uint64_t sampled = 0;  // blocks in the dump
+  double count_error = 0;
+  double bytes_error = 0;
+};
+
+struct FoomStack : FoomTotals {
+  uint32_t stack_id = 0;
   std::vector<ReportFrame> frames;  // innermost first; empty when not resolved or stack 0
 };
 
-struct FoomCategory {
+struct FoomCategory : FoomTotals {
   std::string name;
-  std::string kind;  // "heap" (size category), "vm" (anonymous mappings) or "type"
-  uint64_t count = 0;
-  uint64_t bytes = 0;
+  std::string kind;               // "heap" (size category), "vm" (anonymous mappings) or "type"
   size_t stack_count = 0;         // distinct stacks in the category
   std::vector<FoomStack> stacks;  // top-M by bytes, only for the top-N categories and suspects
   std::vector<std::string> suspect_reasons;  // empty: not suspect
@@ -52,13 +61,14 @@ struct FoomReport {
   std::string directory;
   ExitRecord exit;
   std::optional<SessionInfo> session;
-  uint64_t live_blocks = 0;
-  uint64_t live_bytes = 0;
+  uint64_t sample_mean = 0;  // 0: a full recording
+  FoomTotals live;           // every live block (heap and VM)
   uint64_t dropped = 0;
   std::vector<TornNode> torn;            // slots/nodes a writer was changing when the process died
   uint64_t torn_records = 0;             // records those entries may have held (not counted above)
   std::vector<FoomCategory> categories;  // every category, bytes descending
   std::optional<FeatureValue> feature;
+  std::optional<PressureTimeline> pressure;  // the watcher's time line, when it wrote one
   std::vector<std::string> warnings;
 };
 

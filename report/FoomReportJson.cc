@@ -92,6 +92,9 @@ Json CategoryJson(size_t rank, const FoomCategory& c) {
     stacks.push_back({{"stack_id", s.stack_id},
                       {"count", s.count},
                       {"bytes", s.bytes},
+                      {"sampled_blocks", s.sampled},
+                      {"count_error", s.count_error},
+                      {"bytes_error", s.bytes_error},
                       {"frames", std::move(frames)}});
   }
   return {{"rank", rank},
@@ -99,6 +102,9 @@ Json CategoryJson(size_t rank, const FoomCategory& c) {
           {"kind", c.kind},
           {"count", c.count},
           {"bytes", c.bytes},
+          {"sampled_blocks", c.sampled},
+          {"count_error", c.count_error},
+          {"bytes_error", c.bytes_error},
           {"stack_count", c.stack_count},
           {"suspect", !c.suspect_reasons.empty()},
           {"suspect_reasons", c.suspect_reasons},
@@ -115,6 +121,49 @@ Json TornJson(const std::vector<TornNode>& torn) {
                    {"records", t.records}});
   }
   return out;
+}
+
+Json PressureJson(const std::optional<PressureTimeline>& p) {
+  if (!p) return nullptr;
+  const format::PressureHeader& h = p->header();
+  Json sources = Json::array();
+  if (h.sources & format::kSourceRss) sources.push_back("rss");
+  if (h.sources & format::kSourceCgroup) sources.push_back("cgroup");
+  if (h.sources & format::kSourcePsi) sources.push_back("psi");
+  Json watermarks = Json::array();
+  for (uint32_t i = 0; i < h.watermark_count && i < format::kMaxWatermarks; ++i) {
+    watermarks.push_back(h.watermarks[i]);
+  }
+  Json entries = Json::array();
+  for (const PressureEntry& e : p->entries()) {
+    const format::PressureRecord& r = e.record;
+    entries.push_back({{"watermark", r.watermark},
+                       {"percent", r.percent},
+                       {"trigger", r.trigger == format::kTriggerPsi ? "psi" : "poll"},
+                       {"realtime_ns", r.realtime_ns},
+                       {"elapsed_ns", r.elapsed_ns},
+                       {"limit", r.limit},
+                       {"rss", r.rss},
+                       {"cgroup_current", r.cgroup_current},
+                       {"cgroup_max", r.cgroup_max},
+                       {"oom_events", r.oom_events},
+                       {"oom_kills", r.oom_kills},
+                       {"heap_blocks", r.heap_blocks},
+                       {"heap_bytes", r.heap_bytes},
+                       {"vm_blocks", r.vm_blocks},
+                       {"vm_bytes", r.vm_bytes},
+                       {"sequence", r.sequence},
+                       {"refresh_ns", r.refresh_ns},
+                       {"types_written", r.types_written != 0},
+                       {"categories", e.categories.size()}});
+  }
+  return {{"configured_limit", h.configured_limit},
+          {"sources", std::move(sources)},
+          {"cgroup_dir", std::string(h.cgroup_dir, strnlen(h.cgroup_dir, sizeof(h.cgroup_dir)))},
+          {"watermarks", std::move(watermarks)},
+          {"sample_mean", h.sample_mean},
+          {"truncated", p->truncated()},
+          {"entries", std::move(entries)}};
 }
 
 }  // namespace
@@ -137,8 +186,12 @@ Json FoomReportToJson(const FoomReport& r) {
           {"exit", ExitJson(r.exit)},
           {"session", SessionJson(r.session)},
           {"summary",
-           {{"live_blocks", r.live_blocks},
-            {"live_bytes", r.live_bytes},
+           {{"live_blocks", r.live.count},
+            {"live_bytes", r.live.bytes},
+            {"sample_mean", r.sample_mean},
+            {"sampled_blocks", r.live.sampled},
+            {"live_blocks_error", r.live.count_error},
+            {"live_bytes_error", r.live.bytes_error},
             {"categories", r.categories.size()},
             {"dropped", r.dropped},
             {"torn_entries", r.torn.size()},
@@ -146,6 +199,7 @@ Json FoomReportToJson(const FoomReport& r) {
           {"torn", TornJson(r.torn)},
           {"categories", std::move(categories)},
           {"feature", std::move(feature)},
+          {"pressure", PressureJson(r.pressure)},
           {"warnings", r.warnings}};
 }
 
@@ -158,6 +212,8 @@ Json FoomReportToRecord(const FoomReport& r) {
   }
   const FoomCategory* top = r.categories.empty() ? nullptr : &r.categories.front();
   bool v2 = r.session && r.session->has_record;
+  const PressureEntry* last =
+      r.pressure && !r.pressure->entries().empty() ? &r.pressure->entries().back() : nullptr;
   return {{"format", kFoomRecordFormat},
           {"version", kFoomReportVersion},
           {"directory", r.directory},
@@ -169,12 +225,20 @@ Json FoomReportToRecord(const FoomReport& r) {
           {"exit_kind", r.exit.kind},
           {"exit_reason", r.exit.reason},
           {"signal", r.exit.signal},
-          {"live_blocks", r.live_blocks},
-          {"live_bytes", r.live_bytes},
+          {"live_blocks", r.live.count},
+          {"live_bytes", r.live.bytes},
+          {"sample_mean", r.sample_mean},
+          {"live_blocks_error", r.live.count_error},
+          {"live_bytes_error", r.live.bytes_error},
           {"torn_records", r.torn_records},
           {"top_category", top != nullptr ? top->name : ""},
           {"top_category_count", top != nullptr ? top->count : 0},
           {"top_category_bytes", top != nullptr ? top->bytes : 0},
+          {"top_category_count_error", top != nullptr ? top->count_error : 0.0},
+          {"top_category_bytes_error", top != nullptr ? top->bytes_error : 0.0},
+          {"watermarks_reached", r.pressure ? r.pressure->entries().size() : 0},
+          {"last_watermark", last != nullptr ? last->record.watermark : 0},
+          {"last_watermark_rss", last != nullptr ? last->record.rss : 0},
           {"suspects", suspects},
           {"caller1", r.feature ? r.feature->caller1 : ""},
           {"caller2", r.feature ? r.feature->caller2 : ""},

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <string.h>
 
+#include <cmath>
+#include <utility>
+
 namespace heapgraph::report {
 namespace {
 
@@ -33,8 +36,53 @@ std::string ExitLine(const ExitRecord& e) {
   return line + fmt::format(" [{}]", e.source);
 }
 
-void AppendStack(std::string& out, const FoomStack& s) {
-  out += fmt::format("    stack {}: {} blocks, {}\n", s.stack_id, s.count, Bytes(s.bytes));
+// "12 blocks, 1.00 KiB", or in a sampled recording "≈ 3012 ± 140 blocks, ≈ 2.94 MiB ± 0.14 MiB".
+std::string Amount(const FoomTotals& t, bool sampled) {
+  if (!sampled) return fmt::format("{} blocks, {}", t.count, Bytes(t.bytes));
+  return fmt::format("≈ {} ± {:.0f} blocks, ≈ {} ± {}", t.count, t.count_error, Bytes(t.bytes),
+                     Bytes(static_cast<uint64_t>(std::llround(t.bytes_error))));
+}
+
+std::string Seconds(uint64_t ns) {
+  return fmt::format("{:.2f} s", static_cast<double>(ns) / 1e9);
+}
+
+std::string Sources(uint32_t sources) {
+  std::string out;
+  for (auto [bit, name] :
+       {std::pair{format::kSourceRss, "RSS"}, std::pair{format::kSourceCgroup, "cgroup v2"},
+        std::pair{format::kSourcePsi, "PSI"}}) {
+    if ((sources & bit) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The watcher's time line: one line per watermark crossed, in the order crossed.
+void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
+  const format::PressureHeader& h = p.header();
+  out += fmt::format("pressure: {} watermark entr{} (limit {}, sources: {})\n", p.entries().size(),
+                     p.entries().size() == 1 ? "y" : "ies",
+                     h.configured_limit != 0 ? Bytes(h.configured_limit) : "memory.max",
+                     Sources(h.sources));
+  for (const PressureEntry& e : p.entries()) {
+    const format::PressureRecord& r = e.record;
+    std::string cgroup = r.cgroup_max != 0 || r.cgroup_current != 0
+                             ? fmt::format(", cgroup {} of {}", Bytes(r.cgroup_current),
+                                           r.cgroup_max != 0 ? Bytes(r.cgroup_max) : "max")
+                             : "";
+    out += fmt::format(
+        "  {}% at +{}: {}% of {}, RSS {}{}, heap {} {}blocks {}, VM {} regions {}{}\n", r.watermark,
+        Seconds(r.elapsed_ns), r.percent, Bytes(r.limit), Bytes(r.rss), cgroup, r.heap_blocks,
+        sampled ? "sampled " : "", Bytes(r.heap_bytes), r.vm_blocks, Bytes(r.vm_bytes),
+        r.types_written != 0 ? fmt::format(", types refreshed ({} ms)", r.refresh_ns / 1000000)
+                             : "");
+  }
+}
+
+void AppendStack(std::string& out, const FoomStack& s, bool sampled) {
+  out += fmt::format("    stack {}: {}\n", s.stack_id, Amount(s, sampled));
   for (size_t i = 0; i < s.frames.size(); ++i) {
     const ReportFrame& f = s.frames[i];
     out += fmt::format("      #{} {:#x} {}\n", i, f.address, FrameLabel(f));
@@ -49,8 +97,15 @@ std::string FoomReportToText(const FoomReport& r) {
     out += fmt::format("process: pid {}, {}\n", r.session->pid, r.session->executable);
   }
   out += ExitLine(r.exit) + "\n";
-  out += fmt::format("live: {} blocks, {}, {} categories, {} dropped\n", r.live_blocks,
-                     Bytes(r.live_bytes), r.categories.size(), r.dropped);
+  bool sampled = r.sample_mean != 0;
+  out += fmt::format("live: {}, {} categories, {} dropped\n", Amount(r.live, sampled),
+                     r.categories.size(), r.dropped);
+  if (sampled) {
+    out += fmt::format(
+        "sampled recording (sample={}): counts and bytes are estimated from {} sampled blocks, "
+        "± one standard error\n",
+        Bytes(r.sample_mean), r.live.sampled);
+  }
   if (!r.torn.empty()) {
     out += fmt::format(
         "torn: {} entries, up to {} records were being changed when the process died (not "
@@ -66,11 +121,13 @@ std::string FoomReportToText(const FoomReport& r) {
   out += "categories:\n";
   for (size_t i = 0; i < r.categories.size(); ++i) {
     const FoomCategory& c = r.categories[i];
-    out += fmt::format("  #{} {}: {} blocks, {}, {} stacks{}\n", i + 1, c.name, c.count,
-                       Bytes(c.bytes), c.stack_count, c.suspect_reasons.empty() ? "" : " SUSPECT");
+    out += fmt::format("  #{} {}: {}, {} stacks{}{}\n", i + 1, c.name, Amount(c, sampled),
+                       c.stack_count, sampled ? fmt::format(" ({} sampled blocks)", c.sampled) : "",
+                       c.suspect_reasons.empty() ? "" : " SUSPECT");
     for (const std::string& reason : c.suspect_reasons) out += "    suspect: " + reason + "\n";
-    for (const FoomStack& s : c.stacks) AppendStack(out, s);
+    for (const FoomStack& s : c.stacks) AppendStack(out, s, sampled);
   }
+  if (r.pressure) AppendPressure(out, *r.pressure, sampled);
   for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }

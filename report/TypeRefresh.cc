@@ -1,8 +1,9 @@
 #include "report/TypeRefresh.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <link.h>
 #include <stdio.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,19 +13,28 @@
 #include <unordered_map>
 
 #include "heap/PersistedFormat.h"
-#include "scanner/VtableTypeReader.h"
+#include "scanner/BlockIndex.h"
+#include "scanner/types/BuiltInReaders.h"
+#include "scanner/types/LiveMemory.h"
+#include "scanner/types/SnapshotMemory.h"
 
 namespace heapgraph::report {
 namespace {
 
+using scanner::BlockIndex;
+using scanner::BlockRange;
+using scanner::MmapAllocator;
+namespace types = scanner::types;
+
 struct Candidate {
   uint64_t address;
+  uint64_t size;
   uint32_t seq;
 };
 
-// Blocks of at least two words (a vptr and something), shard by shard. Capacity is reserved
-// before a shard is locked: growing the vector there would free the old buffer, and that free
-// could need the very shard lock this thread holds.
+// Every live block, shard by shard. Capacity is reserved before a shard is locked: growing the
+// vector there would free the old buffer, and that free could need the very shard lock this
+// thread holds (blocks added meanwhile beyond the reserve are left out).
 std::vector<Candidate> CopyBlocks(LiveAllocationTree& heap, uint64_t* read) {
   std::vector<Candidate> blocks;
   for (uint32_t s = 0; s < heap.shard_count(); ++s) {
@@ -32,63 +42,40 @@ std::vector<Candidate> CopyBlocks(LiveAllocationTree& heap, uint64_t* read) {
     blocks.reserve(blocks.size() + shard.live_count() + 256);
     shard.Lock();
     shard.ForEach([&](const BlockRecord& b) {
-      ++*read;
-      if (b.size >= 2 * sizeof(uint64_t) && blocks.size() < blocks.capacity()) {
-        blocks.push_back({b.address, b.seq});
-      }
+      if (blocks.size() < blocks.capacity()) blocks.push_back({b.address, b.size, b.seq});
     });
     shard.Unlock();
   }
+  *read = blocks.size();
   return blocks;
 }
 
-// First words of blocks [first, first + count) into `words`, one by one (a batch of single-word
-// reads); an unreadable block reads as 0.
-void ReadEachFirstWord(const std::vector<Candidate>& blocks, size_t first, size_t count,
-                       uint64_t* words) {
-  constexpr size_t kBatch = 512;  // below IOV_MAX
-  struct iovec local[kBatch], remote[kBatch];
-  size_t done = 0;
-  while (done < count) {
-    size_t n = std::min(kBatch, count - done);
-    for (size_t i = 0; i < n; ++i) {
-      words[done + i] = 0;
-      local[i] = {&words[done + i], sizeof(uint64_t)};
-      remote[i] = {reinterpret_cast<void*>(blocks[first + done + i].address), sizeof(uint64_t)};
-    }
-    ssize_t got = process_vm_readv(getpid(), local, n, remote, n, 0);
-    // Stops at the first unreadable block: skip it and go on after it.
-    size_t whole = got < 0 ? 0 : static_cast<size_t>(got) / sizeof(uint64_t);
-    done += whole < n ? whole + 1 : n;
+// Sorted by address without overlaps (BlockIndex's precondition): shards are copied at different
+// moments, so a block freed in one shard's copy and a block reusing its memory in a later shard's
+// may both appear; the later-starting one is dropped.
+void SortDisjoint(std::vector<Candidate>& blocks) {
+  std::sort(blocks.begin(), blocks.end(),
+            [](const Candidate& a, const Candidate& b) { return a.address < b.address; });
+  size_t kept = 0;
+  uint64_t end = 0;
+  for (const Candidate& c : blocks) {
+    if (kept != 0 && c.address < end) continue;
+    blocks[kept++] = c;
+    end = c.address + std::max<uint64_t>(c.size, 1);
   }
+  blocks.resize(kept);
 }
 
-// First words of address-sorted blocks [first, first + count). Blocks close together are read as
-// one range (kRun bytes at most, no gap over a page), which costs one copy instead of one page
-// walk per block; a range that is not wholly readable falls back to ReadEachFirstWord.
-void ReadFirstWords(const std::vector<Candidate>& blocks, size_t first, size_t count,
-                    uint64_t* words, std::vector<char>& buffer) {
-  constexpr uint64_t kRun = 64 * 1024, kMaxGap = 4096;
-  for (size_t begin = 0; begin < count;) {
-    uint64_t start = blocks[first + begin].address;
-    size_t end = begin + 1;
-    while (end < count && blocks[first + end].address + sizeof(uint64_t) - start <= kRun &&
-           blocks[first + end].address - blocks[first + end - 1].address <= kMaxGap) {
-      ++end;
-    }
-    uint64_t length = blocks[first + end - 1].address + sizeof(uint64_t) - start;
-    buffer.resize(kRun);
-    struct iovec local = {buffer.data(), length};
-    struct iovec remote = {reinterpret_cast<void*>(start), length};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length)) {
-      for (size_t i = begin; i < end; ++i) {
-        memcpy(&words[i], buffer.data() + (blocks[first + i].address - start), sizeof(uint64_t));
-      }
-    } else {
-      ReadEachFirstWord(blocks, first + begin, end - begin, words + begin);
-    }
-    begin = end;
-  }
+// Changes whenever a module is loaded or unloaded (glibc's dlpi_adds / dlpi_subs counters).
+uint64_t ModuleGeneration() {
+  uint64_t generation = 0;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* out) {
+        *static_cast<uint64_t*>(out) = info->dlpi_adds * 0x100000001ull + info->dlpi_subs;
+        return 1;
+      },
+      &generation);
+  return generation;
 }
 
 uint64_t Align8(uint64_t v) {
@@ -97,37 +84,67 @@ uint64_t Align8(uint64_t v) {
 
 }  // namespace
 
+TypeRefresh::TypeRefresh() = default;
+
+void TypeRefresh::PrepareReaders() {
+  uint64_t generation = ModuleGeneration();
+  if (readers_ != nullptr && generation == module_generation_) return;
+  // Rebuilt rather than re-prepared: a reader's Prepare collects from scratch.
+  readers_ = std::make_unique<types::ReaderSet>();
+  types::RegisterBuiltInReaders(*readers_, nullptr);
+  readers_->Prepare();
+  module_generation_ = generation;
+  ++preparations_;
+}
+
+std::string TypeRefresh::Name(const types::TypeDescription& d) {
+  if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
+  std::string function = fmt::format("{:#x}", d.name_symbol);
+  if (const types::Segment* s = readers_->modules().Find(d.name_symbol)) {
+    const types::Module& m = readers_->modules().modules()[s->module];
+    if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
+    std::vector<SourceFrame> frames = symbolizer_->Symbolize(m.path, d.name_symbol - m.bias);
+    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
+  }
+  std::string name = d.name;
+  size_t at = name.find("{}");
+  return at == std::string::npos ? name : name.replace(at, 2, function);
+}
+
 TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
   TypeSnapshot snapshot;
+  PrepareReaders();
   std::vector<Candidate> blocks = CopyBlocks(heap, &snapshot.blocks_read);
-  std::sort(blocks.begin(), blocks.end(),
-            [](const Candidate& a, const Candidate& b) { return a.address < b.address; });
-  scanner::VtableTypeReader reader;
-  std::unordered_map<const std::string*, uint32_t> index;
-  constexpr size_t kChunk = 4096;
-  uint64_t words[kChunk];
-  std::vector<char> buffer;
-  constexpr uint32_t kUntyped = UINT32_MAX;
-  uint64_t last_word = 0;
-  uint32_t last_type = kUntyped;
-  for (size_t first = 0; first < blocks.size(); first += kChunk) {
-    size_t count = std::min(kChunk, blocks.size() - first);
-    ReadFirstWords(blocks, first, count, words, buffer);
-    for (size_t i = 0; i < count; ++i) {
-      if (words[i] == 0) continue;
-      if (words[i] != last_word) {  // neighbours are often of one type: skip the lookups
-        const std::string* name = reader.TypeOf(words[i]);
-        last_word = words[i];
-        last_type = kUntyped;
-        if (name != nullptr) {
-          auto [it, added] = index.try_emplace(name, static_cast<uint32_t>(snapshot.names.size()));
-          if (added) snapshot.names.push_back(*name);
-          last_type = it->second;
-        }
+  SortDisjoint(blocks);
+  std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
+  ranges.reserve(blocks.size());
+  for (const Candidate& c : blocks) ranges.push_back({c.address, c.size});
+  BlockIndex index(std::move(ranges));
+  types::LiveMemory live;
+  types::SnapshotMemory memory(index, readers_->modules(), live);
+  std::vector<types::TypeIdentity> identities(blocks.size());
+  readers_->IdentifyAll(memory, identities);
+  snapshot.copies = live.copies();
+  // Descriptions live in the set's cache (stable addresses): one name per distinct description.
+  std::unordered_map<const types::TypeDescription*, uint32_t> type_of;
+  std::unordered_map<std::string, uint32_t> by_name;
+  types::TypeIdentity last;  // neighbours are often of one type: skip the lookups
+  uint32_t last_type = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!identities[i].typed()) continue;
+    if (!(identities[i] == last)) {
+      const types::TypeDescription& d = readers_->Describe(identities[i]);
+      auto [it, added] = type_of.try_emplace(&d, 0);
+      if (added) {
+        auto [named, fresh] =
+            by_name.try_emplace(Name(d), static_cast<uint32_t>(snapshot.names.size()));
+        if (fresh) snapshot.names.push_back(named->first);
+        it->second = named->second;
       }
-      if (last_type == kUntyped) continue;
-      snapshot.blocks.push_back({blocks[first + i].address, blocks[first + i].seq, last_type});
+      last = identities[i];
+      last_type = it->second;
     }
+    snapshot.blocks.push_back({blocks[i].address, blocks[i].seq, last_type});
   }
   return snapshot;
 }
@@ -182,7 +199,10 @@ extern "C" __attribute__((visibility("default"))) int heapgraph_internal_refresh
     const HeapgraphTypeRefresh* request) {
   if (request == nullptr || request->heap == nullptr) return -1;
   try {
-    heapgraph::report::TypeSnapshot snapshot = heapgraph::report::TypeRefresh::Take(*request->heap);
+    // One refresh at a time (the watcher's thread); the readers stay prepared between refreshes.
+    // Never destroyed: the watcher may still run while the process exits.
+    static auto* refresh = new heapgraph::report::TypeRefresh();
+    heapgraph::report::TypeSnapshot snapshot = refresh->Take(*request->heap);
     if (!heapgraph::report::TypeRefresh::Write(snapshot, request->dir_fd, request->sequence)) {
       return -1;
     }

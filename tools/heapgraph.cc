@@ -340,7 +340,9 @@ void PrintJson(const RecordingReader& r, const std::vector<StackGroup>& groups, 
                              {"frames", std::move(frames)}});
     if (g.estimate.mean() != 0) doc["groups"].back()["estimate"] = EstimateJson(g.estimate);
   }
-  fmt::print("{}\n", doc.dump(2));
+  // Strings from the dump (module paths, the executable, type names) need not be UTF-8: bad bytes
+  // become U+FFFD, as in `heapgraph foom --json`, instead of failing the whole document.
+  fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 // ----------------------------------------------------------------------------------------------

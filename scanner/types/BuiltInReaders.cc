@@ -13,7 +13,10 @@ namespace heapgraph::scanner::types {
 // before the generic vtable reader because control blocks are polymorphic objects too. The
 // DWARF layouts are shared by the C++ readers and live as long as the set.
 void RegisterBuiltInReaders(ReaderSet& set) {
-  DebugLayouts* layouts = set.debug_layouts();
+  RegisterBuiltInReaders(set, set.debug_layouts());
+}
+
+void RegisterBuiltInReaders(ReaderSet& set, DebugLayouts* layouts) {
   set.Add(std::make_unique<BlockReader>());
   set.Add(std::make_unique<GnuObjcReader>());
   set.Add(std::make_unique<SharedPtrReader>(layouts));

@@ -28,6 +28,10 @@ SnapshotMemory::SnapshotMemory(const BlockIndex& blocks, const ModuleSegments& m
 SnapshotMemory::SnapshotMemory(const BlockIndex& blocks, const ModuleSegments& modules)
     : blocks_(blocks), modules_(modules), mapped_(modules.segments().size(), 1) {}
 
+SnapshotMemory::SnapshotMemory(const BlockIndex& blocks, const ModuleSegments& modules,
+                               LiveMemory& live)
+    : blocks_(blocks), modules_(modules), mapped_(modules.segments().size(), 1), live_(&live) {}
+
 const Segment* SnapshotMemory::MappedSegment(uint64_t address, size_t length) const {
   const Segment* s = modules_.Find(address, length);
   if (s == nullptr || mapped_[static_cast<size_t>(s - modules_.segments().data())] == 0) {

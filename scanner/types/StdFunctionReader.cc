@@ -66,16 +66,24 @@ bool StdFunctionReader::Prepare(const PrepareContext& context) {
 
 void StdFunctionReader::IdentifyReferenced(const SnapshotMemory& memory, uint32_t block,
                                            const TypeIdentity&, TypeSink& sink) const {
-  const BlockRange& b = memory.block(block);
-  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
-  for (size_t w = 2; w < b.size / 8; ++w) {
-    if (!IsManager(words[w])) continue;
-    uint32_t functor = memory.BlockStartingAt(words[w - 2]);
-    if (functor == BlockIndex::kNotFound || functor == block) continue;
-    TypeIdentity identity;
-    identity.model = ObjectModel::kStdFunctor;
-    identity.key = words[w];
-    sink.Assign(functor, identity);
+  // Chunks of kChunk words, each with the two words before it (a manager word's functor pointer
+  // is two words back), so no word is missed or seen twice.
+  constexpr size_t kChunk = 256;
+  uint64_t scratch[kChunk + 2];
+  size_t n = memory.block(block).size / 8;
+  for (size_t start = 0; start + 2 < n; start += kChunk) {
+    size_t count = std::min(kChunk + 2, n - start);
+    const uint64_t* words = memory.BlockWords(block, start, count, scratch);
+    if (words == nullptr) return;
+    for (size_t w = 2; w < count; ++w) {
+      if (!IsManager(words[w])) continue;
+      uint32_t functor = memory.BlockStartingAt(words[w - 2]);
+      if (functor == BlockIndex::kNotFound || functor == block) continue;
+      TypeIdentity identity;
+      identity.model = ObjectModel::kStdFunctor;
+      identity.key = words[w];
+      sink.Assign(functor, identity);
+    }
   }
 }
 

@@ -2,8 +2,11 @@
 // from what it left behind (clean exit with its status, a crash whose application handler still
 // ran, a hang, a kill in the background, an OOM kill by a memory limit, SIGKILL at random moments),
 // the report's top category and Caller1 are the structure the child grew, and the next start of
-// the program classifies earlier runs and keeps only the last `keep`. HEAPGRAPH_FOOM_RUNS sets the
-// number of random kills (default 10; the foom_stress target runs 100).
+// the program classifies earlier runs and keeps only the last `keep`; polymorphic objects grown
+// under the memory-pressure watcher are reported by their class (the `types` file written at the
+// watermarks) with the watermark time line; a sampled recording's estimates are within their stated
+// error of the truth. HEAPGRAPH_FOOM_RUNS sets the number of random kills (default 10; the
+// foom_stress target runs 100).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "heap/PressureTimeline.h"
 #include "heap/RecordingReader.h"
 #include "tests/heap/ChildProcess.h"
 
@@ -280,7 +284,14 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
   std::uniform_int_distribution<int> delay_ms(0, 200);
   for (int run = 0; run < runs; ++run) {
     TempRoot root;
-    ChildProcess child(ProgramPath("hg_foom"), {"grow", "20000"}, RecordingEnv(root.path(), ""));
+    // Odd runs also run the memory-pressure watcher with watermarks every 10 % of 40 MiB while
+    // the ledger grows to ≈ 20 MiB, so that kills land in its appends to `pressure` and its
+    // rewrites of `types` too: neither may ever read as corrupt.
+    bool watched = run % 2 == 1;
+    ChildProcess child(ProgramPath("hg_foom"), {"grow", "20000"},
+                       RecordingEnv(root.path(), watched ? "memory_limit=40M,watch_interval_ms=10,"
+                                                           "watermarks=10/20/30/40/50/60/70/80"
+                                                         : ""));
     ASSERT_TRUE(child.WaitReady()) << child.Describe();
     int delay = delay_ms(random);
     SCOPED_TRACE("run " + std::to_string(run) + ", killed after " + std::to_string(delay) + " ms");
@@ -288,6 +299,14 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
     child.Kill(SIGKILL);
     child.Wait();
     Json report = Foom(root.DirectoryOf(child.pid()), /*symbols=*/run == 0);
+    for (const Json& warning : report["warnings"]) {
+      std::string text = warning;
+      EXPECT_EQ(text.find("(no time line)"), std::string::npos) << text;
+      EXPECT_EQ(text.find("(size categories used instead)"), std::string::npos) << text;
+    }
+    if (watched) {
+      EXPECT_TRUE(report["pressure"].is_object()) << "the watcher writes its header at start";
+    }
     EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
     EXPECT_LE(report["summary"]["torn_entries"].get<uint64_t>(), 64u);
     ASSERT_FALSE(report["categories"].empty());
@@ -333,6 +352,100 @@ TEST(RecorderFoomTest, NextStartClassifiesEarlierRunsAndKeepsTheLastK) {
   }
   next.CloseStdin();
   next.Wait();
+}
+
+// The highest watermark in the directory's pressure time line whose entry refreshed the types
+// (0: none yet; the file may be mid-write).
+uint32_t TypedWatermark(const std::string& dir) {
+  try {
+    PressureTimeline timeline(dir);
+    uint32_t highest = 0;
+    for (const PressureEntry& e : timeline.entries()) {
+      if (e.record.types_written != 0) highest = std::max(highest, e.record.watermark);
+    }
+    return highest;
+  } catch (const RecordingError&) {
+    return 0;
+  }
+}
+
+// The child grows polymorphic objects; the watcher (memory_limit 64 MiB) names them at each
+// watermark; the test kills it once the 90 % entry is written (an RSS watchdog playing the OOM
+// killer, which would strike at 100 %). The report's top category is the class, not "Malloc 1000
+// B": the objects allocated after the last refresh are too few to outweigh the named ones.
+TEST(RecorderFoomTest, OomKillOfPolymorphicObjectsIsReportedByTheirClassWithTheTimeLine) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"accounts"},
+                     RecordingEnv(root.path(), "memory_limit=64M,watch_interval_ms=10"));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  std::string dir = root.DirectoryOf(child.pid());
+  ASSERT_TRUE(WaitFor([&] { return TypedWatermark(dir) >= 90; })) << child.Describe();
+  child.Kill(SIGKILL);
+  child.Wait();
+  Json report = Foom(dir, /*symbols=*/true);
+  SCOPED_TRACE(report["exit"].dump());
+  EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill");
+  ASSERT_GE(report["categories"].size(), 2u);
+  const Json& top = report["categories"][0];
+  EXPECT_EQ(top["name"], "ledger::Account") << report["categories"][1].dump();
+  EXPECT_EQ(top["kind"], "type");
+  EXPECT_EQ(report["feature"]["category"], "ledger::Account");
+  EXPECT_NE(report["feature"]["caller1"].get<std::string>().find("GrowAccounts"), std::string::npos)
+      << report["feature"].dump();
+  // The time line: 50, 75 and 90 % of the limit, in that order, each with the types refreshed.
+  const Json& pressure = report["pressure"];
+  ASSERT_TRUE(pressure.is_object()) << report["warnings"].dump();
+  EXPECT_EQ(pressure["configured_limit"], 64u << 20);
+  std::vector<uint32_t> marks;
+  for (const Json& e : pressure["entries"]) {
+    marks.push_back(e["watermark"]);
+    EXPECT_TRUE(e["types_written"].get<bool>()) << e.dump();
+    EXPECT_GE(e["percent"].get<uint32_t>(), e["watermark"].get<uint32_t>());
+    EXPECT_GT(e["heap_blocks"].get<uint64_t>(), 1000u);
+  }
+  EXPECT_EQ(marks, (std::vector<uint32_t>{50, 75, 90}));
+}
+
+// A sampled recording (sample=64K) killed at the limit: the top category and Caller1 are still the
+// grown structure, and the estimated count and bytes of its entries are within four standard
+// errors (as the report states them) of the truth the child kept in a shared file.
+TEST(RecorderFoomTest, SampledRecordingKilledAtALimitEstimatesTheGrownStructure) {
+  constexpr uint64_t kLimit = 64 << 20;
+  TempRoot root;
+  char count_path[] = "/tmp/hg-foom-count-XXXXXX";
+  int count_fd = mkstemp(count_path);
+  ASSERT_GE(count_fd, 0);
+  close(count_fd);
+  std::vector<std::string> env = RecordingEnv(root.path(), "sample=64K");
+  env.push_back(std::string("HG_FOOM_COUNT=") + count_path);
+  ChildProcess child(ProgramPath("hg_foom"), {"grow", "0"}, env);
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  ASSERT_TRUE(WaitFor([&] { return RssBytes(child.pid()) >= kLimit; }));
+  child.Kill(SIGKILL);
+  child.Wait();
+  uint64_t truth = 0;
+  {
+    std::ifstream in(count_path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&truth), sizeof(truth));
+  }
+  unlink(count_path);
+  ASSERT_GT(truth, 10000u);
+  Json report = Foom(root.DirectoryOf(child.pid()), /*symbols=*/true);
+  SCOPED_TRACE(report["summary"].dump());
+  EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
+  EXPECT_EQ(report["summary"]["sample_mean"], 64u << 10);
+  const Json& top = report["categories"][0];
+  EXPECT_EQ(top["name"], "Malloc 1000 B");
+  EXPECT_NE(report["feature"]["caller1"].get<std::string>().find("GrowLedger"), std::string::npos)
+      << report["feature"].dump();
+  double count = top["count"], count_error = top["count_error"];
+  double bytes = top["bytes"], bytes_error = top["bytes_error"];
+  EXPECT_GT(count_error, 0);
+  EXPECT_LT(top["sampled_blocks"].get<double>(), 0.1 * static_cast<double>(truth));
+  // The count file lags the tree by at most the one entry being added at the kill.
+  EXPECT_NEAR(count, static_cast<double>(truth), 4 * count_error + 1) << "truth " << truth;
+  EXPECT_NEAR(bytes, 1000.0 * static_cast<double>(truth), 4 * bytes_error + 1000)
+      << "truth " << truth;
 }
 
 }  // namespace

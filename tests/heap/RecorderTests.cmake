@@ -40,6 +40,9 @@ endif()
 add_dependencies(RecorderCorruptRecordingTest heapgraph_cli)
 heapgraph_add_process_test(RecorderFoomTest LIBS nlohmann_json::nlohmann_json)
 add_dependencies(RecorderFoomTest heapgraph_cli)
+if(TARGET heapgraph_scan)
+  add_dependencies(RecorderFoomTest heapgraph_scan)  # the watcher's type refresh
+endif()
 # By hand: SIGKILL at 100 random moments (docs/foom-report.md).
 add_custom_target(foom_stress
   COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_FOOM_RUNS=100 $<TARGET_FILE:RecorderFoomTest>

@@ -3,6 +3,10 @@
 //                        in GrowLedger through the thin wrapper LedgerAlloc) without end (LIMIT 0:
 //                        until a memory limit kills it) or up to LIMIT entries and then replaces
 //                        random entries forever; "ready" after the first 1000 entries
+//   hg_foom accounts     grows a std::map<uint64_t, ledger::Account*> of polymorphic 1000-byte
+//                        objects (allocated in GrowAccounts) without end, 100 per millisecond at
+//                        most (the memory-pressure watcher names them by their vtable before the
+//                        kill); "ready" after the first 1000
 //   hg_foom clean        ready, waits for stdin EOF, exit(3)
 //   hg_foom crash        installs its own SIGSEGV handler (after heapgraph's), ready, waits for
 //                        stdin EOF, dereferences null; the handler prints "app-handler 11",
@@ -15,10 +19,14 @@
 //                        the heap moves
 //   hg_foom idle         ready, then sleeps until killed (a run killed in the background when the
 //                        test sets HG_FOOM_BACKGROUND=1: it calls heapgraph_set_app_state(0))
+// With HG_FOOM_COUNT=FILE, grow and accounts keep the number of entries the map holds in FILE (a
+// shared mapping, so the count survives SIGKILL): the truth a sampled report is checked against.
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -27,6 +35,16 @@
 
 #include "ProgramSupport.h"
 
+namespace ledger {
+
+struct Account {
+  virtual ~Account() = default;
+  char payload[992];
+};
+static_assert(sizeof(Account) == 1000);
+
+}  // namespace ledger
+
 namespace {
 
 struct LedgerEntry {
@@ -34,6 +52,23 @@ struct LedgerEntry {
 };
 
 std::map<uint64_t, LedgerEntry*> g_ledger;
+std::map<uint64_t, ledger::Account*> g_accounts;
+
+// The entry count in HG_FOOM_COUNT's file, or a dummy.
+volatile uint64_t* CountSlot() {
+  static volatile uint64_t* slot = [] {
+    static uint64_t dummy;
+    const char* path = getenv("HG_FOOM_COUNT");
+    if (path == nullptr) return static_cast<volatile uint64_t*>(&dummy);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0) abort();
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) abort();
+    close(fd);
+    return static_cast<volatile uint64_t*>(p);
+  }();
+  return slot;
+}
 
 // A thin allocation wrapper (the report's Caller1 must skip it: ThinWrapperDetector).
 extern "C" __attribute__((noinline)) void* LedgerAlloc(size_t size) {
@@ -46,6 +81,24 @@ extern "C" __attribute__((noinline)) void GrowLedger(uint64_t key) {
   LedgerEntry*& slot = g_ledger[key];
   delete slot;
   slot = entry;
+  *CountSlot() = g_ledger.size();
+}
+
+extern "C" __attribute__((noinline)) void GrowAccounts(uint64_t key) {
+  auto* account = new ledger::Account;
+  memset(account->payload, static_cast<int>(key), sizeof(account->payload));
+  g_accounts[key] = account;
+  *CountSlot() = g_accounts.size();
+}
+
+[[noreturn]] void Accounts() {
+  uint64_t key = 0;
+  for (; key < 1000; ++key) GrowAccounts(key);
+  hgprog::Ready();
+  for (;; ++key) {
+    GrowAccounts(key);
+    if (key % 100 == 0) usleep(1000);
+  }
 }
 
 [[noreturn]] void Grow(uint64_t limit) {
@@ -123,6 +176,7 @@ int main(int argc, char** argv) {
   hgprog::LineBufferedStdout();
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "grow") == 0) Grow(argc > 2 ? strtoull(argv[2], nullptr, 10) : 0);
+  if (strcmp(mode, "accounts") == 0) Accounts();
   if (strcmp(mode, "crash") == 0) Crash();
   if (strcmp(mode, "hang") == 0) Hang();
   if (strcmp(mode, "beat") == 0) BeatThenSpin();
@@ -144,6 +198,7 @@ int main(int argc, char** argv) {
     for (;;) pause();
   }
   fprintf(stderr,
-          "usage: hg_foom grow LIMIT | clean | crash | hang | term [handle] | beat | idle\n");
+          "usage: hg_foom grow LIMIT | accounts | clean | crash | hang | term [handle] | beat | "
+          "idle\n");
   return 2;
 }

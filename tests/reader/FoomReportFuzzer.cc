@@ -1,6 +1,7 @@
 // libFuzzer target for what `heapgraph foom` reads besides the trees (RecordingReaderFuzzer covers
-// those): the `exit` file, the rules file, and a recording whose version 2 session is corrupt,
-// carried through classification, report building and all three output forms. The only
+// those): the `exit` file, the rules file, and a recording whose version 2 session, `types` file,
+// `pressure` time line or sampled (version 3) heap.tree is corrupt, carried through
+// classification, report building (estimates, time line) and all three output forms. The only
 // acceptable failures are RecordingError (bad dump) and std::runtime_error (bad rules).
 //
 // Built by tests/reader/CMakeLists.txt with clang++ -fsanitize=fuzzer,address,undefined into
@@ -9,10 +10,13 @@
 //   mkdir -p /tmp/foom-corpus && <build>/tests/reader/foom_report_fuzzer /tmp/foom-corpus \
 //       -max_len=8192 -max_total_time=300
 //
-// Input: byte 0 % 4 selects 0: the bytes are an `exit` file; 1: a rules file; 2: a recording:
+// Input: byte 0 % 6 selects 0: the bytes are an `exit` file; 1: a rules file; 2: a recording:
 // 2 bytes (LE) give the length of an `exit` file that follows, the rest are 10-byte patches
 // {offset (2, LE), value (8, LE)} to a valid version 2 session; 3: a recording whose `types`
-// file is a valid one patched the same way (10-byte patches).
+// file is a valid one patched the same way (10-byte patches); 4: the same for a valid `pressure`
+// file of three entries with categories; 5: a sampled recording (heap.tree version 3, the
+// sample mean from the first 4 bytes, LE) whose heap.tree is patched the same way. In 3-5 an
+// input whose length is not a multiple of 10 also cuts that many bytes off the end of the file.
 #include <unistd.h>
 
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "heap/PersistedFormat.h"
 #include "heap/RecordingReader.h"
 #include "report/ExitRecord.h"
 #include "report/FoomReport.h"
@@ -115,6 +120,64 @@ void ExerciseTypes(const uint8_t* data, size_t size) {
   Report(files);
 }
 
+// A pressure file with entries at 50, 75 and 90 %, each with two category totals.
+std::string ValidPressure() {
+  format::PressureHeader h = {};
+  memcpy(h.file.magic, format::kPressureMagic, 8);
+  h.file.version = 1;
+  h.file.header_size = sizeof(h);
+  h.record_size = sizeof(format::PressureRecord);
+  h.category_size = sizeof(format::CategoryTotal);
+  h.configured_limit = 64 << 20;
+  h.sources = format::kSourceRss | format::kSourceCgroup;
+  h.watermark_count = 3;
+  h.watermarks[0] = 50;
+  h.watermarks[1] = 75;
+  h.watermarks[2] = 90;
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof(h));
+  for (uint32_t mark : {50u, 75u, 90u}) {
+    format::PressureRecord r = {};
+    r.tag = format::kPressureRecordTag;
+    r.watermark = mark;
+    r.percent = mark;
+    r.trigger = format::kTriggerPoll;
+    r.limit = 64 << 20;
+    r.rss = (64ull << 20) * mark / 100;
+    r.category_count = 2;
+    bytes.append(reinterpret_cast<const char*>(&r), sizeof(r));
+    format::CategoryTotal totals[2] = {{48, 1, 0, 10, 480}, {0, 2, 0, 1, 1 << 20}};
+    bytes.append(reinterpret_cast<const char*>(totals), sizeof(totals));
+  }
+  return bytes;
+}
+
+void PatchAndCut(std::string& file, const uint8_t* data, size_t size) {
+  ApplyPatches(file, data, size);
+  size_t cut = std::min(size % 10, file.size());
+  file.resize(file.size() - cut);
+}
+
+void ExercisePressure(const uint8_t* data, size_t size) {
+  Files files = Baseline();
+  std::string pressure = ValidPressure();
+  PatchAndCut(pressure, data, size);
+  files[format::kPressureFile] = pressure;
+  Report(files);
+}
+
+void ExerciseSampled(const uint8_t* data, size_t size) {
+  if (size < 4) return;
+  Files files = Baseline();
+  uint32_t mean = 0;
+  memcpy(&mean, data, 4);
+  std::string& tree = files[format::kHeapTreeFile];
+  uint32_t version = format::kSampledTreeVersion;
+  memcpy(tree.data() + offsetof(format::FileHeader, version), &version, sizeof(version));
+  memcpy(tree.data() + offsetof(format::TreeHeader, sample_mean), &mean, sizeof(mean));
+  PatchAndCut(tree, data + 4, size - 4);
+  Report(files);
+}
+
 void ExerciseRecording(const uint8_t* data, size_t size) {
   Files files = Baseline();
   size_t exit_length = size >= 2 ? (data[0] | (size_t{data[1]} << 8)) : 0;
@@ -133,7 +196,7 @@ void ExerciseRecording(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0:
       try {
         (void)report::ExitRecord::Parse(text);
@@ -151,8 +214,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       ExerciseRecording(data + 1, size - 1);
       break;
-    default:
+    case 3:
       ExerciseTypes(data + 1, size - 1);
+      break;
+    case 4:
+      ExercisePressure(data + 1, size - 1);
+      break;
+    default:
+      ExerciseSampled(data + 1, size - 1);
   }
   return 0;
 }

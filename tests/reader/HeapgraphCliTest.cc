@@ -174,6 +174,24 @@ TEST_F(HeapgraphCliTest, DumpJson) {
   EXPECT_EQ(frame["build_id"], "abcd0102");
 }
 
+// A module path and an executable that are not UTF-8 (file names are bytes) are printed with
+// U+FFFD in place of the bad bytes: a valid document, not an error.
+TEST_F(HeapgraphCliTest, DumpJsonReplacesBytesThatAreNotUtf8) {
+  SyntheticRecording rec;
+  uint32_t stack = rec.AddStack({0x7f0000001234});
+  rec.AddModule("/nonexistent/lib\xff\xfe.so", 0x7f0000000000, 0x7f0000000000, 0x7f0000010000, {});
+  rec.AddBlock(TreeKind::kHeap, 0x1000, 48, AllocFunction::kMalloc, stack);
+  rec.SetSession(778, "/nonexistent/app\xc3");
+  std::string dir = WriteDir("latin1", rec.Build());
+  RunResult r = Run({"dump", dir, "--json", "--no-symbols"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["groups"][0]["frames"][0]["module"], "/nonexistent/lib\uFFFD\uFFFD.so");
+  EXPECT_EQ(doc["session"]["executable"], "/nonexistent/app\uFFFD");
+  RunResult text = Run({"dump", dir, "--no-symbols"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+}
+
 TEST_F(HeapgraphCliTest, CorruptRecordingExitsTwoWithOneLine) {
   Files files = files_;
   Patch(files, format::kStackFile, offsetof(format::FileHeader, version), uint32_t{7});
