@@ -134,21 +134,22 @@ class GroupIndex {
     return {next, true};
   }
 
+  // The group of (kind, stack), which Find() inserted.
+  size_t At(LeakKind kind, uint32_t stack) const {
+    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
+    return table_.empty() ? map_.at(key) : table_[key];
+  }
+
  private:
   static constexpr size_t kNone = SIZE_MAX;
   std::vector<size_t> table_;               // 2 * stack + direct -> group, kNone if none
   std::unordered_map<size_t, size_t> map_;  // the same when table_ is empty
 };
 
-// One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
+// One group per (kind, stack), in order of first block; `index` maps (kind, stack) to it.
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                 std::vector<size_t>& group_of,
-                                 const std::vector<std::string>* types) {
-  std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
-  for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
-  GroupIndex index(result.leaked);
+                                 GroupIndex& index, const std::vector<std::string>* types) {
   std::vector<Group> groups;
-  group_of.assign(result.leaked.size(), 0);
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
@@ -158,28 +159,26 @@ std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph:
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
     }
-    AddBlock(groups[group], block, retained[v],
+    AddBlock(groups[group], block, graph.retained_bytes(v),
              types != nullptr && v < types->size() ? &(*types)[v] : nullptr);
-    group_of[v] = group;
   }
   return groups;
 }
 
-// The finished records, largest first. Rewrites record_of from group to record indices.
-std::vector<LeakRecord> SortedRecords(std::vector<Group>& groups, std::vector<size_t>& record_of) {
+// The finished records, largest first. position[g] is the record of group g.
+std::vector<LeakRecord> SortedRecords(std::vector<Group>& groups, std::vector<size_t>& position) {
   std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&groups](size_t a, size_t b) {
     return LargerRecord(groups[a].record, groups[b].record);
   });
-  std::vector<size_t> position(groups.size());
+  position.assign(groups.size(), 0);
   std::vector<LeakRecord> records;
   records.reserve(groups.size());
   for (size_t i = 0; i < order.size(); ++i) {
     position[order[i]] = i;
     records.push_back(Finish(groups[order[i]]));
   }
-  for (size_t& r : record_of) r = position[r];
   return records;
 }
 
@@ -231,9 +230,27 @@ void SetOwner(LeakCycle& cycle, uint32_t start, const scanner::ScanResult& resul
                   result.leaked[v].address);
 }
 
+// The record of each leaked block: its (kind, stack) group's place among the sorted records.
+class RecordOf {
+ public:
+  RecordOf(const scanner::ScanResult& result, const graph::LeakGraph& graph,
+           const GroupIndex& index, const std::vector<size_t>& position)
+      : result_(result), graph_(graph), index_(index), position_(position) {}
+  size_t operator()(uint32_t v) const {
+    LeakKind kind = graph_.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
+    return position_[index_.At(kind, result_.leaked[v].stack)];
+  }
+
+ private:
+  const scanner::ScanResult& result_;
+  const graph::LeakGraph& graph_;
+  const GroupIndex& index_;
+  const std::vector<size_t>& position_;
+};
+
 LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanResult& result,
-                     const graph::LeakGraph& graph, const Adjacency& out,
-                     const std::vector<size_t>& record_of, const std::vector<std::string>* types) {
+                     const graph::LeakGraph& graph, const Adjacency& out, const RecordOf& record_of,
+                     const std::vector<std::string>* types) {
   LeakCycle cycle;
   std::unordered_map<uint32_t, size_t> member_of;
   uint32_t start = vertices.front();
@@ -241,7 +258,7 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
     const scanner::LeakedBlock& block = result.leaked[v];
     member_of[v] = cycle.members.size();
     cycle.members.push_back(
-        {block.address, block.size, BlockType(result, types, v), block.stack, record_of[v], ""});
+        {block.address, block.size, BlockType(result, types, v), block.stack, record_of(v), ""});
     if (graph.is_direct(v)) cycle.representative = member_of[v];
     if (AllocatedEarlier(result, v, start)) start = v;
   }
@@ -262,7 +279,7 @@ uint64_t TotalSize(const LeakCycle& cycle) {
 }
 
 std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                   const std::vector<size_t>& record_of,
+                                   const RecordOf& record_of,
                                    const std::vector<std::string>* types) {
   if (graph.cycles().empty()) return {};  // no adjacency lists (one per leaked block) needed
   Adjacency out = BuildAdjacency(result);
@@ -277,6 +294,16 @@ std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const grap
     return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
   });
   return cycles;
+}
+
+// Every record's frames; a stack shared by a direct and an indirect record is copied once, its
+// last record takes the resolver's frames.
+void ResolveStacks(std::vector<LeakRecord>& records, StackResolver& resolver) {
+  std::unordered_map<uint32_t, uint32_t> uses;
+  for (const LeakRecord& r : records) ++uses[r.stack_id];
+  for (LeakRecord& r : records) {
+    r.stack = --uses[r.stack_id] == 0 ? resolver.Take(r.stack_id) : resolver.Resolve(r.stack_id);
+  }
 }
 
 LeakSummary Summarize(const LeakReport& report) {
@@ -310,13 +337,14 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   report.stats = result.stats;
   report.recording_dir = result.recording_dir;
   if (!result.ok) return report;
-  std::vector<size_t> record_of;
-  std::vector<Group> groups = CollectGroups(result, graph, record_of, types);
-  report.leaks = SortedRecords(groups, record_of);
+  GroupIndex index(result.leaked);
+  std::vector<Group> groups = CollectGroups(result, graph, index, types);
+  std::vector<size_t> position;  // group -> record
+  report.leaks = SortedRecords(groups, position);
   StackResolver resolver(reader, symbolizer);
-  for (LeakRecord& r : report.leaks) r.stack = resolver.Resolve(r.stack_id);
+  ResolveStacks(report.leaks, resolver);
   report.warnings = resolver.warnings();
-  report.cycles = BuildCycles(result, graph, record_of, types);
+  report.cycles = BuildCycles(result, graph, RecordOf(result, graph, index, position), types);
   report.summary = Summarize(report);
   return report;
 }

@@ -385,6 +385,27 @@ TEST_F(LeakReportTest, ResolverReadsEachStackOnce) {
   EXPECT_TRUE(resolver.Resolve(0).empty());
 }
 
+TEST_F(LeakReportTest, ResolverTakeMovesTheFramesOutOrBuildsThem) {
+  RecordingReader reader(dir_);
+  StackResolver resolver(reader, symbolizer_);
+  std::vector<ReportFrame> resolved = resolver.Resolve(scenario_.head);  // a copy
+  std::vector<ReportFrame> taken = resolver.Take(scenario_.head);
+  ASSERT_EQ(taken.size(), resolved.size());
+  for (size_t i = 0; i < taken.size(); ++i) {
+    EXPECT_EQ(taken[i].address, resolved[i].address);
+    EXPECT_EQ(taken[i].function, resolved[i].function);
+    EXPECT_EQ(taken[i].file, resolved[i].file);
+  }
+  // Taken out of the cache: resolved again, equal.
+  EXPECT_EQ(resolver.Resolve(scenario_.head).size(), resolved.size());
+  EXPECT_EQ(resolver.Take(scenario_.head).front().function, resolved.front().function);
+  // Never resolved before: built without caching.
+  StackResolver fresh(reader, symbolizer_);
+  EXPECT_EQ(fresh.Take(scenario_.head).size(), resolved.size());
+  EXPECT_TRUE(fresh.Take(0).empty());
+  EXPECT_TRUE(fresh.warnings().empty());
+}
+
 // ----------------------------------------------------------------------------------------------
 // Text
 
