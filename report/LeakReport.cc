@@ -112,38 +112,53 @@ bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
   return a.stack_id < b.stack_id;
 }
 
-// (kind, stack) -> group index. A table indexed by stack id when ids are not much larger than
-// the number of blocks (stack ids index the recording's stack table, so usually), else a hash map.
+// (kind, stack) -> group index: open addressing with linear probing, at most half full, so it
+// stays about as small as the number of groups (a table indexed by stack id spans the recording's
+// whole stack table: up to hundreds of MB touched at random for a few thousand groups).
 class GroupIndex {
  public:
-  explicit GroupIndex(const std::vector<scanner::LeakedBlock>& leaked) {
-    uint32_t max_stack = 0;
-    for (const scanner::LeakedBlock& b : leaked) max_stack = std::max(max_stack, b.stack);
-    if (max_stack <= 4 * leaked.size() + 4096) table_.assign(2 * (size_t{max_stack} + 1), kNone);
-  }
+  GroupIndex() : slots_(kInitialSlots) {}
 
   // The group of (kind, stack), or `next` (then inserted = true) when there was none.
   std::pair<size_t, bool> Find(LeakKind kind, uint32_t stack, size_t next) {
-    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
-    if (table_.empty()) {
-      auto [it, inserted] = map_.try_emplace(key, next);
-      return {it->second, inserted};
-    }
-    if (table_[key] != kNone) return {table_[key], false};
-    table_[key] = next;
+    Slot& slot = slots_[IndexOf(Key(kind, stack))];
+    if (slot.group != kNone) return {slot.group, false};
+    slot = {Key(kind, stack), next};
+    if (2 * ++used_ > slots_.size()) Grow();
     return {next, true};
   }
 
   // The group of (kind, stack), which Find() inserted.
-  size_t At(LeakKind kind, uint32_t stack) const {
-    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
-    return table_.empty() ? map_.at(key) : table_[key];
-  }
+  size_t At(LeakKind kind, uint32_t stack) const { return slots_[IndexOf(Key(kind, stack))].group; }
 
  private:
   static constexpr size_t kNone = SIZE_MAX;
-  std::vector<size_t> table_;               // 2 * stack + direct -> group, kNone if none
-  std::unordered_map<size_t, size_t> map_;  // the same when table_ is empty
+  static constexpr size_t kInitialSlots = 1024;  // a power of two
+  struct Slot {
+    uint64_t key = 0;
+    size_t group = kNone;
+  };
+
+  static uint64_t Key(LeakKind kind, uint32_t stack) {
+    return 2 * uint64_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
+  }
+  // The slot holding `key`, else the empty slot where it belongs.
+  size_t IndexOf(uint64_t key) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = (key * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask) {
+      if (slots_[i].group == kNone || slots_[i].key == key) return i;
+    }
+  }
+  void Grow() {
+    std::vector<Slot> old(2 * slots_.size());
+    old.swap(slots_);
+    for (const Slot& s : old) {
+      if (s.group != kNone) slots_[IndexOf(s.key)] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 // One group per (kind, stack), in order of first block; `index` maps (kind, stack) to it.
@@ -337,7 +352,7 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   report.stats = result.stats;
   report.recording_dir = result.recording_dir;
   if (!result.ok) return report;
-  GroupIndex index(result.leaked);
+  GroupIndex index;
   std::vector<Group> groups = CollectGroups(result, graph, index, types);
   std::vector<size_t> position;  // group -> record
   report.leaks = SortedRecords(groups, position);
