@@ -246,6 +246,40 @@ TEST_F(LeakReportTest, GroupsByKindAndStackLargestFirst) {
   }
 }
 
+// Thousands of (kind, stack) groups, stack ids spread far apart: every block lands in its own
+// group, and each cycle member names its record.
+TEST_F(LeakReportTest, ManyGroupsWithSpreadStackIds) {
+  constexpr uint32_t kStacks = 3000;
+  scanner::ScanResult result;
+  result.ok = true;
+  result.recording_dir = dir_;
+  std::vector<graph::LeakedBlock> blocks;
+  for (uint32_t i = 0; i < 2 * kStacks; ++i) {  // two blocks per stack, sizes 16 (i even) or 32
+    uint32_t stack = 1 + (i / 2) * 104729;      // ids far beyond the recording's stack table
+    uint64_t size = 16 + 16 * (i % 2);
+    result.leaked.push_back(
+        {0x100000 + 0x100 * uint64_t{i}, size, stack, i, AllocFunction::kMalloc});
+    blocks.push_back({0x100000 + 0x100 * uint64_t{i}, size, i});
+  }
+  result.edges = {{0, 2}, {2, 0}};  // a cycle over the first two stacks' first blocks
+  graph::LeakGraph graph(std::move(blocks), result.edges);
+  RecordingReader reader(dir_);
+  LeakReport report = BuildLeakReport(result, graph, reader, symbolizer_);
+  ASSERT_TRUE(report.ok);
+  ASSERT_EQ(report.leaks.size(), kStacks + 1);  // block 2 is indirect: a group of its own
+  uint64_t blocks_seen = 0;
+  for (const LeakRecord& r : report.leaks) blocks_seen += r.count;
+  EXPECT_EQ(blocks_seen, 2 * kStacks);
+  EXPECT_EQ(RecordOf(report, LeakKind::kDirect, 1 + 2 * 104729).count, 2u);
+  EXPECT_EQ(RecordOf(report, LeakKind::kIndirect, 1 + 104729).count, 1u);
+  ASSERT_EQ(report.cycles.size(), 1u);
+  for (const CycleMember& m : report.cycles[0].members) {
+    const LeakRecord& r = report.leaks.at(m.record);
+    EXPECT_EQ(r.stack_id, m.stack_id);
+    EXPECT_EQ(r.kind, m.address == 0x100000 ? LeakKind::kDirect : LeakKind::kIndirect);
+  }
+}
+
 TEST_F(LeakReportTest, TypesAndExamples) {
   LeakReport report = Build();
   const LeakRecord& dup = RecordOf(report, LeakKind::kDirect, scenario_.dup);
