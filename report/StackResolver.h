@@ -13,10 +13,11 @@
 namespace heapgraph::report {
 
 // Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved and not
-// taken so far, each mapped to its final frames, so every stack is read and symbolized at most once
-// and the references Resolve() returns stay valid for the resolver's lifetime (unordered_map never
-// moves its values). Likewise address_cache_ holds the frames of every return address seen, so each
-// distinct address is located and symbolized once however many stacks share it.
+// taken so far, each mapped to its final frames, so a stack is read once until it is taken, and the
+// references Resolve() returns stay valid until that stack is taken or the resolver dies
+// (unordered_map never moves its values). Likewise address_cache_ holds the frames of every return
+// address seen, so each distinct address is located and symbolized once however many stacks share
+// it.
 class StackResolver {
  public:
   StackResolver(const RecordingReader& reader, Symbolizer& symbolizer);
