@@ -57,7 +57,21 @@ LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
   Linked linked = LinkVertices(edges);
   FindComponents(linked);
   ComputeDominators(linked);
-  OrderRoots(linked);
+  KeepLinkedRoots(linked);
+}
+
+void LeakGraph::KeepLinkedRoots(Linked& linked) {
+  linked_components_ = linked.components;
+  linked_vertices_ = linked.global.size();
+  linked_roots_ = std::move(linked.roots);
+  linked_members_ = std::move(linked.members);
+  root_of_ = std::move(linked.root_of);
+}
+
+const std::vector<LeakRoot>& LeakGraph::roots() const {
+  if (!ordered_) OrderRoots();
+  ordered_ = true;
+  return roots_;
 }
 
 // roots_: every isolated vertex and every linked root, stably sorted by retained bytes (largest
@@ -65,37 +79,36 @@ LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
 // components in over all vertices (each is a DFS tree of its own, started at its smallest
 // vertex). Sorting is an LSD radix sort of (~retained, smallest vertex) pairs that skips the
 // bytes every key shares; each root is then built or moved once, in its final place.
-void LeakGraph::OrderRoots(Linked& linked) {
+void LeakGraph::OrderRoots() const {
   std::vector<std::pair<uint64_t, uint32_t>> items;
-  items.reserve(linked.roots.size() + blocks_.size() - linked.global.size());
-  std::vector<uint8_t> seen(linked.components, 0);  // the component's smallest vertex was passed
+  items.reserve(linked_roots_.size() + blocks_.size() - linked_vertices_);
+  std::vector<uint8_t> seen(linked_components_, 0);  // the component's smallest vertex was passed
   for (uint32_t v = 0; v < blocks_.size(); ++v) {
-    uint32_t l = linked.local[v];
-    if (l == kNone) {
+    uint32_t c = component_[v];
+    if (c >= linked_components_) {
       items.emplace_back(~blocks_[v].size, v);
       continue;
     }
-    uint32_t c = linked.component[l];
-    if (linked.root_of[c] != kNone && seen[c] == 0) {
-      items.emplace_back(~linked.roots[linked.root_of[c]].retained_bytes, v);
+    if (root_of_[c] != kNone && seen[c] == 0) {
+      items.emplace_back(~linked_roots_[root_of_[c]].retained_bytes, v);
     }
     seen[c] = 1;
   }
   RadixSort(items);
   roots_.reserve(items.size());
-  members_.reserve(items.size() - linked.roots.size() + linked.global.size());
+  members_.reserve(items.size() - linked_roots_.size() + linked_vertices_);
   for (auto [key, v] : items) {
-    uint32_t l = linked.local[v];
     auto first = static_cast<uint32_t>(members_.size());
-    if (l == kNone) {
+    uint32_t c = component_[v];
+    if (c >= linked_components_) {
       // No edges: the root dominates only itself.
       roots_.push_back({v, first, 1, false, blocks_[v].size, 1});
       members_.push_back(v);
     } else {
-      uint32_t r = linked.root_of[linked.component[l]];
-      roots_.push_back(linked.roots[r]);
+      uint32_t r = root_of_[c];
+      roots_.push_back(linked_roots_[r]);
       roots_.back().first_member = first;
-      members_.insert(members_.end(), linked.members[r].begin(), linked.members[r].end());
+      members_.insert(members_.end(), linked_members_[r].begin(), linked_members_[r].end());
     }
   }
 }

@@ -39,12 +39,21 @@ class LeakGraph {
   LeakGraph(std::vector<LeakedBlock> blocks,
             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
-  const std::vector<LeakRoot>& roots() const { return roots_; }  // largest retained first
+  // Largest retained first. Built on the first call (one LeakRoot per isolated block, so a report
+  // that only needs retained_bytes() never pays for them); not thread-safe until then.
+  const std::vector<LeakRoot>& roots() const;
   // The root's source component, representative first, then in allocation order.
   std::span<const uint32_t> members(const LeakRoot& root) const {
     return {members_.data() + root.first_member, root.member_count};
   }
   bool is_direct(uint32_t v) const { return direct_[v] != 0; }
+  // The retained bytes of v's root when v is direct (its representative), else 0.
+  uint64_t retained_bytes(uint32_t v) const {
+    if (direct_[v] == 0) return 0;
+    uint32_t c = component_[v];
+    if (c >= linked_components_) return blocks_[v].size;  // isolated: retains only itself
+    return linked_roots_[root_of_[c]].retained_bytes;
+  }
   uint32_t component(uint32_t v) const { return component_[v]; }
   // Members of every cyclic component (sources or not), each list in address order.
   const std::vector<std::vector<uint32_t>>& cycles() const { return cycles_; }
@@ -62,7 +71,8 @@ class LeakGraph {
   void AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
                      const std::vector<uint8_t>& self_edge);
   void ComputeDominators(Linked& linked);
-  void OrderRoots(Linked& linked);
+  void KeepLinkedRoots(Linked& linked);
+  void OrderRoots() const;
   static void RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items);
   void SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& parent,
                     std::vector<uint64_t>& bytes, std::vector<uint64_t>& count) const;
@@ -71,8 +81,17 @@ class LeakGraph {
   std::vector<uint32_t> component_;
   std::vector<uint8_t> direct_;
   std::vector<uint32_t> idom_;
-  std::vector<LeakRoot> roots_;
-  std::vector<uint32_t> members_;  // every root's members, in roots_ order
+  // Linked source components (component_[v] < linked_components_ iff v has an edge): their roots,
+  // members and, per linked component, the index of its root (UINT32_MAX if not a source).
+  size_t linked_components_ = 0;
+  size_t linked_vertices_ = 0;
+  std::vector<LeakRoot> linked_roots_;
+  std::vector<std::vector<uint32_t>> linked_members_;
+  std::vector<uint32_t> root_of_;
+  // Built by roots() on first use.
+  mutable bool ordered_ = false;
+  mutable std::vector<LeakRoot> roots_;
+  mutable std::vector<uint32_t> members_;  // every root's members, in roots_ order
   std::vector<std::vector<uint32_t>> cycles_;
 };
 

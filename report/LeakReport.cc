@@ -112,43 +112,59 @@ bool LargerRecord(const LeakRecord& a, const LeakRecord& b) {
   return a.stack_id < b.stack_id;
 }
 
-// (kind, stack) -> group index. A table indexed by stack id when ids are not much larger than
-// the number of blocks (stack ids index the recording's stack table, so usually), else a hash map.
+// (kind, stack) -> group index: open addressing with linear probing, at most half full, so it
+// stays about as small as the number of groups (a table indexed by stack id spans the recording's
+// whole stack table: up to hundreds of MB touched at random for a few thousand groups).
 class GroupIndex {
  public:
-  explicit GroupIndex(const std::vector<scanner::LeakedBlock>& leaked) {
-    uint32_t max_stack = 0;
-    for (const scanner::LeakedBlock& b : leaked) max_stack = std::max(max_stack, b.stack);
-    if (max_stack <= 4 * leaked.size() + 4096) table_.assign(2 * (size_t{max_stack} + 1), kNone);
-  }
+  GroupIndex() : slots_(kInitialSlots) {}
 
   // The group of (kind, stack), or `next` (then inserted = true) when there was none.
   std::pair<size_t, bool> Find(LeakKind kind, uint32_t stack, size_t next) {
-    size_t key = 2 * size_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
-    if (table_.empty()) {
-      auto [it, inserted] = map_.try_emplace(key, next);
-      return {it->second, inserted};
-    }
-    if (table_[key] != kNone) return {table_[key], false};
-    table_[key] = next;
+    Slot& slot = slots_[IndexOf(Key(kind, stack))];
+    if (slot.group != kNone) return {slot.group, false};
+    slot = {Key(kind, stack), next};
+    if (2 * ++used_ > slots_.size()) Grow();
     return {next, true};
   }
 
+  // The group of (kind, stack), which Find() inserted.
+  size_t At(LeakKind kind, uint32_t stack) const { return slots_[IndexOf(Key(kind, stack))].group; }
+
  private:
   static constexpr size_t kNone = SIZE_MAX;
-  std::vector<size_t> table_;               // 2 * stack + direct -> group, kNone if none
-  std::unordered_map<size_t, size_t> map_;  // the same when table_ is empty
+  static constexpr size_t kInitialSlots = 1024;  // a power of two
+  struct Slot {
+    uint64_t key = 0;
+    size_t group = kNone;
+  };
+
+  static uint64_t Key(LeakKind kind, uint32_t stack) {
+    return 2 * uint64_t{stack} + (kind == LeakKind::kDirect ? 1 : 0);
+  }
+  // The slot holding `key`, else the empty slot where it belongs.
+  size_t IndexOf(uint64_t key) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = (key * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask) {
+      if (slots_[i].group == kNone || slots_[i].key == key) return i;
+    }
+  }
+  void Grow() {
+    std::vector<Slot> old(2 * slots_.size());
+    old.swap(slots_);
+    for (const Slot& s : old) {
+      if (s.group != kNone) slots_[IndexOf(s.key)] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
-// One group per (kind, stack), in order of first block. group_of[v] is the index of v's group.
+// One group per (kind, stack), in order of first block; `index` maps (kind, stack) to it.
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                 std::vector<size_t>& group_of,
-                                 const std::vector<std::string>* types) {
-  std::vector<uint64_t> retained(result.leaked.size(), 0);  // non-zero only for representatives
-  for (const graph::LeakRoot& r : graph.roots()) retained[r.representative] = r.retained_bytes;
-  GroupIndex index(result.leaked);
+                                 GroupIndex& index, const std::vector<std::string>* types) {
   std::vector<Group> groups;
-  group_of.assign(result.leaked.size(), 0);
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
@@ -158,28 +174,26 @@ std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph:
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
     }
-    AddBlock(groups[group], block, retained[v],
+    AddBlock(groups[group], block, graph.retained_bytes(v),
              types != nullptr && v < types->size() ? &(*types)[v] : nullptr);
-    group_of[v] = group;
   }
   return groups;
 }
 
-// The finished records, largest first. Rewrites record_of from group to record indices.
-std::vector<LeakRecord> SortedRecords(std::vector<Group>& groups, std::vector<size_t>& record_of) {
+// The finished records, largest first. position[g] is the record of group g.
+std::vector<LeakRecord> SortedRecords(std::vector<Group>& groups, std::vector<size_t>& position) {
   std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&groups](size_t a, size_t b) {
     return LargerRecord(groups[a].record, groups[b].record);
   });
-  std::vector<size_t> position(groups.size());
+  position.assign(groups.size(), 0);
   std::vector<LeakRecord> records;
   records.reserve(groups.size());
   for (size_t i = 0; i < order.size(); ++i) {
     position[order[i]] = i;
     records.push_back(Finish(groups[order[i]]));
   }
-  for (size_t& r : record_of) r = position[r];
   return records;
 }
 
@@ -231,9 +245,27 @@ void SetOwner(LeakCycle& cycle, uint32_t start, const scanner::ScanResult& resul
                   result.leaked[v].address);
 }
 
+// The record of each leaked block: its (kind, stack) group's place among the sorted records.
+class RecordOf {
+ public:
+  RecordOf(const scanner::ScanResult& result, const graph::LeakGraph& graph,
+           const GroupIndex& index, const std::vector<size_t>& position)
+      : result_(result), graph_(graph), index_(index), position_(position) {}
+  size_t operator()(uint32_t v) const {
+    LeakKind kind = graph_.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
+    return position_[index_.At(kind, result_.leaked[v].stack)];
+  }
+
+ private:
+  const scanner::ScanResult& result_;
+  const graph::LeakGraph& graph_;
+  const GroupIndex& index_;
+  const std::vector<size_t>& position_;
+};
+
 LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanResult& result,
-                     const graph::LeakGraph& graph, const Adjacency& out,
-                     const std::vector<size_t>& record_of, const std::vector<std::string>* types) {
+                     const graph::LeakGraph& graph, const Adjacency& out, const RecordOf& record_of,
+                     const std::vector<std::string>* types) {
   LeakCycle cycle;
   std::unordered_map<uint32_t, size_t> member_of;
   uint32_t start = vertices.front();
@@ -241,7 +273,7 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
     const scanner::LeakedBlock& block = result.leaked[v];
     member_of[v] = cycle.members.size();
     cycle.members.push_back(
-        {block.address, block.size, BlockType(result, types, v), block.stack, record_of[v], ""});
+        {block.address, block.size, BlockType(result, types, v), block.stack, record_of(v), ""});
     if (graph.is_direct(v)) cycle.representative = member_of[v];
     if (AllocatedEarlier(result, v, start)) start = v;
   }
@@ -262,7 +294,7 @@ uint64_t TotalSize(const LeakCycle& cycle) {
 }
 
 std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                   const std::vector<size_t>& record_of,
+                                   const RecordOf& record_of,
                                    const std::vector<std::string>* types) {
   if (graph.cycles().empty()) return {};  // no adjacency lists (one per leaked block) needed
   Adjacency out = BuildAdjacency(result);
@@ -277,6 +309,16 @@ std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const grap
     return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
   });
   return cycles;
+}
+
+// Every record's frames; a stack shared by a direct and an indirect record is copied once, its
+// last record takes the resolver's frames.
+void ResolveStacks(std::vector<LeakRecord>& records, StackResolver& resolver) {
+  std::unordered_map<uint32_t, uint32_t> uses;
+  for (const LeakRecord& r : records) ++uses[r.stack_id];
+  for (LeakRecord& r : records) {
+    r.stack = --uses[r.stack_id] == 0 ? resolver.Take(r.stack_id) : resolver.Resolve(r.stack_id);
+  }
 }
 
 LeakSummary Summarize(const LeakReport& report) {
@@ -310,13 +352,14 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   report.stats = result.stats;
   report.recording_dir = result.recording_dir;
   if (!result.ok) return report;
-  std::vector<size_t> record_of;
-  std::vector<Group> groups = CollectGroups(result, graph, record_of, types);
-  report.leaks = SortedRecords(groups, record_of);
+  GroupIndex index;
+  std::vector<Group> groups = CollectGroups(result, graph, index, types);
+  std::vector<size_t> position;  // group -> record
+  report.leaks = SortedRecords(groups, position);
   StackResolver resolver(reader, symbolizer);
-  for (LeakRecord& r : report.leaks) r.stack = resolver.Resolve(r.stack_id);
+  ResolveStacks(report.leaks, resolver);
   report.warnings = resolver.warnings();
-  report.cycles = BuildCycles(result, graph, record_of, types);
+  report.cycles = BuildCycles(result, graph, RecordOf(result, graph, index, position), types);
   report.summary = Summarize(report);
   return report;
 }

@@ -36,19 +36,31 @@ StackResolver::StackResolver(const RecordingReader& reader, Symbolizer& symboliz
 
 const std::vector<ReportFrame>& StackResolver::Resolve(uint32_t stack_id) {
   auto [it, inserted] = cache_.try_emplace(stack_id);
-  if (!inserted || stack_id == 0) return it->second;
+  if (inserted) Build(stack_id, it->second);
+  return it->second;
+}
+
+std::vector<ReportFrame> StackResolver::Take(uint32_t stack_id) {
+  auto node = cache_.extract(stack_id);
+  if (!node.empty()) return std::move(node.mapped());
+  std::vector<ReportFrame> frames;
+  Build(stack_id, frames);
+  return frames;
+}
+
+void StackResolver::Build(uint32_t stack_id, std::vector<ReportFrame>& frames) {
+  if (stack_id == 0) return;
   std::vector<uint64_t> addresses;
   try {
     addresses = reader_.Frames(stack_id);
   } catch (const RecordingError& e) {
     warnings_.push_back(fmt::format("stack {}: {}", stack_id, e.what()));
-    return it->second;
+    return;
   }
   for (uint64_t address : addresses) {
-    const std::vector<ReportFrame>& frames = AddressFrames(address);
-    it->second.insert(it->second.end(), frames.begin(), frames.end());
+    const std::vector<ReportFrame>& address_frames = AddressFrames(address);
+    frames.insert(frames.end(), address_frames.begin(), address_frames.end());
   }
-  return it->second;
 }
 
 const std::vector<ReportFrame>& StackResolver::AddressFrames(uint64_t address) {

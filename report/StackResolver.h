@@ -12,11 +12,12 @@
 
 namespace heapgraph::report {
 
-// Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved so far,
-// each mapped to its final frames, so every stack is read and symbolized at most once and the
-// references Resolve() returns stay valid for the resolver's lifetime (unordered_map never moves
-// its values). Likewise address_cache_ holds the frames of every return address seen, so each
-// distinct address is located and symbolized once however many stacks share it.
+// Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved and not
+// taken so far, each mapped to its final frames, so a stack is read once until it is taken, and the
+// references Resolve() returns stay valid until that stack is taken or the resolver dies
+// (unordered_map never moves its values). Likewise address_cache_ holds the frames of every return
+// address seen, so each distinct address is located and symbolized once however many stacks share
+// it.
 class StackResolver {
  public:
   StackResolver(const RecordingReader& reader, Symbolizer& symbolizer);
@@ -26,11 +27,16 @@ class StackResolver {
   // addresses keep module + offset, addresses outside every module keep only the address. Stack 0
   // and stacks the recording cannot read are empty; the latter add a warning.
   const std::vector<ReportFrame>& Resolve(uint32_t stack_id);
+  // The same frames, moved out of the cache (or built without caching): for a stack's last use,
+  // so its frames are not copied. A stack taken is built again, and warned about again, if it is
+  // resolved or taken later.
+  std::vector<ReportFrame> Take(uint32_t stack_id);
 
   // One line per stack that could not be read.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
+  void Build(uint32_t stack_id, std::vector<ReportFrame>& frames);
   void AppendAddress(uint64_t address, std::vector<ReportFrame>& frames);
   // The frames of one return address, computed once: stacks share most of their addresses.
   const std::vector<ReportFrame>& AddressFrames(uint64_t address);

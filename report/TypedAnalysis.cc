@@ -44,7 +44,7 @@ uint64_t TotalSize(const LeakCycle& cycle) {
 }  // namespace
 
 TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbolizer)
-    : scan_(scan), leaked_types_(scan.leaked.size()) {
+    : scan_(scan) {
   const scanner::TypedScanResult& typed = scan.typed;
   if (!typed.enabled || typed.readers == nullptr) return;
   std::map<const scanner::types::TypeDescription*, std::string> named;
@@ -55,7 +55,10 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
     descriptions_.push_back(&d);
     names_.push_back(it->second);
     vertices_.push_back({it->second, d.closure, o.leaked != 0});
-    if (o.leaked_index < leaked_types_.size()) leaked_types_[o.leaked_index] = it->second;
+    if (o.leaked_index < scan.leaked.size()) {
+      if (leaked_types_.empty()) leaked_types_.resize(scan.leaked.size());  // first typed leak
+      leaked_types_[o.leaked_index] = it->second;
+    }
   }
   strong_ = graph::StrongReferences(typed, descriptions_).edges();
   cycles_ = graph::RetainCycles(vertices_, strong_).cycles();

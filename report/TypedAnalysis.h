@@ -25,7 +25,8 @@ class TypedAnalysis {
   // Reads descriptions from scan.typed.readers; a scan without typing gives an empty analysis.
   TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbolizer);
 
-  // Per leaked block (index into scan.leaked): its type name, "" when untyped.
+  // Per leaked block (index into scan.leaked): its type name, "" when untyped. Empty when no
+  // leaked block is typed (millions of empty names would cost more than the report's grouping).
   const std::vector<std::string>& leaked_types() const { return leaked_types_; }
   const std::vector<std::string>& names() const { return names_; }  // per typed object
   const std::vector<graph::StrongEdge>& strong_edges() const { return strong_; }

@@ -181,6 +181,14 @@ Reference Straightforward(const std::vector<LeakedBlock>& blocks, const Edges& e
 // Every public result equal; component ids may differ but must partition the vertices alike.
 void ExpectSameAsReference(const std::vector<LeakedBlock>& blocks, const Edges& edges) {
   Reference ref = Straightforward(blocks, edges);
+  {  // retained_bytes() before roots() is ever built: the representative's root's, else 0
+    LeakGraph fresh(blocks, edges);
+    std::vector<uint64_t> retained(blocks.size(), 0);
+    for (const RefRoot& r : ref.roots) retained[r.representative] = r.retained_bytes;
+    for (uint32_t v = 0; v < blocks.size(); ++v) {
+      EXPECT_EQ(fresh.retained_bytes(v), retained[v]) << "vertex " << v;
+    }
+  }
   LeakGraph g(blocks, edges);
   ASSERT_EQ(g.roots().size(), ref.roots.size());
   for (size_t i = 0; i < ref.roots.size(); ++i) {

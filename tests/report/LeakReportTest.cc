@@ -246,6 +246,40 @@ TEST_F(LeakReportTest, GroupsByKindAndStackLargestFirst) {
   }
 }
 
+// Thousands of (kind, stack) groups, stack ids spread far apart: every block lands in its own
+// group, and each cycle member names its record.
+TEST_F(LeakReportTest, ManyGroupsWithSpreadStackIds) {
+  constexpr uint32_t kStacks = 3000;
+  scanner::ScanResult result;
+  result.ok = true;
+  result.recording_dir = dir_;
+  std::vector<graph::LeakedBlock> blocks;
+  for (uint32_t i = 0; i < 2 * kStacks; ++i) {  // two blocks per stack, sizes 16 (i even) or 32
+    uint32_t stack = 1 + (i / 2) * 104729;      // ids far beyond the recording's stack table
+    uint64_t size = 16 + 16 * (i % 2);
+    result.leaked.push_back(
+        {0x100000 + 0x100 * uint64_t{i}, size, stack, i, AllocFunction::kMalloc});
+    blocks.push_back({0x100000 + 0x100 * uint64_t{i}, size, i});
+  }
+  result.edges = {{0, 2}, {2, 0}};  // a cycle over the first two stacks' first blocks
+  graph::LeakGraph graph(std::move(blocks), result.edges);
+  RecordingReader reader(dir_);
+  LeakReport report = BuildLeakReport(result, graph, reader, symbolizer_);
+  ASSERT_TRUE(report.ok);
+  ASSERT_EQ(report.leaks.size(), kStacks + 1);  // block 2 is indirect: a group of its own
+  uint64_t blocks_seen = 0;
+  for (const LeakRecord& r : report.leaks) blocks_seen += r.count;
+  EXPECT_EQ(blocks_seen, 2 * kStacks);
+  EXPECT_EQ(RecordOf(report, LeakKind::kDirect, 1 + 2 * 104729).count, 2u);
+  EXPECT_EQ(RecordOf(report, LeakKind::kIndirect, 1 + 104729).count, 1u);
+  ASSERT_EQ(report.cycles.size(), 1u);
+  for (const CycleMember& m : report.cycles[0].members) {
+    const LeakRecord& r = report.leaks.at(m.record);
+    EXPECT_EQ(r.stack_id, m.stack_id);
+    EXPECT_EQ(r.kind, m.address == 0x100000 ? LeakKind::kDirect : LeakKind::kIndirect);
+  }
+}
+
 TEST_F(LeakReportTest, TypesAndExamples) {
   LeakReport report = Build();
   const LeakRecord& dup = RecordOf(report, LeakKind::kDirect, scenario_.dup);
@@ -383,6 +417,27 @@ TEST_F(LeakReportTest, ResolverReadsEachStackOnce) {
   EXPECT_EQ(&resolver.Resolve(scenario_.head), &first);
   EXPECT_EQ(first.size(), 2u);
   EXPECT_TRUE(resolver.Resolve(0).empty());
+}
+
+TEST_F(LeakReportTest, ResolverTakeMovesTheFramesOutOrBuildsThem) {
+  RecordingReader reader(dir_);
+  StackResolver resolver(reader, symbolizer_);
+  std::vector<ReportFrame> resolved = resolver.Resolve(scenario_.head);  // a copy
+  std::vector<ReportFrame> taken = resolver.Take(scenario_.head);
+  ASSERT_EQ(taken.size(), resolved.size());
+  for (size_t i = 0; i < taken.size(); ++i) {
+    EXPECT_EQ(taken[i].address, resolved[i].address);
+    EXPECT_EQ(taken[i].function, resolved[i].function);
+    EXPECT_EQ(taken[i].file, resolved[i].file);
+  }
+  // Taken out of the cache: resolved again, equal.
+  EXPECT_EQ(resolver.Resolve(scenario_.head).size(), resolved.size());
+  EXPECT_EQ(resolver.Take(scenario_.head).front().function, resolved.front().function);
+  // Never resolved before: built without caching.
+  StackResolver fresh(reader, symbolizer_);
+  EXPECT_EQ(fresh.Take(scenario_.head).size(), resolved.size());
+  EXPECT_TRUE(fresh.Take(0).empty());
+  EXPECT_TRUE(fresh.warnings().empty());
 }
 
 // ----------------------------------------------------------------------------------------------
