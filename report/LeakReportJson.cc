@@ -316,8 +316,10 @@ void AppendRecord(std::string& out, const LeakRecord& r) {
 
 std::string LeakReportJsonText(const LeakReport& report) {
   // The document with an empty "leaks"; the first `"leaks": []` is that key's (only "format",
-  // "version" and the numeric "summary" come before it).
-  std::string head = DocumentJson(report, json::array()).dump(2);
+  // "version" and the numeric "summary" come before it). Bytes that are not UTF-8 (a recording
+  // directory's path) become U+FFFD, as in the records.
+  std::string head =
+      DocumentJson(report, json::array()).dump(2, ' ', false, json::error_handler_t::replace);
   constexpr std::string_view kEmpty = "\"leaks\": []";
   size_t at = head.find(kEmpty);
   if (at == std::string::npos || report.leaks.empty()) return head;
