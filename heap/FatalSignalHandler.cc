@@ -28,6 +28,15 @@ bool Managed(int signal) {
   return signal > 0 && signal < kMaxSignal && g_managed[signal].load(std::memory_order_acquire);
 }
 
+// The kernel reads a handler value of SIG_DFL or SIG_IGN as that disposition whatever the flags
+// say (SA_SIGINFO included); sa_handler and sa_sigaction share their storage.
+bool IsDefault(const struct sigaction& action) {
+  return action.sa_handler == SIG_DFL;
+}
+bool IsIgnored(const struct sigaction& action) {
+  return action.sa_handler == SIG_IGN;
+}
+
 }  // namespace
 
 void FatalSignalHandler::Install(SessionFile* session) {
@@ -35,7 +44,7 @@ void FatalSignalHandler::Install(SessionFile* session) {
   for (int signal : kSignals) {
     struct sigaction old = {};
     if (__sigaction(signal, nullptr, &old) != 0) continue;
-    if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (IsIgnored(old)) continue;
     g_chained[signal] = old;
     struct sigaction ours = {};
     ours.sa_sigaction = &FatalSignalHandler::Handle;
@@ -50,15 +59,26 @@ void FatalSignalHandler::Install(SessionFile* session) {
 bool FatalSignalHandler::Intercept(int signal, const struct sigaction* action,
                                    struct sigaction* old_action, int* result) {
   if (!Managed(signal)) return false;
+  // Something replaced Handle behind the interposer's back (raw rt_sigaction, sysv_signal, ...):
+  // the kernel's action is the truth again, and the call goes through unchanged.
+  struct sigaction current = {};
+  if (__sigaction(signal, nullptr, &current) != 0 ||
+      current.sa_sigaction != &FatalSignalHandler::Handle) {
+    g_managed[signal].store(false, std::memory_order_release);
+    return false;
+  }
+  // `action` and `old_action` may be the same object: read before writing.
+  struct sigaction requested = {};
+  if (action != nullptr) requested = *action;
   if (old_action != nullptr) *old_action = g_chained[signal];
   *result = 0;
   if (action == nullptr) return true;
-  if ((action->sa_flags & SA_SIGINFO) == 0 && action->sa_handler == SIG_IGN) {
+  if (IsIgnored(requested)) {
     g_managed[signal].store(false, std::memory_order_release);
-    *result = __sigaction(signal, action, nullptr);
+    *result = __sigaction(signal, &requested, nullptr);
     return true;
   }
-  g_chained[signal] = *action;
+  g_chained[signal] = requested;
   return true;
 }
 
@@ -82,7 +102,7 @@ void FatalSignalHandler::Handle(int signal, siginfo_t* info, void* context) {
 bool FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
   struct sigaction chained = g_chained[signal];
   bool siginfo = (chained.sa_flags & SA_SIGINFO) != 0;
-  if (!siginfo && chained.sa_handler == SIG_DFL) {
+  if (IsDefault(chained)) {
     // The default action: restore it and re-raise. The signal is blocked in this handler, so it
     // is delivered, with the default action, when the handler returns.
     struct sigaction default_action = {};
@@ -93,13 +113,19 @@ bool FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
     raise(signal);
     return false;
   }
-  if (!siginfo && chained.sa_handler == SIG_IGN) return true;
+  if (IsIgnored(chained)) return true;
   if ((chained.sa_flags & SA_RESETHAND) != 0) {
     g_chained[signal].sa_handler = SIG_DFL;
     g_chained[signal].sa_flags &= ~SA_SIGINFO;
   }
   sigset_t saved;
   pthread_sigmask(SIG_BLOCK, &chained.sa_mask, &saved);
+  if ((chained.sa_flags & SA_NODEFER) != 0) {  // the program asked not to block its own signal
+    sigset_t self;
+    sigemptyset(&self);
+    sigaddset(&self, signal);
+    pthread_sigmask(SIG_UNBLOCK, &self, nullptr);
+  }
   if (siginfo) {
     chained.sa_sigaction(signal, info, context);
   } else {

@@ -14,6 +14,7 @@
 #include "heap/LineBuffer.h"
 #include "heap/RecorderAccess.h"
 #include "heap/ScanPlugin.h"
+#include "heap/ToolThread.h"
 #include "heap/heapgraph.h"
 
 namespace heapgraph {
@@ -108,13 +109,12 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
   action.sa_handler = &LeakCheckTrigger::OnSignal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
-  pthread_t thread;
-  if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0 ||
-      pthread_create(&thread, nullptr, &LeakCheckTrigger::WatchSignals, nullptr) != 0) {
+  if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0) {
     Complain("cannot set up the leak-check signal", strerror(errno));
     return;
   }
-  pthread_detach(thread);
+  int error = ToolThread::Start(&LeakCheckTrigger::WatchSignals, nullptr);
+  if (error != 0) Complain("cannot set up the leak-check signal", strerror(error));
 }
 
 }  // namespace heapgraph

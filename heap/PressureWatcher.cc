@@ -15,6 +15,7 @@
 #include "heap/LineBuffer.h"
 #include "heap/RecorderAccess.h"
 #include "heap/ScanPlugin.h"
+#include "heap/ToolThread.h"
 
 extern "C" int heapgraph_internal_ignore_thread(int ignore);
 
@@ -64,13 +65,8 @@ void PressureWatcher::Install(const Config& config, const Recording& recording) 
     Complain("cannot create the pressure file", strerror(errno));
     return;
   }
-  pthread_t thread;
-  int error = pthread_create(&thread, nullptr, &PressureWatcher::Main, self);
-  if (error != 0) {
-    Complain("cannot start its thread", strerror(error));
-    return;
-  }
-  pthread_detach(thread);
+  int error = ToolThread::Start(&PressureWatcher::Main, self);
+  if (error != 0) Complain("cannot start its thread", strerror(error));
 }
 
 bool PressureWatcher::OpenFile() {

@@ -6,6 +6,7 @@
 
 #include "heap/DumpRetention.h"
 #include "heap/SessionFile.h"
+#include "heap/ToolThread.h"
 
 namespace heapgraph {
 namespace {
@@ -39,14 +40,7 @@ void* SessionMonitor::Main(void*) {
 
 bool SessionMonitor::Start(const Settings& settings) {
   g_settings = settings;
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  bool ok = pthread_create(&thread, &attr, &SessionMonitor::Main, nullptr) == 0;
-  pthread_attr_destroy(&attr);
-  return ok;
+  return ToolThread::Start(&SessionMonitor::Main, nullptr, 256 * 1024) == 0;
 }
 
 }  // namespace heapgraph

@@ -127,6 +127,34 @@ TEST(RecorderFoomTest, DefaultSigtermIsATerminationAndAHandledOneIsForgotten) {
   EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
 }
 
+TEST(RecorderFoomTest, SigIgnWithSiginfoStaysIgnored) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"ignore-siginfo"}, RecordingEnv(root.path(), ""));
+  ASSERT_TRUE(child.Finish()) << child.Describe();
+  child.ReadToEof();
+  EXPECT_EQ(child.Field("survived"), std::vector<std::string>{"15"}) << child.Describe();
+}
+
+TEST(RecorderFoomTest, SigactionWithOneObjectForNewAndOldInstallsTheNewAction) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"same-action"}, RecordingEnv(root.path(), ""));
+  ASSERT_TRUE(child.Finish()) << child.Describe();
+  child.ReadToEof();
+  EXPECT_EQ(child.Field("handler"), std::vector<std::string>{"2"}) << child.Describe();
+}
+
+TEST(RecorderFoomTest, HeapgraphThreadsNeverTakeASignalTheProgramReadsFromASignalfd) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"signalfd"},
+                     RecordingEnv(root.path(), "heartbeat_ms=10,memory_limit=64G"));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  child.Kill(SIGTERM);
+  std::optional<int> status = child.Wait();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << child.Describe();
+  child.ReadToEof();
+  EXPECT_EQ(child.Field("signalfd"), std::vector<std::string>{"15"}) << child.Describe();
+}
+
 TEST(RecorderFoomTest, HangIsClassifiedFromTheStalledHeartbeat) {
   TempRoot root;
   ChildProcess child(ProgramPath("hg_foom"), {"hang"},

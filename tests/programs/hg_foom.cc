@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -159,6 +160,51 @@ void AppTermHandler(int) {
   for (;;) pause();
 }
 
+// SIG_IGN given with SA_SIGINFO is still "ignore" to the kernel; heapgraph must not call it.
+void IgnoreWithSiginfo() {
+  struct sigaction action = {};
+  action.sa_flags = SA_SIGINFO;
+  action.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &action, nullptr);
+  raise(SIGTERM);
+  printf("survived 15\n");
+}
+
+void FirstHandler(int) {
+  (void)!write(1, "handler 1\n", 10);
+}
+void SecondHandler(int) {
+  (void)!write(1, "handler 2\n", 10);
+}
+
+// sigaction(s, &a, &a): the new action is read before the old one is written back.
+void SameActionObject() {
+  struct sigaction action = {};
+  action.sa_handler = &FirstHandler;
+  sigaction(SIGINT, &action, nullptr);
+  action.sa_handler = &SecondHandler;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"  // the point of the test; the kernel allows it
+  sigaction(SIGINT, &action, &action);
+#pragma GCC diagnostic pop
+  raise(SIGINT);
+}
+
+// A program that blocks SIGTERM everywhere and reads it from a signalfd: heapgraph's threads must
+// not take it instead (they block every signal).
+void SignalFd() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  int fd = signalfd(-1, &set, 0);
+  hgprog::Ready();
+  signalfd_siginfo info = {};
+  if (fd >= 0 && read(fd, &info, sizeof(info)) == sizeof(info)) {
+    printf("signalfd %u\n", info.ssi_signo);
+  }
+}
+
 [[noreturn]] void BeatThenSpin() {
   using Heartbeat = void (*)();
   auto beat = reinterpret_cast<Heartbeat>(dlsym(RTLD_DEFAULT, "heapgraph_heartbeat"));
@@ -181,6 +227,9 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "hang") == 0) Hang();
   if (strcmp(mode, "beat") == 0) BeatThenSpin();
   if (strcmp(mode, "term") == 0) Term(argc > 2 && strcmp(argv[2], "handle") == 0);
+  if (strcmp(mode, "ignore-siginfo") == 0) return IgnoreWithSiginfo(), 0;
+  if (strcmp(mode, "same-action") == 0) return SameActionObject(), 0;
+  if (strcmp(mode, "signalfd") == 0) return SignalFd(), 0;
   if (strcmp(mode, "clean") == 0) {
     hgprog::Ready();
     hgprog::WaitForStdinEof();
@@ -199,6 +248,6 @@ int main(int argc, char** argv) {
   }
   fprintf(stderr,
           "usage: hg_foom grow LIMIT | accounts | clean | crash | hang | term [handle] | beat | "
-          "idle\n");
+          "idle | ignore-siginfo | same-action | signalfd\n");
   return 2;
 }
