@@ -93,16 +93,25 @@ void SessionFile::RecordExit(format::ExitKind kind, int status) {
 void SessionFile::RecordSignal(int signal, int code, uint64_t address) {
   if (!OwnedByThisProcess()) return;
   format::SessionRecord& r = header_->record;
+  uint32_t none = 0;
+  // Claim first: a later signal must not overwrite the first one's details.
+  if (!std::atomic_ref<uint32_t>(r.fatal_signal)
+           .compare_exchange_strong(none, static_cast<uint32_t>(signal))) {
+    return;
+  }
+  signal_tid_.store(static_cast<int32_t>(syscall(SYS_gettid)), std::memory_order_release);
   Store(r.fatal_code, static_cast<int32_t>(code));
   Store(r.fatal_address, address);
   Store(r.fatal_boottime_ns, Now(CLOCK_BOOTTIME));
-  uint32_t none = 0;
-  std::atomic_ref<uint32_t>(r.fatal_signal)
-      .compare_exchange_strong(none, static_cast<uint32_t>(signal));
 }
 
 void SessionFile::ClearSignal(int signal) {
   if (!OwnedByThisProcess()) return;
+  // Only the thread that recorded the signal forgets it: another thread's handled signal must
+  // not erase this one.
+  int32_t self = static_cast<int32_t>(syscall(SYS_gettid));
+  if (signal_tid_.load(std::memory_order_acquire) != self) return;
+  signal_tid_.store(0, std::memory_order_relaxed);
   uint32_t expected = static_cast<uint32_t>(signal);
   std::atomic_ref<uint32_t>(header_->record.fatal_signal).compare_exchange_strong(expected, 0);
 }

@@ -4,6 +4,7 @@
 // app state, cgroup OOM-kill counter). Every method is async-signal-safe and never allocates.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "heap/MappedFile.h"
@@ -24,7 +25,9 @@ class SessionFile {
   void MarkExited();
   // exit/_exit: recorded only by the process that created the session (not a vfork child).
   void RecordExit(format::ExitKind kind, int status);
-  // The first fatal or terminating signal; ClearSignal forgets it when the program survived it.
+  // The first fatal or terminating signal (its details are written only by the thread whose
+  // signal won); ClearSignal forgets it when the program survived it, and only when called on the
+  // thread that recorded it.
   void RecordSignal(int signal, int code, uint64_t address);
   void ClearSignal(int signal);
   void SetAppState(format::AppState state);
@@ -43,6 +46,7 @@ class SessionFile {
   MappedFile file_;
   format::SessionHeader* header_ = nullptr;
   uint64_t last_progress_ = UINT64_MAX;  // Beat(): the progress counter at the previous beat
+  std::atomic<int32_t> signal_tid_{0};   // the thread whose signal is recorded (0: none)
 };
 
 }  // namespace heapgraph

@@ -230,6 +230,25 @@ TEST(SessionFileTest, ExitAndSignalsAreRecorded) {
   EXPECT_EQ(uint32_t{format::kSessionExited}, h->state.load());
 }
 
+// A second signal neither overwrites the first one's details nor, handled on another thread,
+// erases it.
+TEST(SessionFileTest, SecondSignalOnAnotherThreadKeepsTheFirst) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 24));
+  std::thread([&] { session.RecordSignal(11, 2, 0x20); }).join();  // thread A: the fault
+  std::thread([&] {
+    session.RecordSignal(15, 0, 0x99);  // thread B: loses the claim
+    session.ClearSignal(15);            // B's handler returned
+    session.ClearSignal(11);            // not B's signal either
+  }).join();
+  session.ClearSignal(11);  // nor this thread's
+  auto h = ReadSession(dir);
+  EXPECT_EQ(11u, h->record.fatal_signal);
+  EXPECT_EQ(2, h->record.fatal_code);
+  EXPECT_EQ(0x20u, h->record.fatal_address);
+}
+
 TEST(SessionFileTest, BeatTracksProgressByAllocationsThenByAppHeartbeats) {
   TempDir dir;
   SessionFile session;
