@@ -96,6 +96,17 @@ ExitClassification ExitClassifier::Classify(const format::SessionHeader& s, bool
     c.reason = "the process is still running";
     return c;
   }
+  // A terminating (non-fault) signal whose handler went on to exit: the exit record decides,
+  // with the signal kept as context. A fault stays a crash even when its handler exits (crash
+  // reporters do; the record has no exit time to tell a recovered fault from one).
+  if (has_record && r.fatal_signal != 0 && !IsCrashSignal(r.fatal_signal) &&
+      ClassifyExit(s, r, has_record, &c)) {
+    c.reason = "a terminating signal was handled and the program then exited";
+    c.signal = r.fatal_signal;
+    c.signal_code = r.fatal_code;
+    c.signal_address = r.fatal_address;
+    return c;
+  }
   if (has_record && r.fatal_signal != 0) {
     bool crash = IsCrashSignal(r.fatal_signal);
     c.kind = crash ? ExitClass::kCrash : ExitClass::kTerminated;

@@ -1,5 +1,6 @@
 // heap/: the interposed process-exit and signal-disposition functions of libheapgraph.so, which
-// feed the session record (how the run ended): exit, _exit and _Exit record the exit status;
+// feed the session record (how the run ended): exit, quick_exit, _exit and _Exit record the exit
+// status (quick_exit as an exit() call);
 // sigaction and signal route the application's changes to the signals FatalSignalHandler watches
 // through it, so its own handlers are chained rather than replacing heapgraph's. Everything else
 // goes to glibc unchanged. (sysv_signal, sigset and bsd_signal are not interposed: a handler set
@@ -18,9 +19,11 @@ namespace {
 
 using ExitFn = void (*)(int);
 ExitFn real_exit = nullptr;
+ExitFn real_quick_exit = nullptr;
 
 __attribute__((constructor(102))) void ResolveExit() {
   real_exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "exit"));
+  real_quick_exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "quick_exit"));
 }
 
 [[noreturn]] void ExitGroup(int status) {
@@ -35,6 +38,14 @@ __attribute__((visibility("default"), noreturn)) void exit(int status) {
   heapgraph::recorder::RecordExit(heapgraph::format::kExitCalled, status);
   if (real_exit == nullptr) ResolveExit();
   if (real_exit != nullptr) real_exit(status);
+  ExitGroup(status);
+}
+
+// quick_exit runs the at_quick_exit handlers, then glibc's internal _exit (not interposable).
+__attribute__((visibility("default"), noreturn)) void quick_exit(int status) noexcept {
+  heapgraph::recorder::RecordExit(heapgraph::format::kExitCalled, status);
+  if (real_quick_exit == nullptr) ResolveExit();
+  if (real_quick_exit != nullptr) real_quick_exit(status);
   ExitGroup(status);
 }
 

@@ -55,8 +55,26 @@ TEST_F(ExitClassifierTest, FaultSignalIsACrashEvenAfterExit) {
   ExitClassification c = ExitClassifier::Classify(*session_, true, now_);
   EXPECT_EQ(c.kind, ExitClass::kCrash);
   EXPECT_EQ(c.signal, static_cast<uint32_t>(SIGSEGV));
+  record().exit_kind = format::kExitNone;
   record().fatal_signal = SIGTERM;
-  EXPECT_EQ(Classify(), ExitClass::kTerminated);
+  EXPECT_EQ(Classify(), ExitClass::kTerminated);  // not survived: no exit record
+}
+
+// A SIGTERM/SIGINT/SIGHUP/SIGQUIT handler that calls exit(): a clean exit with its status.
+TEST_F(ExitClassifierTest, TerminatingSignalThenExitIsACleanExit) {
+  for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    record().fatal_signal = static_cast<uint32_t>(signal);
+    record().exit_kind = format::kExitCalled;
+    record().exit_status = 3;
+    ExitClassification c = ExitClassifier::Classify(*session_, true, now_);
+    EXPECT_EQ(c.kind, ExitClass::kCleanExit) << signal;
+    EXPECT_TRUE(c.exit_status_known);
+    EXPECT_EQ(c.exit_status, 3);
+    EXPECT_EQ(c.signal, static_cast<uint32_t>(signal));
+  }
+  record().exit_kind = format::kExitNone;  // returned from main after the handler set a flag
+  session_->state.store(format::kSessionExited);
+  EXPECT_EQ(Classify(), ExitClass::kCleanExit);
 }
 
 TEST_F(ExitClassifierTest, ExitRecordsTheStatus) {

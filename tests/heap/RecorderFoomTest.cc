@@ -127,6 +127,30 @@ TEST(RecorderFoomTest, DefaultSigtermIsATerminationAndAHandledOneIsForgotten) {
   EXPECT_EQ(report["exit"]["kind"], "likely_oom_kill") << report["exit"].dump();
 }
 
+TEST(RecorderFoomTest, SigtermHandlerThatExitsIsACleanExitWithItsStatus) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"term-exit"}, RecordingEnv(root.path(), "hang_ms=0"));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  child.Kill(SIGTERM);
+  std::optional<int> status = child.Wait();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 5) << child.Describe();
+  Json report = Foom(root.DirectoryOf(child.pid()));
+  EXPECT_EQ(report["exit"]["kind"], "clean_exit") << report["exit"].dump();
+  EXPECT_EQ(report["exit"]["exit_status"], 5);
+}
+
+TEST(RecorderFoomTest, QuickExitIsAnExitWithItsStatus) {
+  TempRoot root;
+  ChildProcess child(ProgramPath("hg_foom"), {"quick-exit"}, RecordingEnv(root.path(), ""));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  child.CloseStdin();
+  std::optional<int> status = child.Wait();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 4) << child.Describe();
+  Json report = Foom(root.DirectoryOf(child.pid()));
+  EXPECT_EQ(report["exit"]["kind"], "clean_exit") << report["exit"].dump();
+  EXPECT_EQ(report["exit"]["exit_status"], 4);
+}
+
 TEST(RecorderFoomTest, SigIgnWithSiginfoStaysIgnored) {
   TempRoot root;
   ChildProcess child(ProgramPath("hg_foom"), {"ignore-siginfo"}, RecordingEnv(root.path(), ""));

@@ -14,6 +14,8 @@
 //   hg_foom hang         ready, waits for stdin EOF, then deadlocks on a mutex it holds
 //   hg_foom term [handle] ready, then sleeps until a signal ends it; with "handle" it installs its
 //                        own SIGTERM handler and prints "survived 15" after the first SIGTERM
+//   hg_foom term-exit    ready, then sleeps; its own SIGTERM handler calls exit(5)
+//   hg_foom quick-exit   ready, waits for stdin EOF, quick_exit(4)
 //   hg_foom beat         calls heapgraph_heartbeat() (found with dlsym) a few times, ready, then
 //                        keeps allocating without heartbeats: its main loop is stuck although
 //                        the heap moves
@@ -160,6 +162,16 @@ void AppTermHandler(int) {
   for (;;) pause();
 }
 
+void AppTermExitHandler(int) {
+  exit(5);  // not async-signal-safe, but what many programs do
+}
+
+[[noreturn]] void TermExit() {
+  signal(SIGTERM, &AppTermExitHandler);
+  hgprog::Ready();
+  for (;;) pause();
+}
+
 // SIG_IGN given with SA_SIGINFO is still "ignore" to the kernel; heapgraph must not call it.
 void IgnoreWithSiginfo() {
   struct sigaction action = {};
@@ -227,6 +239,12 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "hang") == 0) Hang();
   if (strcmp(mode, "beat") == 0) BeatThenSpin();
   if (strcmp(mode, "term") == 0) Term(argc > 2 && strcmp(argv[2], "handle") == 0);
+  if (strcmp(mode, "term-exit") == 0) TermExit();
+  if (strcmp(mode, "quick-exit") == 0) {
+    hgprog::Ready();
+    hgprog::WaitForStdinEof();
+    quick_exit(4);
+  }
   if (strcmp(mode, "ignore-siginfo") == 0) return IgnoreWithSiginfo(), 0;
   if (strcmp(mode, "same-action") == 0) return SameActionObject(), 0;
   if (strcmp(mode, "signalfd") == 0) return SignalFd(), 0;
@@ -247,7 +265,9 @@ int main(int argc, char** argv) {
     for (;;) pause();
   }
   fprintf(stderr,
-          "usage: hg_foom grow LIMIT | accounts | clean | crash | hang | term [handle] | beat | "
+          "usage: hg_foom grow LIMIT | accounts | clean | crash | hang | term [handle] | term-exit "
+          "| quick-exit | "
+          "beat | "
           "idle | ignore-siginfo | same-action | signalfd\n");
   return 2;
 }
