@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "heap/AllocationSampler.h"
+#include "heap/HighDescriptor.h"
 #include "heap/LineBuffer.h"
 #include "heap/RecorderAccess.h"
 #include "heap/ScanPlugin.h"
@@ -26,7 +27,10 @@ using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, 
 
 const Config* g_config = nullptr;
 char g_dir[600] = "";
-int g_signal_pipe[2] = {-1, -1};
+// The signal pipe's ends, kept at high numbers and checked before use: a host that closed and
+// reused a number must get neither the handler's byte nor lose its data to our read.
+HighDescriptor g_pipe_read;
+HighDescriptor g_pipe_write;
 
 void Complain(const char* what, const char* detail) {
   LineBuffer line;
@@ -75,7 +79,7 @@ void LeakCheckTrigger::AtExit() {
 void LeakCheckTrigger::OnSignal(int) {
   int saved = errno;
   char one = 1;
-  (void)!write(g_signal_pipe[1], &one, 1);
+  if (g_pipe_write.StillOurs()) (void)!write(g_pipe_write.fd(), &one, 1);
   errno = saved;
 }
 
@@ -86,7 +90,11 @@ void* LeakCheckTrigger::WatchSignals(void*) {
   if (ignore != nullptr) ignore(1);
   for (unsigned n = 1;; ++n) {
     char byte;
-    ssize_t r = read(g_signal_pipe[0], &byte, 1);
+    if (!g_pipe_read.StillOurs()) {
+      Complain("the leak-check signal pipe was closed by the program", "no more checks");
+      return nullptr;
+    }
+    ssize_t r = read(g_pipe_read.fd(), &byte, 1);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return nullptr;
     char json[700], text[700];
@@ -101,7 +109,8 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
   snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
   if (config.leak_check_at_exit) atexit(&LeakCheckTrigger::AtExit);
   if (config.scan_signal == 0) return;
-  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0 || !g_pipe_read.Adopt(ends[0]) || !g_pipe_write.Adopt(ends[1])) {
     Complain("cannot set up the leak-check signal", strerror(errno));
     return;
   }

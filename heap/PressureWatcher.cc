@@ -70,9 +70,10 @@ void PressureWatcher::Install(const Config& config, const Recording& recording) 
 }
 
 bool PressureWatcher::OpenFile() {
-  fd_ = openat(recording_.dir_fd, format::kPressureFile,
-               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-  if (fd_ < 0) return false;
+  if (!file_.Adopt(openat(recording_.dir_fd, format::kPressureFile,
+                          O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600))) {
+    return false;
+  }
   format::PressureHeader h = {};
   memcpy(h.file.magic, format::kPressureMagic, sizeof(h.file.magic));
   h.file.version = 1;
@@ -86,7 +87,7 @@ bool PressureWatcher::OpenFile() {
   h.sample_mean = config_.sample_mean;
   size_t length = strnlen(limit_.cgroup_dir(), sizeof(h.cgroup_dir) - 1);
   memcpy(h.cgroup_dir, limit_.cgroup_dir(), length);  // truncated if longer; NUL from = {}
-  return write(fd_, &h, sizeof(h)) == static_cast<ssize_t>(sizeof(h));
+  return write(file_.fd(), &h, sizeof(h)) == static_cast<ssize_t>(sizeof(h));
 }
 
 void* PressureWatcher::Main(void* self) {
@@ -97,7 +98,7 @@ void* PressureWatcher::Main(void* self) {
 
 void PressureWatcher::Loop() {
   start_ns_ = Now(CLOCK_MONOTONIC);
-  for (;;) Check(Wait());
+  while (file_.fd() >= 0) Check(Wait());
 }
 
 uint32_t PressureWatcher::Wait() {
@@ -164,13 +165,18 @@ void PressureWatcher::WriteEntries(const MemoryReading& reading, uint32_t percen
   r.category_count = categories;
   r.other_sizes = overflowed ? 1 : 0;
   r.types_written = types ? 1 : 0;
+  if (!file_.StillOurs()) {  // the host closed the number (and maybe reused it)
+    Complain("the pressure file's descriptor was closed or reused by the program", nullptr);
+    file_.Abandon();
+    return;
+  }
   for (uint32_t i = 0; i < count; ++i) {
     r.watermark = crossed[i];
     r.refresh_ns = Now(CLOCK_MONOTONIC) - begin;
     struct iovec parts[2] = {
         {&r, sizeof(r)},
         {const_cast<format::CategoryTotal*>(table), categories * sizeof(format::CategoryTotal)}};
-    WriteAll(fd_, parts, 2);
+    WriteAll(file_.fd(), parts, 2);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "heap/CategoryTotals.h"
 #include "heap/Config.h"
+#include "heap/HighDescriptor.h"
 #include "heap/LiveAllocationTree.h"
 #include "heap/MemoryLimit.h"
 #include "heap/PersistedFormat.h"
@@ -52,7 +53,7 @@ class PressureWatcher {
   Recording recording_;
   MemoryLimit limit_;
   CategoryTotals totals_;
-  int fd_ = -1;
+  HighDescriptor file_;  // the pressure file; abandoned (thread ends) once the host took it
   bool armed_[format::kMaxWatermarks] = {};
   uint64_t start_ns_ = 0;
 };

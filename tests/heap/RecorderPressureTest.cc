@@ -114,6 +114,29 @@ TEST_F(RecorderPressureTest, TimeLineHasEachWatermarkInOrderWithCategories) {
   ASSERT_TRUE(child_->Finish());
 }
 
+// A host that closes every descriptor and reuses the high numbers for its own file: the watcher
+// (its descriptor moved up there) notices that the number is no longer its file, says so once and
+// stops; the host's file never gets a pressure entry.
+TEST_F(RecorderPressureTest, HostThatReusesTheDescriptorNeverGetsPressureEntries) {
+  std::string host = root_.path() + "/host-file";
+  std::vector<std::string> env = RecordingEnv(
+      root_.path(), "memory_limit=" + std::to_string(kLimitMib) + "M,watch_interval_ms=20");
+  env.push_back("HG_PRESSURE_HOST_FILE=" + host);
+  child_.emplace(ProgramPath("hg_pressure"), std::vector<std::string>{"256", "95"}, env);
+  ASSERT_TRUE(child_->WaitReady()) << child_->Describe();
+  bool said = false;
+  for (int i = 0; i < 3000 && !said; ++i) {  // the watcher polls every 20 ms; bounded wait
+    said = child_->Stderr().find("descriptor was closed or reused") != std::string::npos;
+    if (!said) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(said) << child_->Describe();
+  ASSERT_TRUE(child_->Finish());
+  std::ifstream in(host, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  EXPECT_EQ(bytes.str().size(), 0u) << "heapgraph wrote into the host's file";
+}
+
 TEST_F(RecorderPressureTest, TypesFileNamesThePolymorphicObjects) {
   Grow("memory_limit=" + std::to_string(kLimitMib) + "M,watch_interval_ms=20");
   PressureTimeline timeline = WaitForEntries(dir_, 3);

@@ -5,8 +5,13 @@
 // vptr) and prints "widgets <n> gadgets <n>". Then mallocs 4 MiB blocks and touches every page
 // until its RSS reaches TARGET_PERCENT of LIMIT_MIB, a few milliseconds apart; prints
 // "grown <rss bytes> blocks <n>", "ready <pid>", and waits for stdin to close.
+// With HG_PRESSURE_HOST_FILE=PATH it first plays a host that closes every descriptor from 3 up
+// (closefrom) and then reuses every number from 64 up for a file of its own, PATH. (Not the low
+// numbers: the recorder's mapped files still grow through theirs, a known gap.)
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,15 +41,25 @@ Widget* g_widgets[1000];
 shapes::Gadget* g_gadgets[500];
 void* g_blocks[4096];
 
+int g_statm = -1;  // /proc/self/statm, opened before the host used up every number
+
 uint64_t Rss() {
   char text[256] = {};
-  FILE* f = fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
+  if (pread(g_statm, text, sizeof(text) - 1, 0) <= 0) return 0;
   unsigned long size = 0, resident = 0;
-  int n = fscanf(f, "%lu %lu", &size, &resident);
-  fclose(f);
-  (void)text;
+  int n = sscanf(text, "%lu %lu", &size, &resident);
   return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// closefrom(3), then the host's own file on every number from 64.
+void CloseAllAndReuse(const char* path) {
+  close_range(3, ~0u, 0);
+  int host = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+  g_statm = open("/proc/self/statm", O_RDONLY);
+  struct rlimit limit;
+  getrlimit(RLIMIT_NOFILE, &limit);
+  int last = limit.rlim_cur > 4096 ? 4095 : static_cast<int>(limit.rlim_cur) - 1;
+  for (int n = 64; n <= last; ++n) dup2(host, n);
 }
 
 }  // namespace
@@ -66,6 +81,8 @@ int main(int argc, char** argv) {
   if (argc < 3) return 2;
   uint64_t limit = strtoull(argv[1], nullptr, 10) << 20;
   uint64_t target = limit * strtoull(argv[2], nullptr, 10) / 100;
+  if (const char* host = getenv("HG_PRESSURE_HOST_FILE")) CloseAllAndReuse(host);
+  if (g_statm < 0) g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   MakeObjects();
   printf("widgets %zu gadgets %zu\n", sizeof(g_widgets) / sizeof(g_widgets[0]),
          sizeof(g_gadgets) / sizeof(g_gadgets[0]));
