@@ -107,6 +107,19 @@ bool DumpRetention::RemoveDirectory(int root_fd, const char* name) {
   return unlinkat(root_fd, name, AT_REMOVEDIR) == 0;
 }
 
+bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has_record,
+                                        uint64_t now_realtime_ns) {
+  if (s.state.load(std::memory_order_relaxed) == format::kSessionExited) return false;
+  uint64_t last = s.start_time_ns;
+  uint64_t bound = kNoHeartbeatBoundNs;
+  if (has_record && s.record.heartbeat_interval_ms != 0) {
+    if (s.record.heartbeat_realtime_ns > last) last = s.record.heartbeat_realtime_ns;
+    bound = uint64_t{kStaleHeartbeats} * s.record.heartbeat_interval_ms * 1000000ull;
+    if (bound < kMinStaleNs) bound = kMinStaleNs;
+  }
+  return now_realtime_ns < last + bound;
+}
+
 size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable,
                           uint32_t keep) {
   static FinishedRun runs[kMaxRuns];  // one tool thread per process runs this, once
@@ -126,7 +139,8 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     bool has_record = false;
     if (ReadSession(dir_fd, &session, &has_record) && strcmp(session.executable, executable) == 0) {
       ExitEvidence now = ExitEvidenceProbe::Gather(session, has_record);
-      if (!now.alive) {
+      // Not in our /proc is not enough: the run may live in another pid namespace.
+      if (!now.alive && !MayBeAliveElsewhere(session, has_record, RealtimeNs())) {
         if (!HasFile(dir_fd, format::kExitFile)) {
           WriteExitFile(dir_fd, ExitClassifier::Classify(session, has_record, now));
         }
