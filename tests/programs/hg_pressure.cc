@@ -51,15 +51,19 @@ uint64_t Rss() {
   return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-// closefrom(3), then the host's own file on every number from 64.
+// closefrom(3), then the host's own file on every number from 64 (but statm's).
+// /proc/self/statm is opened first and spared: heapgraph's threads may take freed low numbers.
 void CloseAllAndReuse(const char* path) {
-  close_range(3, ~0u, 0);
+  g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (g_statm > 3) close_range(3, static_cast<unsigned>(g_statm) - 1, 0);
+  close_range(static_cast<unsigned>(g_statm) + 1, ~0u, 0);
   int host = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-  g_statm = open("/proc/self/statm", O_RDONLY);
   struct rlimit limit;
   getrlimit(RLIMIT_NOFILE, &limit);
   int last = limit.rlim_cur > 4096 ? 4095 : static_cast<int>(limit.rlim_cur) - 1;
-  for (int n = 64; n <= last; ++n) dup2(host, n);
+  for (int n = 64; n <= last; ++n) {
+    if (n != g_statm) dup2(host, n);
+  }
 }
 
 }  // namespace
@@ -87,7 +91,8 @@ int main(int argc, char** argv) {
   printf("widgets %zu gadgets %zu\n", sizeof(g_widgets) / sizeof(g_widgets[0]),
          sizeof(g_gadgets) / sizeof(g_gadgets[0]));
   size_t n = 0;
-  while (Rss() < target && n < 4096) {
+  uint64_t rss;
+  while ((rss = Rss()) < target && rss != 0 && n < 4096) {  // 0: cannot read it, stop
     g_blocks[n++] = GrowBlock();
     struct timespec pause = {0, 5 * 1000 * 1000};
     nanosleep(&pause, nullptr);
