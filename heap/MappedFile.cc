@@ -58,7 +58,7 @@ bool MappedFile::Create(int dir_fd, const char* name, uint64_t size) {
   }
   data_ = static_cast<uint8_t*>(p);
   size_ = size;
-  fd_ = fd;
+  fd_.Adopt(fd);
   AdviseRandom();
   return true;
 }
@@ -66,10 +66,10 @@ bool MappedFile::Create(int dir_fd, const char* name, uint64_t size) {
 bool MappedFile::Reserve(uint64_t offset, uint64_t length) {
   if (offset >= size_) return false;
   if (length > size_ - offset) length = size_ - offset;
-  if (fallocate_unsupported_) return true;
+  if (fallocate_unsupported_ || !fd_.StillOurs()) return true;
   int r;
   do {
-    r = fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length));
+    r = fallocate(fd_.fd(), 0, static_cast<off_t>(offset), static_cast<off_t>(length));
   } while (r != 0 && errno == EINTR);
   if (r == 0) return true;
   if (errno == EOPNOTSUPP) {
@@ -82,16 +82,19 @@ bool MappedFile::Reserve(uint64_t offset, uint64_t length) {
 bool MappedFile::CopyTo(int dir_fd, const char* name, const Range* ranges,
                         size_t range_count) const {
   MappedFile copy;
-  if (!copy.OpenNew(dir_fd, name, size_, &copy.fd_)) return false;
+  int fd;
+  if (!copy.OpenNew(dir_fd, name, size_, &fd) || !copy.fd_.Adopt(fd)) return false;
   copy.size_ = size_;
   bool ok = true;
   for (size_t i = 0; i < range_count && ok; ++i) {
     const Range& r = ranges[i];
     if (r.offset >= size_ || r.length == 0) continue;
     uint64_t length = r.length > size_ - r.offset ? size_ - r.offset : r.length;
-    ok = copy.Reserve(r.offset, length) && WriteAll(copy.fd_, data_ + r.offset, length, r.offset);
+    ok = copy.Reserve(r.offset, length) &&
+         WriteAll(copy.fd_.fd(), data_ + r.offset, length, r.offset);
   }
-  close(copy.fd_);
+  close(copy.fd_.fd());
+  copy.fd_.Abandon();
   return ok;
 }
 
@@ -108,8 +111,8 @@ bool MappedFile::Adopt(int dir_fd, const char* name) {
     close(fd);
     return false;
   }
-  close(fd_);
-  fd_ = fd;
+  if (fd_.StillOurs()) close(fd_.fd());
+  fd_.Adopt(fd);
   AdviseRandom();
   return true;
 }
@@ -126,10 +129,10 @@ void MappedFile::Sync() const {
 
 void MappedFile::Unmap() {
   if (data_ != nullptr) syscall(SYS_munmap, data_, size_);
-  if (fd_ >= 0) close(fd_);
+  if (fd_.StillOurs()) close(fd_.fd());
+  fd_.Abandon();
   data_ = nullptr;
   size_ = 0;
-  fd_ = -1;
 }
 
 }  // namespace heapgraph

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heap/HighDescriptor.h"
+
 namespace heapgraph {
 
 class MappedFile {
@@ -24,7 +26,8 @@ class MappedFile {
 
   // Makes sure [offset, offset + length) has disk blocks, so that stores into it cannot raise
   // SIGBUS on a full file system. False if the file system refused (ENOSPC, ...). File systems
-  // without fallocate are accepted as they are.
+  // without fallocate, and a descriptor the host closed or reused, are accepted as they are
+  // (the mapping keeps working; only the reservation is skipped).
   bool Reserve(uint64_t offset, uint64_t length);
 
   // Fork support, parent side: writes a new file `name` in `dir_fd` of the same size holding
@@ -41,7 +44,7 @@ class MappedFile {
 
   uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.fd(); }
 
  private:
   bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
@@ -49,7 +52,9 @@ class MappedFile {
 
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
-  int fd_ = -1;
+  // Held at a high number and checked before each fallocate: a host that closes and reuses low
+  // descriptors (closefrom(3)) never gets heapgraph's reservations.
+  HighDescriptor fd_;
   bool fallocate_unsupported_ = false;
 };
 

@@ -6,8 +6,7 @@
 // until its RSS reaches TARGET_PERCENT of LIMIT_MIB, a few milliseconds apart; prints
 // "grown <rss bytes> blocks <n>", "ready <pid>", and waits for stdin to close.
 // With HG_PRESSURE_HOST_FILE=PATH it first plays a host that closes every descriptor from 3 up
-// (closefrom) and then reuses every number from 64 up for a file of its own, PATH. (Not the low
-// numbers: the recorder's mapped files still grow through theirs, a known gap.)
+// (closefrom) and then reuses every number from 3 up for a file of its own, PATH.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +50,7 @@ uint64_t Rss() {
   return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-// closefrom(3), then the host's own file on every number from 64 (but statm's).
+// closefrom(3), then the host's own file on every number from 3 (but statm's).
 // /proc/self/statm is opened first and spared: heapgraph's threads may take freed low numbers.
 void CloseAllAndReuse(const char* path) {
   g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -61,7 +60,7 @@ void CloseAllAndReuse(const char* path) {
   struct rlimit limit;
   getrlimit(RLIMIT_NOFILE, &limit);
   int last = limit.rlim_cur > 4096 ? 4095 : static_cast<int>(limit.rlim_cur) - 1;
-  for (int n = 64; n <= last; ++n) {
+  for (int n = 3; n <= last; ++n) {
     if (n != g_statm) dup2(host, n);
   }
 }
