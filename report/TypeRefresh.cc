@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "heap/PersistedFormat.h"
+#include "report/TypeNamer.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/types/BuiltInReaders.h"
 #include "scanner/types/LiveMemory.h"
@@ -98,17 +99,8 @@ void TypeRefresh::PrepareReaders() {
 }
 
 std::string TypeRefresh::Name(const types::TypeDescription& d) {
-  if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
-  std::string function = fmt::format("{:#x}", d.name_symbol);
-  if (const types::Segment* s = readers_->modules().Find(d.name_symbol)) {
-    const types::Module& m = readers_->modules().modules()[s->module];
-    if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
-    std::vector<SourceFrame> frames = symbolizer_->Symbolize(m.path, d.name_symbol - m.bias);
-    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
-  }
-  std::string name = d.name;
-  size_t at = name.find("{}");
-  return at == std::string::npos ? name : name.replace(at, 2, function);
+  if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
+  return TypeNamer::Name(d, readers_->modules(), *symbolizer_);
 }
 
 TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
