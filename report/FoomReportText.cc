@@ -6,20 +6,10 @@
 #include <cmath>
 #include <utility>
 
+#include "heap/ByteSize.h"
+
 namespace heapgraph::report {
 namespace {
-
-std::string Bytes(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes) / 1024.0;
-  size_t unit = 0;
-  while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.2f} {}", v, kUnits[unit]);
-}
 
 std::string ExitLine(const ExitRecord& e) {
   std::string line = fmt::format("exit: {} - {}", e.kind, e.reason);
@@ -38,9 +28,10 @@ std::string ExitLine(const ExitRecord& e) {
 
 // "12 blocks, 1.00 KiB", or in a sampled recording "≈ 3012 ± 140 blocks, ≈ 2.94 MiB ± 0.14 MiB".
 std::string Amount(const FoomTotals& t, bool sampled) {
-  if (!sampled) return fmt::format("{} blocks, {}", t.count, Bytes(t.bytes));
-  return fmt::format("≈ {} ± {:.0f} blocks, ≈ {} ± {}", t.count, t.count_error, Bytes(t.bytes),
-                     Bytes(static_cast<uint64_t>(std::llround(t.bytes_error))));
+  if (!sampled) return fmt::format("{} blocks, {}", t.count, ByteSize::Readable(t.bytes));
+  return fmt::format("≈ {} ± {:.0f} blocks, ≈ {} ± {}", t.count, t.count_error,
+                     ByteSize::Readable(t.bytes),
+                     ByteSize::Readable(static_cast<uint64_t>(std::llround(t.bytes_error))));
 }
 
 std::string Seconds(uint64_t ns) {
@@ -62,20 +53,23 @@ std::string Sources(uint32_t sources) {
 // The watcher's time line: one line per watermark crossed, in the order crossed.
 void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
   const format::PressureHeader& h = p.header();
-  out += fmt::format("pressure: {} watermark entr{} (limit {}, sources: {})\n", p.entries().size(),
-                     p.entries().size() == 1 ? "y" : "ies",
-                     h.configured_limit != 0 ? Bytes(h.configured_limit) : "memory.max",
-                     Sources(h.sources));
+  out +=
+      fmt::format("pressure: {} watermark entr{} (limit {}, sources: {})\n", p.entries().size(),
+                  p.entries().size() == 1 ? "y" : "ies",
+                  h.configured_limit != 0 ? ByteSize::Readable(h.configured_limit) : "memory.max",
+                  Sources(h.sources));
   for (const PressureEntry& e : p.entries()) {
     const format::PressureRecord& r = e.record;
-    std::string cgroup = r.cgroup_max != 0 || r.cgroup_current != 0
-                             ? fmt::format(", cgroup {} of {}", Bytes(r.cgroup_current),
-                                           r.cgroup_max != 0 ? Bytes(r.cgroup_max) : "max")
-                             : "";
+    std::string cgroup =
+        r.cgroup_max != 0 || r.cgroup_current != 0
+            ? fmt::format(", cgroup {} of {}", ByteSize::Readable(r.cgroup_current),
+                          r.cgroup_max != 0 ? ByteSize::Readable(r.cgroup_max) : "max")
+            : "";
     out += fmt::format(
         "  {}% at +{}: {}% of {}, RSS {}{}, heap {} {}blocks {}, VM {} regions {}{}\n", r.watermark,
-        Seconds(r.elapsed_ns), r.percent, Bytes(r.limit), Bytes(r.rss), cgroup, r.heap_blocks,
-        sampled ? "sampled " : "", Bytes(r.heap_bytes), r.vm_blocks, Bytes(r.vm_bytes),
+        Seconds(r.elapsed_ns), r.percent, ByteSize::Readable(r.limit), ByteSize::Readable(r.rss),
+        cgroup, r.heap_blocks, sampled ? "sampled " : "", ByteSize::Readable(r.heap_bytes),
+        r.vm_blocks, ByteSize::Readable(r.vm_bytes),
         r.types_written != 0 ? fmt::format(", types refreshed ({} ms)", r.refresh_ns / 1000000)
                              : "");
   }
@@ -104,7 +98,7 @@ std::string FoomReportToText(const FoomReport& r) {
     out += fmt::format(
         "sampled recording (sample={}): counts and bytes are estimated from {} sampled blocks, "
         "± one standard error\n",
-        Bytes(r.sample_mean), r.live.sampled);
+        ByteSize::Readable(r.sample_mean), r.live.sampled);
   }
   if (!r.torn.empty()) {
     out += fmt::format(

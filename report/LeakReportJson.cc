@@ -19,35 +19,6 @@ json StringOrNull(const std::string& s) {
   return s.empty() ? json(nullptr) : json(s);
 }
 
-json FrameJson(const ReportFrame& f) {
-  bool located = !f.module.empty() || !f.module_path.empty();
-  bool positioned = !f.file.empty();
-  return {{"address", Hex(f.address)},
-          {"module", located ? json(f.module) : json(nullptr)},
-          {"module_path", located ? json(f.module_path) : json(nullptr)},
-          {"build_id", StringOrNull(f.build_id)},
-          {"offset", located ? json(Hex(f.offset)) : json(nullptr)},
-          {"function", StringOrNull(f.function)},
-          {"file", positioned ? json(f.file) : json(nullptr)},
-          {"line", positioned ? json(f.line) : json(nullptr)},
-          {"inlined", f.inlined}};
-}
-
-json RecordJson(const LeakRecord& r) {
-  json stack = json::array();
-  for (const ReportFrame& f : r.stack) stack.push_back(FrameJson(f));
-  json examples = json::array();
-  for (uint64_t address : r.examples) examples.push_back(Hex(address));
-  json j = {{"kind", LeakKindName(r.kind)}, {"size", r.size}, {"count", r.count}};
-  if (r.block_size != 0) j["block_size"] = r.block_size;
-  if (r.kind == LeakKind::kDirect) j["retained_bytes"] = r.retained_bytes;
-  j["stack_id"] = r.stack_id;
-  j["stack"] = std::move(stack);
-  j["type"] = r.type;
-  j["examples"] = std::move(examples);
-  return j;
-}
-
 json MemberJson(const CycleMember& m) {
   return {{"address", Hex(m.address)},
           {"size", m.size},
@@ -150,17 +121,7 @@ json DocumentJson(const LeakReport& report, json leaks) {
           {"warnings", report.warnings}};
 }
 
-}  // namespace
-
-json LeakReportToJson(const LeakReport& report) {
-  json leaks = json::array();
-  for (const LeakRecord& r : report.leaks) leaks.push_back(RecordJson(r));
-  return DocumentJson(report, std::move(leaks));
-}
-
-// ---- LeakReportJsonText: the records streamed, the rest through the tree. -------------------
-
-namespace {
+// ---- The records, streamed: the rest of the document goes through the tree. ----------------
 
 // Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), 0 if it is not one.
 size_t Utf8Length(const std::string& s, size_t i) {
@@ -254,7 +215,7 @@ class ObjectWriter {
   bool first_ = true;
 };
 
-// FrameJson, as an element of a record's "stack" at `indent`.
+// One frame, as an element of a record's "stack" at `indent`.
 void AppendFrame(std::string& out, const ReportFrame& f, int indent) {
   bool located = !f.module.empty() || !f.module_path.empty();
   bool positioned = !f.file.empty();
@@ -275,7 +236,7 @@ void AppendFrame(std::string& out, const ReportFrame& f, int indent) {
   out += '}';
 }
 
-// RecordJson, as an element of "leaks" (indent 4).
+// One leak record, as an element of "leaks" (indent 4).
 void AppendRecord(std::string& out, const LeakRecord& r) {
   out += "    {\n";
   ObjectWriter o(out, 6);
@@ -334,6 +295,11 @@ std::string LeakReportJsonText(const LeakReport& report) {
   out += "\n  ]";
   out.append(head, at + kEmpty.size(), std::string::npos);
   return out;
+}
+
+// The records are written once, by the streamed text; the tree is that text parsed.
+json LeakReportToJson(const LeakReport& report) {
+  return json::parse(LeakReportJsonText(report));
 }
 
 }  // namespace heapgraph::report

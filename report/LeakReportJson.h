@@ -16,14 +16,14 @@ inline constexpr char kLeakReportFormat[] = "heapgraph-leak-report";
 inline constexpr int kLeakReportVersion = 2;
 
 // The document {"format", "version", "summary", "leaks", "cycles", "categories", "scan",
-// "recording_dir", "warnings"}. Addresses and offsets are "0x..." strings: JSON numbers lose 64-bit
-// precision in most readers. Sizes and counts are numbers. Keys keep the documented order.
-nlohmann::ordered_json LeakReportToJson(const LeakReport& report);
-
-// LeakReportToJson(report).dump(2), byte for byte (the tests compare them), written without
-// building the tree of the leak records: a report of thousands of stacks is mostly their frames,
-// and a tree of them costs several allocations per field. Invalid UTF-8 in a string becomes
-// U+FFFD (dump() would throw).
+// "recording_dir", "warnings"}, dumped with an indent of 2. Addresses and offsets are "0x..."
+// strings: JSON numbers lose 64-bit precision in most readers. Sizes and counts are numbers. Keys
+// keep the documented order. The leak records are written without building a tree of them: a
+// report of thousands of stacks is mostly their frames, and a tree of them costs several
+// allocations per field. Invalid UTF-8 in a string becomes U+FFFD.
 std::string LeakReportJsonText(const LeakReport& report);
+
+// LeakReportJsonText(report) parsed (keys in the same order); its dump(2) is that text again.
+nlohmann::ordered_json LeakReportToJson(const LeakReport& report);
 
 }  // namespace heapgraph::report

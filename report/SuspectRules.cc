@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "heap/Config.h"
+
 namespace heapgraph::report {
 namespace {
 
@@ -15,32 +17,14 @@ namespace {
   throw std::runtime_error(fmt::format("rules:{}: {}", line, problem));
 }
 
+// A byte count in heap/Config's syntax: digits with an optional K/M/G (binary) suffix.
 double ParseSize(const std::string& text, size_t line) {
   if (text.empty()) Fail(line, "missing threshold");
-  double multiplier = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'k':
-    case 'K':
-      multiplier = 1024.0;
-      break;
-    case 'm':
-    case 'M':
-      multiplier = 1024.0 * 1024;
-      break;
-    case 'g':
-    case 'G':
-      multiplier = 1024.0 * 1024 * 1024;
-      break;
-    default:
-      break;
-  }
-  if (multiplier != 1) digits.pop_back();
-  if (digits.empty() || digits.size() > 15 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
+  uint64_t bytes = 0;
+  if (!ParseByteSize(text.data(), text.size(), &bytes)) {
     Fail(line, "bad threshold '" + text + "' (expected a whole number, K/M/G allowed)");
   }
-  return std::stod(digits) * multiplier;
+  return static_cast<double>(bytes);
 }
 
 double ParseShare(const std::string& text, size_t line) {

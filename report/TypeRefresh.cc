@@ -1,5 +1,6 @@
 #include "report/TypeRefresh.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <link.h>
@@ -13,6 +14,7 @@
 #include <unordered_map>
 
 #include "heap/PersistedFormat.h"
+#include "report/TypeNamer.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/types/BuiltInReaders.h"
 #include "scanner/types/LiveMemory.h"
@@ -78,6 +80,20 @@ uint64_t ModuleGeneration() {
   return generation;
 }
 
+// Writes all of [data, data + size) at offset, retrying short writes and EINTR.
+bool WriteAll(int fd, const void* data, size_t size, uint64_t offset) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = pwrite(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
 uint64_t Align8(uint64_t v) {
   return (v + 7) & ~uint64_t{7};
 }
@@ -98,17 +114,8 @@ void TypeRefresh::PrepareReaders() {
 }
 
 std::string TypeRefresh::Name(const types::TypeDescription& d) {
-  if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
-  std::string function = fmt::format("{:#x}", d.name_symbol);
-  if (const types::Segment* s = readers_->modules().Find(d.name_symbol)) {
-    const types::Module& m = readers_->modules().modules()[s->module];
-    if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
-    std::vector<SourceFrame> frames = symbolizer_->Symbolize(m.path, d.name_symbol - m.bias);
-    if (!frames.empty() && !frames.back().function.empty()) function = frames.back().function;
-  }
-  std::string name = d.name;
-  size_t at = name.find("{}");
-  return at == std::string::npos ? name : name.replace(at, 2, function);
+  if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
+  return TypeNamer::Name(d, readers_->modules(), *symbolizer_);
 }
 
 TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
@@ -180,16 +187,18 @@ bool TypeRefresh::Write(const TypeSnapshot& snapshot, int dir_fd, uint64_t seque
   std::string tmp = std::string(format::kTypesFile) + ".tmp";
   int fd = openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return false;
-  bool ok = pwrite(fd, &h, sizeof(h), 0) == sizeof(h) &&
-            pwrite(fd, names.data(), names.size() * sizeof(format::TypeName),
-                   static_cast<off_t>(h.names_offset)) >= 0 &&
-            pwrite(fd, strings.data(), strings.size(), static_cast<off_t>(h.strings_offset)) >= 0 &&
-            pwrite(fd, records.data(), records.size() * sizeof(format::TypeRecord),
-                   static_cast<off_t>(h.records_offset)) >= 0 &&
-            ftruncate(fd, static_cast<off_t>(h.records_offset +
-                                             records.size() * sizeof(format::TypeRecord))) == 0;
+  uint64_t end = h.records_offset + records.size() * sizeof(format::TypeRecord);
+  bool ok =
+      WriteAll(fd, &h, sizeof(h), 0) &&
+      WriteAll(fd, names.data(), names.size() * sizeof(format::TypeName), h.names_offset) &&
+      WriteAll(fd, strings.data(), strings.size(), h.strings_offset) &&
+      WriteAll(fd, records.data(), records.size() * sizeof(format::TypeRecord), h.records_offset) &&
+      ftruncate(fd, static_cast<off_t>(end)) == 0;
   close(fd);
-  return ok && renameat(dir_fd, tmp.c_str(), dir_fd, format::kTypesFile) == 0;
+  // A partial file is never renamed into place: the previous types file (if any) stays.
+  if (ok && renameat(dir_fd, tmp.c_str(), dir_fd, format::kTypesFile) == 0) return true;
+  unlinkat(dir_fd, tmp.c_str(), 0);
+  return false;
 }
 
 }  // namespace heapgraph::report

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "heap/RecordingReader.h"
-#include "report/BlockInvokeName.h"
+#include "report/TypeNamer.h"
 #include "scanner/types/ReaderSet.h"
 
 namespace heapgraph::report {
@@ -82,23 +82,10 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
   }
 }
 
-// The description's name; "{}" replaced by the symbolized function at name_symbol (a Block's
-// invoke function made readable: "block in ChatSession::start()").
+// The description's name, as the types file names it too (TypeNamer).
 std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
                                 Symbolizer& symbolizer) const {
-  if (d.name_symbol == 0) return d.name.empty() ? "(unnamed type)" : d.name;
-  std::string function = fmt::format("{:#x}", d.name_symbol);
-  const scanner::types::ModuleSegments& modules = scan_.typed.readers->modules();
-  if (const scanner::types::Segment* s = modules.Find(d.name_symbol)) {
-    const scanner::types::Module& m = modules.modules()[s->module];
-    std::vector<SourceFrame> frames = symbolizer.Symbolize(m.path, d.name_symbol - m.bias);
-    if (!frames.empty() && !frames.back().function.empty()) {
-      function = BlockInvokeName::Readable(frames.back().function);
-    }
-  }
-  std::string name = d.name;
-  size_t at = name.find("{}");
-  return at == std::string::npos ? name : name.replace(at, 2, function);
+  return TypeNamer::Name(d, scan_.typed.readers->modules(), symbolizer);
 }
 
 std::string TypedAnalysis::FieldName(uint32_t object, uint32_t offset) const {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "heap/ByteSize.h"
 #include "heap/DumpRetention.h"
 #include "heap/ExitEvidenceProbe.h"
 #include "heap/RecordingReader.h"
@@ -125,18 +126,6 @@ std::vector<ResolvedFrame> ResolveFrames(const RecordingReader& reader, uint32_t
 // ----------------------------------------------------------------------------------------------
 // Formatting.
 
-std::string FormatBytes(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.2f} {}", value, kUnits[unit]);
-}
-
 std::string BuildId(const format::ModuleRecord& m) {
   std::string hex;
   for (uint32_t i = 0; i < m.build_id_len && i < format::kMaxBuildId; ++i) {
@@ -181,12 +170,12 @@ std::string SourceText(const SourceLine& s) {
 // "≈ 1000512 ± 9120 blocks, ≈ 61.07 MiB ± 0.56 MiB": an estimate with one standard error.
 std::string EstimateText(const SampleEstimate& e) {
   return fmt::format("≈ {:.0f} ± {:.0f} blocks, ≈ {} ± {}", e.count(), e.count_error(),
-                     FormatBytes(static_cast<uint64_t>(std::llround(e.bytes()))),
-                     FormatBytes(static_cast<uint64_t>(std::llround(e.bytes_error()))));
+                     ByteSize::Readable(static_cast<uint64_t>(std::llround(e.bytes()))),
+                     ByteSize::Readable(static_cast<uint64_t>(std::llround(e.bytes_error()))));
 }
 
 std::string MeanText(uint64_t mean) {
-  return fmt::format("sample={}", FormatBytes(mean));
+  return fmt::format("sample={}", ByteSize::Readable(mean));
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -195,7 +184,7 @@ std::string MeanText(uint64_t mean) {
 void PrintSummary(const RecordingReader& r, const std::vector<StackGroup>& groups) {
   std::string line =
       fmt::format("{}: {} live blocks, {}, {} unique stacks, {} torn, {} dropped, {} modules",
-                  r.directory(), r.blocks().size(), FormatBytes(r.live_bytes()),
+                  r.directory(), r.blocks().size(), ByteSize::Readable(r.live_bytes()),
                   UniqueStacks(groups), r.torn().size(), r.dropped(), r.modules().size());
   if (r.stack_stats().dropped != 0) {
     line += fmt::format(", {} stacks not stored", r.stack_stats().dropped);
@@ -231,11 +220,11 @@ void PrintFrame(size_t index, const ResolvedFrame& f) {
 void PrintGroup(size_t rank, const StackGroup& g, const std::vector<ResolvedFrame>& frames) {
   if (g.estimate.mean() != 0) {
     fmt::print("#{} {} sampled block{} ({}), {}, {} (stack {})\n", rank, g.count,
-               g.count == 1 ? "" : "s", FormatBytes(g.bytes), EstimateText(g.estimate), g.category,
-               g.stack);
+               g.count == 1 ? "" : "s", ByteSize::Readable(g.bytes), EstimateText(g.estimate),
+               g.category, g.stack);
   } else {
     fmt::print("#{} {} block{}, {}, {} (stack {})\n", rank, g.count, g.count == 1 ? "" : "s",
-               FormatBytes(g.bytes), g.category, g.stack);
+               ByteSize::Readable(g.bytes), g.category, g.stack);
   }
   if (g.stack == 0) fmt::print("    (no stack captured)\n");
   for (size_t i = 0; i < frames.size(); ++i) PrintFrame(i, frames[i]);

@@ -648,6 +648,14 @@ TEST_F(LeakReportTest, JsonTextEscapesStringsLikeTheTree) {
   report.leaks[0].type = "Type<\"quoted\">";
   EXPECT_EQ(LeakReportJsonText(report),
             LeakReportToJson(report).dump(2, ' ', false, json::error_handler_t::replace));
+  // The tree is the text parsed, so the content is checked against the strings themselves.
+  std::string text = LeakReportJsonText(report);
+  EXPECT_NE(text.find(R"(op\"er\\ator\n\t\b\f\r\u0001\u001f caf)"), std::string::npos);
+  json j = json::parse(text);
+  const json& frame = j["leaks"][0]["stack"][1];
+  EXPECT_EQ(frame["function"], f.function);
+  EXPECT_EQ(frame["file"], "bad \xef\xbf\xbd byte \xef\xbf\xbd and \xef\xbf\xbd cut");
+  EXPECT_EQ(j["leaks"][0]["type"], "Type<\"quoted\">");
 }
 
 }  // namespace

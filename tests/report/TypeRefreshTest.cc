@@ -5,7 +5,9 @@
 // sorted by address with their seq, and the `types` file reads back.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -170,6 +172,34 @@ TEST_F(TypeRefreshTest, NamesSharedPtrTargetsAndFunctorsAndSkipsUnmappedBlocks) 
   refresh.Take(tree_);
   EXPECT_EQ(refresh.preparations(), 1u);
   delete function;
+}
+
+// A types file that cannot be written whole (the file-size limit cuts it short) is not renamed
+// into place: the previous one stays and no temporary file is left.
+TEST_F(TypeRefreshTest, AShortWriteKeepsThePreviousTypesFile) {
+  TypeSnapshot snapshot;
+  snapshot.names = {"Shape"};
+  for (uint32_t i = 0; i < 1000; ++i) snapshot.blocks.push_back({0x10000 + 64 * i, i, 0});
+  ASSERT_TRUE(TypeRefresh::Write(snapshot, dir_fd_, 1));
+  auto size = std::filesystem::file_size(dir_ + "/" + format::kTypesFile);
+
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct rlimit small = saved;
+  small.rlim_cur = sizeof(format::TypesHeader) + 4;  // the header fits, the rest does not
+  sighandler_t previous = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool written = TypeRefresh::Write(snapshot, dir_fd_, 2);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, previous);
+
+  EXPECT_FALSE(written);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/types.tmp"));
+  EXPECT_EQ(std::filesystem::file_size(dir_ + "/" + format::kTypesFile), size);
+  std::ifstream in(dir_ + "/" + format::kTypesFile, std::ios::binary);
+  format::TypesHeader h;
+  ASSERT_TRUE(in.read(reinterpret_cast<char*>(&h), sizeof(h)));
+  EXPECT_EQ(h.sequence, 1u);
 }
 
 }  // namespace
