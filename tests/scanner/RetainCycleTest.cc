@@ -6,86 +6,22 @@
 // give no retain cycle. cycle_cxx is built with -g (DWARF field names, shared_ptr told from
 // weak_ptr exactly); cycle_cxx_stripped is the same source without DWARF and stripped of .symtab
 // (offsets for field names, the control blocks' counts tell shared_ptr from weak_ptr).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-extern char** environ;
+#include "CycleCase.h"
 
 namespace heapgraph {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CaseRun {
-  int status = -1;
-  json report;
-  std::string text;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs the case under `heapgraph run`; kills it after 60 s.
-CaseRun RunCase(const std::string& program, const std::string& name) {
-  char pattern[] = "/tmp/heapgraph-cycles-XXXXXX";
-  fs::path dir = mkdtemp(pattern);
-  std::string json_path = dir / "report.json", text_path = dir / "report.txt";
-  std::string exe = std::string(HEAPGRAPH_PROGRAM_DIR) + "/" + program;
-  std::vector<std::string> args = {HEAPGRAPH_CLI, "run", "--json", json_path, "--text",
-                                   text_path,     "--",  exe,      name};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  CaseRun run;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return run;
-  posix_spawn_file_actions_destroy(&actions);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.report = json::parse(ReadFile(json_path), nullptr, false);
-  run.text = ReadFile(text_path);
-  fs::remove_all(dir);
-  return run;
-}
-
-std::vector<json> TypedCycles(const CaseRun& run) {
-  std::vector<json> cycles;
-  for (const json& c : run.report.value("cycles", json::array())) {
-    if (c.value("typed", false)) cycles.push_back(c);
-  }
-  return cycles;
-}
+using cycletest::CaseRun;
+using cycletest::RunCase;
+using cycletest::TypedCycles;
 
 // "Type.field" for each member on the cycle's path, canonical order.
 std::vector<std::string> PathMembers(const json& cycle) {
