@@ -172,10 +172,18 @@ HEAPGRAPH_EXPORT size_t malloc_usable_size(void* address) {
   return real_usable_size != nullptr ? real_usable_size(address) : ChunkUsableSize(address);
 }
 
-HEAPGRAPH_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int fd,
-                            off_t offset) {
+namespace {
+
+// Any caller's MAP_FIXED mapping or unmap forgets the unwinder's ranges it touches before the
+// syscall: once the kernel may hand the address out again, no entry covers it.
+void* MapAndRecord(void* address, size_t length, int prot, int flags, int fd, off_t offset,
+                   void* caller) {
+  if ((flags & MAP_FIXED) != 0) recorder::ForgetUnwinderMaps(address, length);
   void* p = SyscallResult(RawMmap(address, length, prot, flags, fd, offset));
   if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0) {
+    if ((flags & MAP_TYPE) == MAP_PRIVATE) {
+      recorder::NoteUnwinderMap(p, length, reinterpret_cast<uintptr_t>(caller));
+    }
     recorder::RecordMap(p, length, AllocFunction::kMmap);
   } else if (p != MAP_FAILED && (flags & MAP_FIXED) != 0) {
     recorder::RecordUnmap(p, length);  // a file mapped over a recorded region replaces it
@@ -183,12 +191,20 @@ HEAPGRAPH_EXPORT void* mmap(void* address, size_t length, int prot, int flags, i
   return p;
 }
 
+}  // namespace
+
+HEAPGRAPH_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int fd,
+                            off_t offset) {
+  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
+}
+
 HEAPGRAPH_EXPORT void* mmap64(void* address, size_t length, int prot, int flags, int fd,
                               off_t offset) {
-  return mmap(address, length, prot, flags, fd, offset);
+  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
 }
 
 HEAPGRAPH_EXPORT int munmap(void* address, size_t length) {
+  recorder::ForgetUnwinderMaps(address, length);
   long r = syscall(SYS_munmap, address, length);
   if (r != 0) return -1;  // errno set by syscall()
   recorder::RecordUnmap(address, length);
@@ -202,7 +218,9 @@ HEAPGRAPH_EXPORT void* mremap(void* old_address, size_t old_length, size_t lengt
     va_start(args, flags);
     wanted = va_arg(args, void*);
     va_end(args);
+    recorder::ForgetUnwinderMaps(wanted, length);
   }
+  recorder::ForgetUnwinderMaps(old_address, old_length);
   long r = syscall(SYS_mremap, old_address, old_length, length, flags, wanted);
   void* p = SyscallResult(r);
   if (p != MAP_FAILED) recorder::RecordRemap(old_address, old_length, p, length);

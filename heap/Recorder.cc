@@ -26,6 +26,7 @@
 #include "heap/SessionMonitor.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
+#include "heap/UnwinderMappings.h"
 #include "heap/VmRegionTree.h"
 #include "heap/heapgraph.h"
 
@@ -76,6 +77,9 @@ struct State {
 constinit State g;
 // Sampling mode only: which addresses may have a sampled block in g.heap.
 constinit SampledAddressFilter g_sampled;
+// Read by leak scans through HeapgraphRecorderView::unwinder; never reset (a forked child keeps
+// the parent's mappings, and with them the entries).
+constinit UnwinderMappings g_unwinder;
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 // A tool thread, or a thread inside a leak check: its allocations are not the program's and are
@@ -337,6 +341,17 @@ bool InHook() {
   return t_guard;
 }
 
+void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
+  if (!StackCapture::IsUnwinderCall(caller)) return;
+  auto begin = reinterpret_cast<uint64_t>(address);
+  g_unwinder.Add(begin, begin + length);
+}
+
+void ForgetUnwinderMaps(void* address, size_t length) {
+  auto begin = reinterpret_cast<uint64_t>(address);
+  g_unwinder.Forget(begin, begin + length);
+}
+
 void RecordExit(format::ExitKind kind, int status) {
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (Recording(mode) || mode == kClaimPending) g.session.RecordExit(kind, status);
@@ -528,6 +543,7 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
   view->recording_dir = g.directory.path();
   view->recording = mode == kActive ? 1 : 0;
   view->sample_mean = g.config.sample_mean;
+  view->unwinder = &g_unwinder;
   return 0;
 }
 

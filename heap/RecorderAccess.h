@@ -9,6 +9,7 @@
 namespace heapgraph {
 class LiveAllocationTree;
 class VmRegionTree;
+class UnwinderMappings;
 }  // namespace heapgraph
 extern "C" {
 #endif
@@ -24,6 +25,12 @@ struct HeapgraphRecorderView {
   const char* recording_dir;
   int recording;         // 1 while allocations are being recorded (not paused, disabled or sampled)
   uint64_t sample_mean;  // != 0: heap.tree holds only a sample of the blocks (leak scans refuse)
+  // The memory heapgraph's unwinder (libunwind) mapped for itself: never a root.
+#ifdef __cplusplus
+  const heapgraph::UnwinderMappings* unwinder;
+#else
+  const void* unwinder;
+#endif
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

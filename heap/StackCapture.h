@@ -17,6 +17,11 @@ class StackCapture {
   // Selects libunwind's per-thread cache; call once before the first capture.
   static void Initialize();
 
+  // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
+  // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
+  // (not, e.g., by a signal handler that interrupted the unwinder).
+  static bool IsUnwinderCall(uintptr_t return_address);
+
   // Return addresses of the calling thread, innermost first, own frames skipped. `out` must hold
   // max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth).
   static uint32_t Capture(uintptr_t* out, uint32_t max_depth);

@@ -285,6 +285,7 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   roots.Compute(*c.mappings, c.capture->threads(), index, c.caller_stack_pointer, own,
                 c.static_tls_size);
   roots.Exclude(OwnBuffers(c));
+  if (c.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c.view.unwinder, *c.mappings);
   // Marks and the helper's statistics live in one shared mapping (made after the map was read,
   // so it is never a root).
   size_t shared_bytes = sizeof(SharedMarkState) + blocks.size();

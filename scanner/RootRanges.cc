@@ -91,25 +91,51 @@ void RootRanges::Compute(const ProcessMappings& mappings,
 }
 
 void RootRanges::Exclude(std::span<const std::pair<uint64_t, uint64_t>> own) {
-  for (auto [begin, end] : own) {
-    if (begin >= end) continue;
-    size_t count = ranges_.size();
-    for (size_t i = 0; i < count; ++i) {
-      RootRange& r = ranges_[i];
-      if (end <= r.begin || begin >= r.end) continue;
-      if (begin > r.begin && end < r.end) {  // a hole: keep both sides
-        RootRange above = r;
-        above.begin = end;
-        r.end = begin;
-        ranges_.push_back(above);
-      } else if (begin > r.begin) {
-        r.end = begin;
-      } else {
-        r.begin = std::min(end, r.end);
-      }
+  // The cuts in address order, overlapping ones merged.
+  std::vector<std::pair<uint64_t, uint64_t>, MmapAllocator<std::pair<uint64_t, uint64_t>>> cuts;
+  cuts.reserve(own.size());
+  for (auto cut : own) {
+    if (cut.first < cut.second) cuts.push_back(cut);
+  }
+  if (cuts.empty()) return;
+  std::sort(cuts.begin(), cuts.end());
+  size_t merged = 0;
+  for (size_t i = 1; i < cuts.size(); ++i) {
+    if (cuts[i].first <= cuts[merged].second) {
+      cuts[merged].second = std::max(cuts[merged].second, cuts[i].second);
+    } else {
+      cuts[++merged] = cuts[i];
     }
   }
-  std::erase_if(ranges_, [](const RootRange& r) { return r.begin >= r.end; });
+  cuts.resize(merged + 1);
+  std::vector<RootRange, MmapAllocator<RootRange>> kept;
+  kept.reserve(ranges_.size() + cuts.size());
+  for (const RootRange& r : ranges_) {
+    // The first cut ending after r.begin, then every cut starting before r.end.
+    auto cut = std::partition_point(cuts.begin(), cuts.end(),
+                                    [&](const auto& c) { return c.second <= r.begin; });
+    uint64_t begin = r.begin;
+    for (; cut != cuts.end() && cut->first < r.end; ++cut) {
+      if (cut->first > begin) kept.push_back({begin, cut->first, r.thread_stack, r.direct});
+      begin = std::max(begin, cut->second);
+    }
+    if (begin < r.end) kept.push_back({begin, r.end, r.thread_stack, r.direct});
+  }
+  ranges_.swap(kept);
+}
+
+void RootRanges::ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
+                                       const ProcessMappings& mappings) {
+  std::vector<std::pair<uint64_t, uint64_t>, MmapAllocator<std::pair<uint64_t, uint64_t>>> own;
+  unwinder.ForEach([&](uint64_t begin, uint64_t end) {
+    while (begin < end) {
+      const ProcessMappings::Mapping* m = mappings.Find(begin);
+      if (m == nullptr || m->shared || m->kind != ProcessMappings::Kind::kAnonymous) return;
+      own.push_back({begin, std::min(end, m->end)});
+      begin = m->end;
+    }
+  });
+  Exclude(own);
 }
 
 uint64_t RootRanges::total_bytes() const {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "heap/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadInfo.h"
 #include "scanner/BlockIndex.h"
@@ -45,7 +46,13 @@ class RootRanges {
   // heapgraph's own memory that shares no mapping boundary with the program's, e.g. the
   // recorder's scratch or a buffer the scan prepared, which may lie in a mapping the kernel
   // merged with one of the program's.
+  // O((ranges + own) log own).
   void Exclude(std::span<const std::pair<uint64_t, uint64_t>> own);
+  // Removes the memory heapgraph's unwinder mapped for itself (libunwind's per-thread trace
+  // caches, heap/UnwinderMappings.h). Only the parts of each entry that `mappings` shows as
+  // private anonymous memory are removed: an entry is never trusted beyond what the kernel shows.
+  void ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
+                             const roots::ProcessMappings& mappings);
   std::span<const RootRange> ranges() const { return ranges_; }
   uint64_t total_bytes() const;
 

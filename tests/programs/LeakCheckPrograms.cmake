@@ -14,3 +14,10 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(typing_dies SOURCES ${CMAKE_CURRENT_LIST_DIR}/typing_dies.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/scanner/UnwinderRootsTest's child: libunwind's caches are no roots, the program's own
+# mappings still are.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(unwinder_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/unwinder_roots.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()

@@ -1,0 +1,70 @@
+// tests/scanner: libunwind's per-thread trace caches are no leak-scan roots, and the program's own
+// mappings still are, in a real program (tests/programs/unwinder_roots, linked with
+// libheapgraph.so): leaks found exactly, no kept block reported, the caches' bytes out of the
+// roots, and a cache's address reused by the program after its thread exited scanned again.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/unwinder_roots";
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  int ok = -1;
+  size_t leaked = 0, kept_leaked = 0, ranges = 0;
+  unsigned long long unwinder_bytes = 0, root_bytes = 0;
+};
+
+Outcome RunChild(const std::string& args) {
+  char pattern[] = "/tmp/heapgraph-unwinder-roots-XXXXXX";
+  std::string root = mkdtemp(pattern);
+  Outcome o;
+  FILE* pipe = popen(("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args).c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) o.out.append(buffer, n);
+  int status = pclose(pipe);
+  std::filesystem::remove_all(root);
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::sscanf(o.out.c_str(),
+              "ok=%d leaked=%zu kept_leaked=%zu unwinder_ranges=%zu unwinder_bytes=%llu "
+              "root_bytes=%llu",
+              &o.ok, &o.leaked, &o.kept_leaked, &o.ranges, &o.unwinder_bytes, &o.root_bytes);
+  return o;
+}
+
+TEST(UnwinderRootsTest, CachesOfManyThreadsAreNoRootsAndLeaksAreExact) {
+  constexpr int kThreads = 48;
+  Outcome o = RunChild("threads " + std::to_string(kThreads));
+  ASSERT_EQ(o.status, 0) << o.out;
+  ASSERT_EQ(o.ok, 1) << o.out;
+  EXPECT_EQ(o.out.find("mapped=0"), std::string::npos) << o.out;
+  EXPECT_EQ(o.leaked, 25u) << o.out;
+  // Blocks kept only by a thread's stack, by mmap() memory (main thread and a worker that has a
+  // cache) and by syscall(SYS_mmap) memory.
+  EXPECT_EQ(o.kept_leaked, 0u) << o.out;
+  // One 256 KiB frame table per thread that allocated, the main thread's included.
+  EXPECT_GE(o.ranges, static_cast<size_t>(kThreads + 1)) << o.out;
+  EXPECT_GE(o.unwinder_bytes, (kThreads + 1) * (256ull << 10)) << o.out;
+  // Scanned, they alone would exceed every other root together.
+  EXPECT_LT(o.root_bytes, o.unwinder_bytes) << o.out;
+}
+
+TEST(UnwinderRootsTest, AnExitedThreadsCacheIsForgottenAndItsAddressScannedWhenReused) {
+  Outcome o = RunChild("reuse");
+  ASSERT_EQ(o.status, 0) << o.out;
+  ASSERT_EQ(o.ok, 1) << o.out;
+  EXPECT_NE(o.out.find("forgotten=1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("reused=1"), std::string::npos) << o.out;
+  EXPECT_EQ(o.leaked, 25u) << o.out;
+  EXPECT_EQ(o.kept_leaked, 0u) << o.out;  // the block kept from the reused address
+}
+
+}  // namespace
