@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,35 @@ TEST(RootRangesTest, ExcludeCutsHolesAndEdgesAndDropsCoveredRanges) {
                                 {0x10040000, 0x10050000},
                                 {0x10051000, 0x10060000},
                                 {0x10061000, 0x10080000}}));
+}
+
+// heap/UnwinderMappings entries are trusted only where the maps show private anonymous memory.
+TEST(RootRangesTest, UnwinderMemoryIsExcludedOnlyFromPrivateAnonymousMappings) {
+  roots::ProcessMappings mappings;
+  mappings.ParseText(
+      "10000000-10080000 rw-p 00000000 00:00 0\n"  // the program's memory merged with a cache
+      "10090000-100a0000 rw-p 00000000 08:01 43 /usr/lib/libx.so\n"
+      "100a0000-100b0000 rw-p 00000000 00:00 0\n"
+      "100c0000-100d0000 rw-p 00000000 00:00 0\n"
+      "100d0000-100e0000 rw-p 00000000 00:00 0 [anon:named]\n");
+  std::vector<BlockRange, MmapAllocator<BlockRange>> none;
+  BlockIndex index(std::move(none));
+  RootRanges roots;
+  roots.Compute(mappings, {}, index, 0, {}, 0);
+  auto unwinder = std::make_unique<UnwinderMappings>();
+  unwinder->Add(0x10040000, 0x10080000);  // a cache: excluded
+  unwinder->Add(0x10090000, 0x100a8000);  // now a file's .data: a root, and so is what follows
+  unwinder->Add(0x20000000, 0x20040000);  // no longer mapped: nothing
+  unwinder->Add(0x100c8000, 0x100d8000);  // across two anonymous mappings: both parts excluded
+  roots.ExcludeUnwinderMemory(*unwinder, mappings);
+  std::vector<Range> out;
+  for (const RootRange& r : roots.ranges()) out.emplace_back(r.begin, r.end);
+  std::sort(out.begin(), out.end());
+  EXPECT_EQ(out, (std::vector<Range>{{0x10000000, 0x10040000},
+                                     {0x10090000, 0x100a0000},
+                                     {0x100a0000, 0x100b0000},
+                                     {0x100c0000, 0x100c8000},
+                                     {0x100d8000, 0x100e0000}}));
 }
 
 TEST(RootRangesTest, PreparedBuffersOfProcessMappingsAreReported) {
