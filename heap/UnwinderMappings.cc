@@ -7,6 +7,16 @@ bool UnwinderMappings::Claim(uint32_t i) {
   return slots_[i].begin.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire);
 }
 
+void UnwinderMappings::Widen(uint32_t slot, uint64_t begin, uint64_t end) {
+  Group& g = groups_[slot / kGroup];
+  uint64_t low = g.low.load(std::memory_order_relaxed);
+  while (begin < low && !g.low.compare_exchange_weak(low, begin, std::memory_order_release)) {
+  }
+  uint64_t high = g.high.load(std::memory_order_relaxed);
+  while (end > high && !g.high.compare_exchange_weak(high, end, std::memory_order_release)) {
+  }
+}
+
 bool UnwinderMappings::Add(uint64_t begin, uint64_t end) {
   if (begin <= kClaimed || end <= begin) return false;
   // A free slot among those used so far (threads exit and free theirs), else a new one.
@@ -27,6 +37,7 @@ bool UnwinderMappings::Add(uint64_t begin, uint64_t end) {
       found = static_cast<int32_t>(i);
     }
   }
+  Widen(static_cast<uint32_t>(found), begin, end);  // before publishing: Forget reads it first
   Slot& slot = slots_[found];
   slot.end.store(end, std::memory_order_relaxed);
   slot.begin.store(begin, std::memory_order_release);  // publishes end too
@@ -37,12 +48,21 @@ bool UnwinderMappings::Add(uint64_t begin, uint64_t end) {
 void UnwinderMappings::Forget(uint64_t begin, uint64_t end) {
   if (end <= begin) return;
   uint32_t used = used_.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < used && i < kCapacity; ++i) {
-    uint64_t b = slots_[i].begin.load(std::memory_order_acquire);
-    if (b <= kClaimed || b >= end) continue;
-    if (slots_[i].end.load(std::memory_order_relaxed) <= begin) continue;
-    // Another thread may have forgotten (and reused) the slot meanwhile: then nothing to do here.
-    slots_[i].begin.compare_exchange_strong(b, kFree, std::memory_order_release);
+  if (used > kCapacity) used = kCapacity;
+  for (uint32_t first = 0; first < used; first += kGroup) {
+    const Group& g = groups_[first / kGroup];
+    if (g.low.load(std::memory_order_acquire) >= end ||
+        g.high.load(std::memory_order_acquire) <= begin) {
+      continue;
+    }
+    uint32_t last = first + kGroup < used ? first + kGroup : used;
+    for (uint32_t i = first; i < last; ++i) {
+      uint64_t b = slots_[i].begin.load(std::memory_order_acquire);
+      if (b <= kClaimed || b >= end) continue;
+      if (slots_[i].end.load(std::memory_order_relaxed) <= begin) continue;
+      // Another thread may have forgotten (and reused) the slot meanwhile: nothing to do then.
+      slots_[i].begin.compare_exchange_strong(b, kFree, std::memory_order_release);
+    }
   }
 }
 

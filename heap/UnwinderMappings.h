@@ -48,9 +48,20 @@ class UnwinderMappings {
     std::atomic<uint64_t> end{0};
   };
 
+  // Bounds of every range ever published in a group of kGroup consecutive slots (they only grow):
+  // Forget skips a group its range does not meet. Slots are claimed in time order and the kernel
+  // hands out nearby addresses at nearby times, so most groups are skipped.
+  static constexpr uint32_t kGroup = 64;
+  struct Group {
+    std::atomic<uint64_t> low{UINT64_MAX};
+    std::atomic<uint64_t> high{0};
+  };
+
   bool Claim(uint32_t i);
+  void Widen(uint32_t slot, uint64_t begin, uint64_t end);
 
   Slot slots_[kCapacity];
+  Group groups_[kCapacity / kGroup];
   std::atomic<uint32_t> used_{0};  // slots [0, used_) have ever been claimed
   std::atomic<uint32_t> hint_{0};  // where Add starts looking for a free slot
   std::atomic<uint64_t> refused_{0};
