@@ -1,7 +1,9 @@
 // bench/: the world-stopped part of a leak check with many threads, repeated: N threads blocked
 // in FUTEX_WAIT (each having run unw_backtrace once, like a recorded thread), then REPS times
 // ThreadCapture::StopAll(), a raw clone(SIGCHLD) of the stopped process (the snapshot's cost),
-// ReleaseAll(); prints the median and the range of each step in ms.
+// ReleaseAll(); then (alternating with those) ThreadCapture::CloneStoppedWorld(), the same three
+// steps in one call (the ptrace helper clones and detaches); prints the median and the range of
+// each step in ms.
 // Usage: leak_capture_bench [THREADS=4000] [REPS=9]
 #include <libunwind.h>
 #include <linux/futex.h>
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
   pthread_attr_setstacksize(&attr, 256 * 1024);
   std::vector<pthread_t> tids(threads);
   for (pthread_t& t : tids) pthread_create(&t, &attr, Blocked, nullptr);
-  std::vector<double> stop, clone, release, total;
+  std::vector<double> stop, clone, release, total, combined;
   for (int r = 0; r < reps; ++r) {
     heapgraph::roots::ThreadCapture capture;
     double t0 = Now();
@@ -69,6 +71,17 @@ int main(int argc, char** argv) {
     capture.ReleaseAll();
     double t3 = Now();
     if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    usleep(50 * 1000);
+    heapgraph::roots::ThreadCapture one_call;
+    double t4 = Now();
+    pid_t snapshot = one_call.CloneStoppedWorld([](void*) { _exit(0); }, nullptr);
+    double t5 = Now();
+    if (snapshot <= 0) {
+      std::fprintf(stderr, "CloneStoppedWorld: %d %s\n", snapshot, one_call.error().c_str());
+      return 1;
+    }
+    waitpid(snapshot, nullptr, __WALL);
+    combined.push_back(t5 - t4);
     stop.push_back(t1 - t0);
     clone.push_back(t2 - t1);
     release.push_back(t3 - t2);
@@ -85,6 +98,7 @@ int main(int argc, char** argv) {
   Print("clone", clone);
   Print("ReleaseAll", release);
   Print("stopped", total);
+  Print("one call", combined);  // CloneStoppedWorld()
   g_release.store(1);
   syscall(SYS_futex, &g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
   for (pthread_t& t : tids) pthread_join(t, nullptr);

@@ -66,6 +66,18 @@ class RawSyscall {
   static long FutexWake(const std::atomic<uint32_t>* word, int count) {
     return Call(SYS_futex, Arg(word), kFutexWakePrivate, count);
   }
+  // A fork-like clone: no new stack, so the child returns here too (with 0) on its copy of this
+  // stack. `flags` carries the exit signal in its low byte (0: the parent gets no signal).
+  static long CloneProcess(unsigned long flags) {
+    return Call(SYS_clone, static_cast<long>(flags), 0, 0, 0, 0);
+  }
+  // Sets this task's signal mask to the kernel's 64-bit set `mask`.
+  static long SetSignalMask(const uint64_t* mask) {
+    return Call(SYS_rt_sigprocmask, SIG_SETMASK, Arg(mask), 0, sizeof(*mask));
+  }
+  [[noreturn]] static void ExitGroup(int status) {
+    for (;;) Call(SYS_exit_group, status);
+  }
   static long Nanosleep(long nanoseconds) {
     timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
     return Call(SYS_nanosleep, Arg(&ts), 0);

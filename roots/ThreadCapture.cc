@@ -1,6 +1,9 @@
 #include "roots/ThreadCapture.h"
 
 #include <elf.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -27,7 +30,8 @@ namespace heapgraph::roots {
 // `phase` before publishing kStopped or kFailed (release); the caller reads it after observing
 // that phase (acquire). While the helper runs, the caller touches nothing else here.
 struct ThreadCapture::HelperState {
-  enum Phase : uint32_t { kAttaching, kStopped, kFailed, kReleasing };
+  // kReleased: the helper cloned the snapshot process and detached every thread (it is exiting).
+  enum Phase : uint32_t { kAttaching, kStopped, kFailed, kReleasing, kReleased };
 
   std::atomic<uint32_t> phase{kAttaching};  // futex word
   pid_t caller_tid = 0;
@@ -40,6 +44,13 @@ struct ThreadCapture::HelperState {
   CaptureArena* arena = nullptr;
   void (*after_seize)(pid_t, void*) = nullptr;
   void* after_seize_argument = nullptr;
+  // Set by CloneStoppedWorld(): the helper clones the snapshot process once every thread is
+  // stopped and recorded. snapshot_pid is its pid, or -errno if the clone failed (the helper then
+  // publishes kStopped and the caller clones instead).
+  ThreadCapture::SnapshotBody snapshot_body = nullptr;
+  void* snapshot_argument = nullptr;
+  long snapshot_pid = 0;
+  uint64_t caller_signal_mask = 0;  // the snapshot's mask (the helper blocks asynchronous signals)
 
   // The first failure; the caller turns it into a message once the helper has stopped writing.
   const char* failed_step = nullptr;
@@ -219,12 +230,40 @@ void Publish(State* s, uint32_t phase) {
   RawSyscall::FutexWake(&s->phase, INT_MAX);
 }
 
+// Runs in a snapshot process. Ends it if the body returns.
+[[noreturn]] void RunSnapshot(ThreadCapture::SnapshotBody body, void* argument) {
+  body(argument);
+  RawSyscall::ExitGroup(127);
+}
+
+// The snapshot process, cloned while every thread is stopped. Invariant: without CLONE_VM the
+// child owns a copy of the whole address space, so it may run on (its copy of) this helper stack
+// and write anywhere without touching the parent; CLONE_PARENT makes the calling thread its
+// parent (the helper exits before the snapshot is reaped), and it inherits the helper's exit
+// signal, 0. The child keeps the helper's registers, hence the calling thread's TLS.
+bool CloneSnapshot(State* s) {
+  const long pid = RawSyscall::CloneProcess(CLONE_PARENT);
+  if (pid == 0) {
+    RawSyscall::SetSignalMask(&s->caller_signal_mask);
+    RunSnapshot(s->snapshot_body, s->snapshot_argument);
+  }
+  s->snapshot_pid = pid;
+  return pid > 0;
+}
+
 int HelperMain(void* argument) {
   auto* s = static_cast<State*>(argument);
   if (!AttachAll(s)) {
     DetachAll(s);
     Publish(s, State::kFailed);
     return 1;
+  }
+  // Detach before waking the caller: the threads run again without waiting for it to be
+  // scheduled.
+  if (s->snapshot_body != nullptr && CloneSnapshot(s)) {
+    DetachAll(s);
+    Publish(s, State::kReleased);
+    return 0;
   }
   Publish(s, State::kStopped);
   for (uint32_t phase = s->phase.load(std::memory_order_acquire); phase != State::kReleasing;
@@ -281,7 +320,7 @@ bool ThreadCapture::Prepare() {
   vector_scratch_.resize(vector_size);
   if (seen_.empty()) seen_.resize(TaskList::PidMax() + 1);
   std::fill(seen_.begin(), seen_.end(), 0);
-  if (!helper_) helper_ = std::make_unique<PtracerThread>();
+  if (!helper_) helper_ = std::make_unique<PtracerThread>(kHelperStackSize);
   state_ = std::make_unique<HelperState>();
   state_->caller_tid = RawSyscall::Gettid();
   state_->tids = tids_;
@@ -292,6 +331,11 @@ bool ThreadCapture::Prepare() {
   state_->arena = &arena_;
   state_->after_seize = options_.after_seize_for_testing;
   state_->after_seize_argument = options_.after_seize_argument;
+  state_->snapshot_body = snapshot_body_;
+  state_->snapshot_argument = snapshot_argument_;
+  sigset_t mask;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  std::memcpy(&state_->caller_signal_mask, &mask, sizeof(state_->caller_signal_mask));
   if (options_.make_dumpable) {
     saved_dumpable_ = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     if (saved_dumpable_ != 1) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
@@ -307,6 +351,7 @@ void ThreadCapture::RestoreDumpable() {
 }
 
 bool ThreadCapture::StopWithPtrace() {
+  method_used_ = Method::kPtrace;  // before the helper starts: a snapshot it clones reads threads()
   ThreadInfo* self = arena_.Claim();
   SelfRegisters::Capture(self, arena_.VectorBuffer(self));
   if (!helper_->Start(&HelperMain, state_.get())) {
@@ -322,7 +367,11 @@ bool ThreadCapture::StopWithPtrace() {
     RestoreDumpable();
     return false;
   }
-  method_used_ = Method::kPtrace;
+  if (state_->phase.load(std::memory_order_acquire) == HelperState::kReleased) {
+    helper_->Join();  // it has detached every thread and cloned the snapshot
+    RestoreDumpable();
+    return true;
+  }
   stopped_ = true;
   return true;
 }
@@ -330,7 +379,7 @@ bool ThreadCapture::StopWithPtrace() {
 bool ThreadCapture::WaitForHelper() {
   for (;;) {
     const uint32_t phase = state_->phase.load(std::memory_order_acquire);
-    if (phase == HelperState::kStopped) return true;
+    if (phase == HelperState::kStopped || phase == HelperState::kReleased) return true;
     if (phase == HelperState::kFailed) {
       error_ = DescribeHelperFailure();
       return false;
@@ -397,6 +446,27 @@ std::array<std::pair<uint64_t, uint64_t>, 6> ThreadCapture::BufferRanges() const
       helper_ ? helper_->StackRange() : std::pair<uint64_t, uint64_t>{0, 0};
   return {Range(tids_), Range(pending_),        Range(dirents_),
           Range(seen_), Range(vector_scratch_), helper_stack};
+}
+
+pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument) {
+  snapshot_body_ = body;
+  snapshot_argument_ = argument;
+  const bool stopped = StopAll();
+  snapshot_body_ = nullptr;
+  snapshot_argument_ = nullptr;
+  if (!stopped) return 0;
+  if (!stopped_) return static_cast<pid_t>(state_->snapshot_pid);  // the helper did it all
+  const pid_t pid = CloneFromCaller(body, argument);
+  ReleaseAll();
+  return pid;
+}
+
+// The snapshot process when the helper could not clone it or signals hold the world: a
+// fork-like clone of the calling thread, on its copy of this stack, with exit signal 0 too.
+pid_t ThreadCapture::CloneFromCaller(SnapshotBody body, void* argument) {
+  const long pid = RawSyscall::CloneProcess(0);
+  if (pid == 0) RunSnapshot(body, argument);
+  return static_cast<pid_t>(pid);
 }
 
 bool ThreadCapture::RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work) {

@@ -21,6 +21,19 @@
 // emulator without ptrace), StopAll() falls back to SignalSuspender and notice() holds one
 // line "ptrace denied: ...; falling back to signal suspension" (Options::method selects).
 //
+// CloneStoppedWorld() stops the world only for the capture and a snapshot: with ptrace, the helper
+// clones the snapshot process itself right after the last thread's registers are read, then
+// PTRACE_DETACHes every thread, and only then wakes the caller (two hand-offs between the caller
+// and the helper instead of four; the threads run again before the caller does). The snapshot
+// process is a fork-like clone (no CLONE_VM: its own copy of the whole address space) made with
+// CLONE_PARENT, so the calling thread is its parent, and with the helper's exit signal, 0: it
+// sends no SIGCHLD and must be reaped with waitpid(pid, &status, __WALL). It starts on its copy of
+// the helper's stack (kHelperStackSize; BufferRanges() covers it, so a scan never takes it for a
+// root) with the calling thread's TLS (the helper never sets its own) and signal mask. Everything
+// it writes, its stack included, lands in its private copy, never in this process. If the helper's
+// clone fails (CLONE_PARENT is refused to a PID-namespace init) or the signal fallback holds the
+// world, the calling thread clones itself while the world is stopped and then releases it.
+//
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
 // hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
 // any of them. Everything StopAll() needs is allocated before it stops anything.
@@ -80,6 +93,15 @@ class ThreadCapture {
   // stopped, under the rules above. False (and `work` not run) if StopAll() failed.
   bool RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work);
 
+  // Runs in the snapshot process; must end it with _exit() (returning ends it with status 127).
+  using SnapshotBody = void (*)(void* argument);
+  static constexpr size_t kHelperStackSize = 8u << 20;  // the snapshot body runs on a copy of it
+  // StopAll(), a snapshot process running body(argument) in a copy of the stopped world (threads()
+  // as captured, every thread's memory as it was while stopped), ReleaseAll() (see above). Returns
+  // the snapshot's pid; 0 if the world could not be stopped (error()); -errno if it was stopped and
+  // released but no snapshot process could be created. Same rules as StopAll() for the caller.
+  pid_t CloneStoppedWorld(SnapshotBody body, void* argument);
+
   bool stopped() const { return stopped_; }
   std::span<const ThreadInfo> threads() const;
   // Which mechanism holds the world: kPtrace or kSignals (meaningful while stopped()).
@@ -106,6 +128,7 @@ class ThreadCapture {
  private:
   bool Prepare();
   bool StopWithPtrace();
+  pid_t CloneFromCaller(SnapshotBody body, void* argument);
   bool StopWithSignals();
   bool WaitForHelper();
   std::string DescribeHelperFailure() const;
@@ -123,6 +146,8 @@ class ThreadCapture {
   std::unique_ptr<PtracerThread> helper_;
   std::unique_ptr<SignalSuspender> suspender_;
   bool stopped_ = false;
+  SnapshotBody snapshot_body_ = nullptr;  // set for the duration of CloneStoppedWorld()
+  void* snapshot_argument_ = nullptr;
   int saved_dumpable_ = -1;
   Method method_used_ = Method::kPtrace;
   Stats stats_;

@@ -337,6 +337,10 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   _exit(ok ? 0 : 4);
 }
 
+[[noreturn]] void SnapshotEntry(void* context) {
+  SnapshotMain(*static_cast<const ChildContext*>(context));
+}
+
 bool ReadResult(int fd, ScanResult* result) {
   ResultHeader header;
   if (pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
@@ -499,11 +503,6 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     result.error = SampledRecordingError(context.view.sample_mean);
     return result;
   }
-  if (!prep.capture.StopAll()) {
-    end();
-    result.error = "cannot stop the threads: " + prep.capture.error();
-    return result;
-  }
   context.capture = &prep.capture;
   context.mappings = &prep.mappings;
   context.interior_pointers = options.interior_pointers;
@@ -514,10 +513,15 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
-  long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid == 0) SnapshotMain(context);
-  int clone_errno = errno;
-  prep.capture.ReleaseAll();
+  // The world is stopped for the capture and the snapshot's clone only (by the ptrace helper
+  // when it can); the snapshot process runs SnapshotMain on a copy of the stopped world.
+  const pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotEntry, &context);
+  if (pid == 0) {
+    end();
+    result.error = "cannot stop the threads: " + prep.capture.error();
+    return result;
+  }
+  const int clone_errno = pid < 0 ? -pid : 0;
   double released = NowMs();
   result.stats.threads = prep.capture.threads().size();
   result.notice = prep.capture.notice();
@@ -537,7 +541,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   int status = 0;
-  while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {  // it sends no SIGCHLD
   }
   bool read_ok = ReadResult(prep.result_fd, &result);
   // The leak result is complete before the typing starts: a snapshot killed after it costs the
