@@ -42,7 +42,7 @@ void* Blocked(void*) {
 
 void Print(const char* name, std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  std::printf("%-10s median %7.2f ms  (min %7.2f, max %7.2f)\n", name, v[v.size() / 2], v.front(),
+  std::printf("%-16s median %7.2f ms  (min %7.2f, max %7.2f)\n", name, v[v.size() / 2], v.front(),
               v.back());
 }
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   pthread_attr_setstacksize(&attr, 256 * 1024);
   std::vector<pthread_t> tids(threads);
   for (pthread_t& t : tids) pthread_create(&t, &attr, Blocked, nullptr);
-  std::vector<double> stop, clone, release, total, combined;
+  std::vector<double> stop, clone, release, total, combined, held, held_one_call;
   for (int r = 0; r < reps; ++r) {
     heapgraph::roots::ThreadCapture capture;
     double t0 = Now();
@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
     }
     waitpid(snapshot, nullptr, __WALL);
     combined.push_back(t5 - t4);
+    held.push_back(capture.stats().threads_stopped_ms);
+    held_one_call.push_back(one_call.stats().threads_stopped_ms);
     stop.push_back(t1 - t0);
     clone.push_back(t2 - t1);
     release.push_back(t3 - t2);
@@ -99,6 +101,9 @@ int main(int argc, char** argv) {
   Print("ReleaseAll", release);
   Print("stopped", total);
   Print("one call", combined);  // CloneStoppedWorld()
+  // The helper's own clock, first seize to last detach, for the two sequences.
+  Print("held (3 steps)", held);
+  Print("held (one call)", held_one_call);
   g_release.store(1);
   syscall(SYS_futex, &g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
   for (pthread_t& t : tids) pthread_join(t, nullptr);

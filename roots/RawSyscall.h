@@ -78,6 +78,12 @@ class RawSyscall {
   [[noreturn]] static void ExitGroup(int status) {
     for (;;) Call(SYS_exit_group, status);
   }
+  // CLOCK_MONOTONIC in nanoseconds (the system call, not the vDSO).
+  static int64_t MonotonicNs() {
+    timespec ts{};
+    Call(SYS_clock_gettime, CLOCK_MONOTONIC, Arg(&ts));
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
   static long Nanosleep(long nanoseconds) {
     timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
     return Call(SYS_nanosleep, Arg(&ts), 0);

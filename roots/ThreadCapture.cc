@@ -60,6 +60,8 @@ struct ThreadCapture::HelperState {
 
   int passes = 0;
   int exited_during_attach = 0;
+  int64_t seize_started_ns = 0;  // before the first PTRACE_SEIZE
+  int64_t released_ns = 0;       // after the last PTRACE_DETACH
 };
 
 namespace {
@@ -207,6 +209,7 @@ void CollectPending(State* s, long pending) {
 }
 
 bool AttachAll(State* s) {
+  s->seize_started_ns = RawSyscall::MonotonicNs();
   for (s->passes = 1; s->passes <= kMaxPasses; ++s->passes) {
     bool complete = false;
     const long pending = SeizeNewThreads(s, &complete);
@@ -223,6 +226,7 @@ void DetachAll(State* s) {
   for (const ThreadInfo& t : s->arena->Threads()) {
     if (!t.is_caller) Detach(t.tid, t.pending_signal);
   }
+  s->released_ns = RawSyscall::MonotonicNs();
 }
 
 void Publish(State* s, uint32_t phase) {
@@ -368,12 +372,18 @@ bool ThreadCapture::StopWithPtrace() {
     return false;
   }
   if (state_->phase.load(std::memory_order_acquire) == HelperState::kReleased) {
-    helper_->Join();  // it has detached every thread and cloned the snapshot
-    RestoreDumpable();
+    JoinHelper();  // it has cloned the snapshot and detached every thread
     return true;
   }
   stopped_ = true;
   return true;
+}
+
+void ThreadCapture::JoinHelper() {
+  helper_->Join();
+  stats_.threads_stopped_ms =
+      static_cast<double>(state_->released_ns - state_->seize_started_ns) / 1e6;
+  RestoreDumpable();
 }
 
 bool ThreadCapture::WaitForHelper() {
@@ -425,8 +435,7 @@ void ThreadCapture::ReleaseAll() {
     suspender_->ResumeAll();
   } else {
     Publish(state_.get(), HelperState::kReleasing);
-    helper_->Join();
-    RestoreDumpable();
+    JoinHelper();
   }
   stopped_ = false;
 }

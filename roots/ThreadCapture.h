@@ -31,8 +31,8 @@
 // the helper's stack (kHelperStackSize; BufferRanges() covers it, so a scan never takes it for a
 // root) with the calling thread's TLS (the helper never sets its own) and signal mask. Everything
 // it writes, its stack included, lands in its private copy, never in this process. If the helper's
-// clone fails (CLONE_PARENT is refused to a PID-namespace init) or the signal fallback holds the
-// world, the calling thread clones itself while the world is stopped and then releases it.
+// clone fails or the signal fallback holds the world, the calling thread clones itself while the
+// world is stopped and then releases it.
 //
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
 // hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
@@ -112,9 +112,12 @@ class ThreadCapture {
 
   // What the ptrace helper counted during the last StopAll(): listing passes (the last one
   // finds nothing new) and threads that exited while being attached.
+  // threads_stopped_ms: the helper's clock from its first PTRACE_SEIZE to its last PTRACE_DETACH
+  // (set once the world is released; 0 under signal suspension).
   struct Stats {
     int passes = 0;
     int exited_during_attach = 0;
+    double threads_stopped_ms = 0;
   };
   Stats stats() const { return stats_; }
 
@@ -131,6 +134,7 @@ class ThreadCapture {
   pid_t CloneFromCaller(SnapshotBody body, void* argument);
   bool StopWithSignals();
   bool WaitForHelper();
+  void JoinHelper();
   std::string DescribeHelperFailure() const;
   void RestoreDumpable();
 

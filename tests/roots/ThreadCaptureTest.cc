@@ -110,6 +110,7 @@ TEST_F(ThreadCaptureTest, StopsEveryThreadAndRecordsRegisters) {
   EXPECT_TRUE(capture.notice().empty());
   EXPECT_GE(capture.threads().size(), 17u);
   EXPECT_GE(capture.stats().passes, 2);
+  EXPECT_GT(capture.stats().threads_stopped_ms, 0);
   ExpectMagicFound(capture.threads(), magic_);
   for (const ThreadInfo& t : capture.threads()) EXPECT_EQ(t.pending_signal, 0);
 }
@@ -549,6 +550,7 @@ class CloneStoppedWorldTest : public ThreadCaptureTest {
     ASSERT_GT(pid, 0) << pid << " " << capture.error();
     EXPECT_FALSE(capture.stopped());
     EXPECT_EQ(capture.method_used(), method);
+    EXPECT_EQ(capture.stats().threads_stopped_ms > 0, method == ThreadCapture::Method::kPtrace);
     EXPECT_EQ(ReapSnapshot(pid), 0);
     // The world was released: the counter runs again.
     const uint64_t after = counter_.stored.load();
