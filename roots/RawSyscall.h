@@ -63,6 +63,11 @@ class RawSyscall {
                         const timespec* timeout) {
     return Call(SYS_futex, Arg(word), kFutexWaitPrivate, static_cast<long>(expected), Arg(timeout));
   }
+  // FutexWait() for a word the kernel wakes with a shared wake (CLONE_CHILD_CLEARTID's).
+  static long FutexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected,
+                              const timespec* timeout) {
+    return Call(SYS_futex, Arg(word), kFutexWaitShared, static_cast<long>(expected), Arg(timeout));
+  }
   static long FutexWake(const std::atomic<uint32_t>* word, int count) {
     return Call(SYS_futex, Arg(word), kFutexWakePrivate, count);
   }
@@ -91,6 +96,7 @@ class RawSyscall {
 
  private:
   static constexpr long AT_FDCWD_VALUE = -100;
+  static constexpr long kFutexWaitShared = 0;         // FUTEX_WAIT
   static constexpr long kFutexWaitPrivate = 0 | 128;  // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
   static constexpr long kFutexWakePrivate = 1 | 128;  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
 

@@ -244,8 +244,8 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
 // scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
-std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
-  std::array<std::pair<uint64_t, uint64_t>, 9> own = {};
+std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 10> own = {};
   own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
   auto maps = c.mappings->BufferRanges();
   auto capture = c.capture->BufferRanges();

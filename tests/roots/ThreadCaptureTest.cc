@@ -116,9 +116,11 @@ TEST_F(ThreadCaptureTest, StopsEveryThreadAndRecordsRegisters) {
 }
 
 // The buffers a leak scan excludes from its roots: what StopAll() prepared, disjoint from the
-// capture arena that holds the threads.
+// capture arena that holds the threads (with two helpers, so that both stacks are mapped).
 TEST_F(ThreadCaptureTest, BufferRangesCoverThePreparedBuffersOnly) {
-  ThreadCapture capture;
+  ThreadCapture::Options options;
+  options.helpers = 2;
+  ThreadCapture capture(options);
   ASSERT_TRUE(capture.StopAll()) << capture.error();
   capture.ReleaseAll();
   auto threads = reinterpret_cast<uint64_t>(capture.threads().data());
@@ -359,15 +361,18 @@ TEST_F(ThreadCaptureTest, ThreadsStartingAndExitingDuringStopAllDoNotHangIt) {
   ASSERT_TRUE(magic_.Start(2, 2));
   const std::vector<pid_t> expected = magic_.Tids();
   ThreadChurn churn(4);
-  ThreadCapture capture;
   int exited = 0;
   int max_passes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < 50; ++round) {
+    ThreadCapture::Options options;
+    options.helpers = 1 + round % 2;  // one helper, then two attaching in parallel
+    ThreadCapture capture(options);
     ASSERT_TRUE(capture.StopAll()) << "round " << round << ": " << capture.error();
     const size_t present = CountPresent(capture.threads(), expected);
     capture.ReleaseAll();
     ASSERT_EQ(present, expected.size()) << "round " << round;
+    ASSERT_EQ(capture.stats().helpers, options.helpers);
     exited += capture.stats().exited_during_attach;
     max_passes = std::max(max_passes, capture.stats().passes);
   }
@@ -392,10 +397,11 @@ TEST_F(ThreadCaptureTest, HandlesAThousandIdleThreads) {
   const auto t2 = std::chrono::steady_clock::now();
   EXPECT_EQ(present, 1000u);
   using std::chrono::microseconds;
-  std::printf("[ info ] 1000 idle threads: StopAll %lld us, ReleaseAll %lld us, %d passes\n",
-              static_cast<long long>(std::chrono::duration_cast<microseconds>(t1 - t0).count()),
-              static_cast<long long>(std::chrono::duration_cast<microseconds>(t2 - t1).count()),
-              capture.stats().passes);
+  std::printf(
+      "[ info ] 1000 idle threads: StopAll %lld us, ReleaseAll %lld us, %d passes, %d helpers\n",
+      static_cast<long long>(std::chrono::duration_cast<microseconds>(t1 - t0).count()),
+      static_cast<long long>(std::chrono::duration_cast<microseconds>(t2 - t1).count()),
+      capture.stats().passes, capture.stats().helpers);
   ExpectMagicFound(capture.threads(), magic_);
 }
 
@@ -540,10 +546,11 @@ class CloneStoppedWorldTest : public ThreadCaptureTest {
     counter_.stop.store(1);
     pthread_join(counter_thread_, nullptr);
   }
-  // Runs CloneStoppedWorld() with `method` and returns the snapshot's check result.
-  void ExpectConsistentSnapshot(ThreadCapture::Method method) {
+  // Runs CloneStoppedWorld() with `method` (and `helpers` ptrace helpers) and checks the snapshot.
+  void ExpectConsistentSnapshot(ThreadCapture::Method method, int helpers = 1) {
     ThreadCapture::Options options;
     options.method = method;
+    options.helpers = helpers;
     ThreadCapture capture(options);
     SnapshotCheck check{&capture, &magic_, &counter_, static_cast<pid_t>(syscall(SYS_gettid))};
     const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check);
@@ -569,6 +576,10 @@ TEST_F(CloneStoppedWorldTest, HelperSnapshotSeesEveryThreadsRegistersAndMemory) 
   ExpectConsistentSnapshot(ThreadCapture::Method::kPtrace);
 }
 
+TEST_F(CloneStoppedWorldTest, TwoHelpersSnapshotSeesEveryThreadsRegistersAndMemory) {
+  ExpectConsistentSnapshot(ThreadCapture::Method::kPtrace, 2);
+}
+
 TEST_F(CloneStoppedWorldTest, SignalSuspensionSnapshotIsConsistentToo) {
   ExpectConsistentSnapshot(ThreadCapture::Method::kSignals);
 }
@@ -579,12 +590,15 @@ TEST_F(CloneStoppedWorldTest, ThreadsStartingAndExitingDuringTheStop) {
   ThreadChurn churn(4);
   const pid_t caller = static_cast<pid_t>(syscall(SYS_gettid));
   for (int round = 0; round < 30; ++round) {
-    ThreadCapture capture;
+    ThreadCapture::Options options;
+    options.helpers = 1 + round % 2;
+    ThreadCapture capture(options);
     SnapshotCheck check{&capture, &magic_, &counter_, caller};
     const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check);
     ASSERT_GT(pid, 0) << "round " << round << ": " << pid << " " << capture.error();
     EXPECT_FALSE(capture.stopped());
     ASSERT_EQ(ReapSnapshot(pid), 0) << "round " << round;
+    ASSERT_EQ(capture.stats().helpers, options.helpers);
   }
   std::printf("[ info ] 30 snapshots during churn (%d threads created)\n", churn.created());
 }
