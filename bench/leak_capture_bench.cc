@@ -4,7 +4,7 @@
 // ReleaseAll(); then (alternating with those) ThreadCapture::CloneStoppedWorld(), the same three
 // steps in one call (the ptrace helper clones and detaches); prints the median and the range of
 // each step in ms.
-// Usage: leak_capture_bench [THREADS=4000] [REPS=9]
+// Usage: leak_capture_bench [THREADS=4000] [REPS=9] [HELPERS=0: ThreadCapture's choice, 1 or 2]
 #include <libunwind.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -51,14 +51,17 @@ void Print(const char* name, std::vector<double> v) {
 int main(int argc, char** argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 4000;
   int reps = argc > 2 ? std::atoi(argv[2]) : 9;
+  heapgraph::roots::ThreadCapture::Options options;
+  options.helpers = argc > 3 ? std::atoi(argv[3]) : 0;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   std::vector<pthread_t> tids(threads);
   for (pthread_t& t : tids) pthread_create(&t, &attr, Blocked, nullptr);
   std::vector<double> stop, clone, release, total, combined, held, held_one_call;
+  int one_call_helpers = 0;
   for (int r = 0; r < reps; ++r) {
-    heapgraph::roots::ThreadCapture capture;
+    heapgraph::roots::ThreadCapture capture(options);
     double t0 = Now();
     if (!capture.StopAll()) {
       std::fprintf(stderr, "StopAll: %s\n", capture.error().c_str());
@@ -72,9 +75,9 @@ int main(int argc, char** argv) {
     double t3 = Now();
     if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
     usleep(50 * 1000);
-    heapgraph::roots::ThreadCapture one_call;
+    heapgraph::roots::ThreadCapture one_call(options);
     double t4 = Now();
-    pid_t snapshot = one_call.CloneStoppedWorld([](void*) { _exit(0); }, nullptr);
+    pid_t snapshot = one_call.CloneStoppedWorld([](void*) { return 0; }, nullptr);
     double t5 = Now();
     if (snapshot <= 0) {
       std::fprintf(stderr, "CloneStoppedWorld: %d %s\n", snapshot, one_call.error().c_str());
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
     combined.push_back(t5 - t4);
     held.push_back(capture.stats().threads_stopped_ms);
     held_one_call.push_back(one_call.stats().threads_stopped_ms);
+    one_call_helpers = one_call.stats().helpers;
     stop.push_back(t1 - t0);
     clone.push_back(t2 - t1);
     release.push_back(t3 - t2);
@@ -95,7 +99,8 @@ int main(int argc, char** argv) {
     if (std::fscanf(f, "%lf", &load) != 1) load = 0;
     std::fclose(f);
   }
-  std::printf("%d threads, %d reps, load %.2f\n", threads, reps, load);
+  std::printf("%d threads, %d reps, %d helpers, load %.2f\n", threads, reps, one_call_helpers,
+              load);
   Print("StopAll", stop);
   Print("clone", clone);
   Print("ReleaseAll", release);

@@ -320,10 +320,11 @@ void Publish(State* s, uint32_t phase) {
   Signal(&s->phase, phase);
 }
 
-// Runs in a snapshot process. Ends it if the body returns.
-[[noreturn]] void RunSnapshot(ThreadCapture::SnapshotBody body, void* argument) {
-  body(argument);
-  RawSyscall::ExitGroup(127);
+// Runs in a snapshot process and ends it. Not [[noreturn]]: under ASan a call to a noreturn
+// function makes it unpoison "the stack", which it cannot find on the helper's stack (a warning).
+void RunSnapshot(ThreadCapture::SnapshotBody body, void* argument) {
+  const int status = body(argument);
+  for (;;) RawSyscall::Call(SYS_exit_group, status);
 }
 
 // The snapshot process, cloned while every thread is stopped. Invariant: without CLONE_VM the
@@ -524,8 +525,10 @@ bool ThreadCapture::WaitForHelper() {
     }
     const timespec tick{0, 20 * 1000000L};
     RawSyscall::FutexWait(&state_->phase, phase, &tick);
-    if (state_->phase.load(std::memory_order_acquire) == phase && helper_->Exited()) {
-      error_ = "the ptrace helper task died while stopping threads";
+    // Exited() first: the helper publishes its last phase before it exits (kReleased).
+    if (helper_->Exited() && state_->phase.load(std::memory_order_acquire) == phase) {
+      error_ = "the ptrace helper task died while stopping threads (status " +
+               std::to_string(helper_->Join()) + ")";
       return false;
     }
   }

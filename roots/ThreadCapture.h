@@ -98,8 +98,8 @@ class ThreadCapture {
   // stopped, under the rules above. False (and `work` not run) if StopAll() failed.
   bool RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work);
 
-  // Runs in the snapshot process; must end it with _exit() (returning ends it with status 127).
-  using SnapshotBody = void (*)(void* argument);
+  // Runs in the snapshot process and returns its exit status (or ends it with _exit()).
+  using SnapshotBody = int (*)(void* argument);
   static constexpr size_t kHelperStackSize = 8u << 20;  // the snapshot body runs on a copy of it
   // Two helpers from this many threads on: below it, starting and synchronizing the second
   // helper costs more than it saves.

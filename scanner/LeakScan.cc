@@ -337,7 +337,7 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) 
   _exit(ok ? 0 : 4);
 }
 
-[[noreturn]] void SnapshotEntry(void* context) {
+int SnapshotEntry(void* context) {
   SnapshotMain(*static_cast<const ChildContext*>(context));
 }
 

@@ -524,8 +524,8 @@ int CheckSnapshot(const SnapshotCheck& c) {
   return 0;
 }
 
-void SnapshotBody(void* argument) {
-  _exit(CheckSnapshot(*static_cast<const SnapshotCheck*>(argument)));
+int SnapshotBody(void* argument) {
+  return CheckSnapshot(*static_cast<const SnapshotCheck*>(argument));
 }
 
 // The snapshot's exit status (-1 if it did not exit normally).
@@ -615,7 +615,7 @@ TEST_F(ThreadCaptureTest, SnapshotRunsWithTheCallersSignalMask) {
       [](void*) {
         sigset_t now;
         pthread_sigmask(SIG_BLOCK, nullptr, &now);
-        _exit(sigismember(&now, SIGUSR2) == 1 && sigismember(&now, SIGTERM) == 0 ? 0 : 1);
+        return sigismember(&now, SIGUSR2) == 1 && sigismember(&now, SIGTERM) == 0 ? 0 : 1;
       },
       nullptr);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
@@ -652,7 +652,7 @@ int RunDeniedChild() {
   if (notice.find('\n') != std::string::npos) return 20;
   if (CountPresent(fallback.threads(), magic.Tids()) != 4) return 21;
   ThreadCapture snapshot(options);  // kAuto: the snapshot comes from the caller under signals
-  const pid_t pid = snapshot.CloneStoppedWorld([](void*) { _exit(42); }, nullptr);
+  const pid_t pid = snapshot.CloneStoppedWorld([](void*) { return 42; }, nullptr);
   if (pid <= 0 || snapshot.stopped()) return 22;
   if (snapshot.method_used() != ThreadCapture::Method::kSignals) return 23;
   if (ReapSnapshot(pid) != 42) return 24;
