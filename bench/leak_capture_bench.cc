@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   std::vector<pthread_t> tids(threads);
   for (pthread_t& t : tids) pthread_create(&t, &attr, Blocked, nullptr);
   std::vector<double> stop, clone, release, total, combined, held, held_one_call;
+  std::vector<double> attach, helper_clone, detach;  // CloneStoppedWorld()'s steps
   int one_call_helpers = 0;
   for (int r = 0; r < reps; ++r) {
     heapgraph::roots::ThreadCapture capture(options);
@@ -87,6 +88,9 @@ int main(int argc, char** argv) {
     combined.push_back(t5 - t4);
     held.push_back(capture.stats().threads_stopped_ms);
     held_one_call.push_back(one_call.stats().threads_stopped_ms);
+    attach.push_back(one_call.stats().attach_ms);
+    helper_clone.push_back(one_call.stats().snapshot_clone_ms);
+    detach.push_back(one_call.stats().detach_ms);
     one_call_helpers = one_call.stats().helpers;
     stop.push_back(t1 - t0);
     clone.push_back(t2 - t1);
@@ -109,6 +113,9 @@ int main(int argc, char** argv) {
   // The helper's own clock, first seize to last detach, for the two sequences.
   Print("held (3 steps)", held);
   Print("held (one call)", held_one_call);
+  Print("- attach", attach);
+  Print("- clone", helper_clone);
+  Print("- detach", detach);
   g_release.store(1);
   syscall(SYS_futex, &g_release, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
   for (pthread_t& t : tids) pthread_join(t, nullptr);

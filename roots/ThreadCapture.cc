@@ -83,6 +83,9 @@ struct ThreadCapture::HelperState {
   bool denied = false;  // PTRACE_SEIZE of a live thread refused (EPERM, EACCES, ENOSYS)
 
   int64_t seize_started_ns = 0;  // before the first PTRACE_SEIZE
+  int64_t attached_ns = 0;       // every thread stopped and recorded
+  int64_t cloned_ns = 0;         // the snapshot process cloned (0: none)
+  int64_t detaching_ns = 0;      // before the first PTRACE_DETACH
   int64_t released_ns = 0;       // after the last PTRACE_DETACH
 };
 
@@ -282,6 +285,7 @@ bool WaitForSecond(State* s, uint32_t value) {
 
 // Both helpers detach their own threads at once; returns once every thread is detached.
 void DetachEveryThread(State* s) {
+  s->detaching_ns = RawSyscall::MonotonicNs();
   if (s->second_helper != nullptr) Signal(&s->second, State::kSecondDetach);
   DetachOwned(s, &s->workers[0]);
   if (s->second_helper != nullptr) {
@@ -316,6 +320,12 @@ bool AttachEveryThread(State* s) {
   return AttachAll(s, main);
 }
 
+bool AttachEveryThreadTimed(State* s) {
+  const bool attached = AttachEveryThread(s);
+  s->attached_ns = RawSyscall::MonotonicNs();
+  return attached;
+}
+
 void Publish(State* s, uint32_t phase) {
   Signal(&s->phase, phase);
 }
@@ -339,12 +349,13 @@ bool CloneSnapshot(State* s) {
     RunSnapshot(s->snapshot_body, s->snapshot_argument);
   }
   s->snapshot_pid = pid;
+  s->cloned_ns = RawSyscall::MonotonicNs();
   return pid > 0;
 }
 
 int HelperMain(void* argument) {
   auto* s = static_cast<State*>(argument);
-  if (!AttachEveryThread(s)) {
+  if (!AttachEveryThreadTimed(s)) {
     DetachEveryThread(s);
     Publish(s, State::kFailed);
     return 1;
@@ -502,8 +513,12 @@ bool ThreadCapture::StopWithPtrace() {
 void ThreadCapture::JoinHelper() {
   helper_->Join();
   if (state_->second_helper != nullptr) second_->Join();
-  stats_.threads_stopped_ms =
-      static_cast<double>(state_->released_ns - state_->seize_started_ns) / 1e6;
+  const HelperState& s = *state_;
+  auto ms = [](int64_t from, int64_t to) { return static_cast<double>(to - from) / 1e6; };
+  stats_.threads_stopped_ms = ms(s.seize_started_ns, s.released_ns);
+  stats_.attach_ms = ms(s.seize_started_ns, s.attached_ns);
+  stats_.snapshot_clone_ms = s.cloned_ns != 0 ? ms(s.attached_ns, s.cloned_ns) : 0;
+  stats_.detach_ms = ms(s.detaching_ns, s.released_ns);
   RestoreDumpable();
 }
 

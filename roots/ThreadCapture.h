@@ -120,13 +120,18 @@ class ThreadCapture {
 
   // What the ptrace helper counted during the last StopAll(): listing passes (the last one
   // finds nothing new) and threads that exited while being attached.
-  // threads_stopped_ms: the helper's clock from its first PTRACE_SEIZE to its last PTRACE_DETACH
-  // (set once the world is released; 0 under signal suspension).
+  // The *_ms: the main helper's clock, set once the world is released (0 under signal
+  // suspension). threads_stopped_ms runs from its first PTRACE_SEIZE to the last PTRACE_DETACH:
+  // attach_ms (every thread stopped and recorded), then snapshot_clone_ms (CloneStoppedWorld()
+  // only), then until the detaching starts, then detach_ms.
   struct Stats {
     int passes = 0;  // the main helper's
     int exited_during_attach = 0;
     int helpers = 0;  // ptrace helper tasks used
     double threads_stopped_ms = 0;
+    double attach_ms = 0;
+    double snapshot_clone_ms = 0;
+    double detach_ms = 0;
   };
   Stats stats() const { return stats_; }
 
