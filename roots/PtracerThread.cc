@@ -20,7 +20,8 @@
 namespace heapgraph::roots {
 namespace {
 
-constexpr int kCloneFlags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED;
+constexpr int kCloneFlags =
+    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED | CLONE_CHILD_CLEARTID;
 
 // Synchronous signals stay unblocked: blocking them would turn a fault in the helper into a hang.
 constexpr int kSynchronousSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
@@ -79,8 +80,11 @@ bool PtracerThread::Start(Body body, void* argument) {
   sigset_t saved;
   pthread_sigmask(SIG_BLOCK, &blocked, &saved);
   char* stack_top = static_cast<char*>(stack_) + mapped_bytes_;
-  const int tid = clone(&PtracerThread::Trampoline, stack_top, kCloneFlags, this);
+  running_.store(1, std::memory_order_release);
+  const int tid = clone(&PtracerThread::Trampoline, stack_top, kCloneFlags, this, nullptr, nullptr,
+                        reinterpret_cast<pid_t*>(&running_));
   const int clone_errno = errno;
+  if (tid < 0) running_.store(0, std::memory_order_release);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (tid < 0) {
     error_ = std::string("clone of the helper task failed: ") + std::strerror(clone_errno);

@@ -1,7 +1,8 @@
 // roots/: a helper task that may ptrace the threads of this process.
 //
 // ptrace refuses a tracer in the tracee's own thread group, so the helper cannot be a pthread.
-// It is created with clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED) and exit signal 0
+// It is created with clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED |
+// CLONE_CHILD_CLEARTID, the cleared word being Running()'s) and exit signal 0
 // on its own mmap'd stack (with a guard page): it shares memory, cwd and descriptors with the
 // process but is a separate thread group, invisible in /proc/self/task, and sends no SIGCHLD.
 //
@@ -44,6 +45,12 @@ class PtracerThread {
   // Non-blocking: reaps the helper if it has exited. True once it has.
   bool Exited();
 
+  // False once the helper has exited (the kernel clears the word at exit: CLONE_CHILD_CLEARTID),
+  // reaped or not. Allocation- and libc-free: another helper task may poll it, or wait for it
+  // with RawSyscall::FutexWaitShared (the kernel's wake at exit is a shared one).
+  bool Running() const { return running_.load(std::memory_order_acquire) != 0; }
+  const std::atomic<uint32_t>* running_word() const { return &running_; }
+
   pid_t tid() const { return tid_; }
   // The helper's stack mapping (guard page included), 0, 0 before the first Start(). It stays
   // mapped until the next Start() or destruction.
@@ -67,7 +74,8 @@ class PtracerThread {
   pid_t parent_pid_ = 0;
   bool reaped_ = false;
   int exit_code_ = -1;
-  std::atomic<uint32_t> go_{0};  // 0: wait for the parent's preparations; 1: run the body
+  std::atomic<uint32_t> go_{0};       // 0: wait for the parent's preparations; 1: run the body
+  std::atomic<uint32_t> running_{0};  // 1 from Start() until the kernel clears it at exit
   std::string error_;
 };
 

@@ -63,8 +63,31 @@ class RawSyscall {
                         const timespec* timeout) {
     return Call(SYS_futex, Arg(word), kFutexWaitPrivate, static_cast<long>(expected), Arg(timeout));
   }
+  // FutexWait() for a word the kernel wakes with a shared wake (CLONE_CHILD_CLEARTID's).
+  static long FutexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected,
+                              const timespec* timeout) {
+    return Call(SYS_futex, Arg(word), kFutexWaitShared, static_cast<long>(expected), Arg(timeout));
+  }
   static long FutexWake(const std::atomic<uint32_t>* word, int count) {
     return Call(SYS_futex, Arg(word), kFutexWakePrivate, count);
+  }
+  // A fork-like clone: no new stack, so the child returns here too (with 0) on its copy of this
+  // stack. `flags` carries the exit signal in its low byte (0: the parent gets no signal).
+  static long CloneProcess(unsigned long flags) {
+    return Call(SYS_clone, static_cast<long>(flags), 0, 0, 0, 0);
+  }
+  // Sets this task's signal mask to the kernel's 64-bit set `mask`.
+  static long SetSignalMask(const uint64_t* mask) {
+    return Call(SYS_rt_sigprocmask, SIG_SETMASK, Arg(mask), 0, sizeof(*mask));
+  }
+  [[noreturn]] static void ExitGroup(int status) {
+    for (;;) Call(SYS_exit_group, status);
+  }
+  // CLOCK_MONOTONIC in nanoseconds (the system call, not the vDSO).
+  static int64_t MonotonicNs() {
+    timespec ts{};
+    Call(SYS_clock_gettime, CLOCK_MONOTONIC, Arg(&ts));
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   }
   static long Nanosleep(long nanoseconds) {
     timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
@@ -73,6 +96,7 @@ class RawSyscall {
 
  private:
   static constexpr long AT_FDCWD_VALUE = -100;
+  static constexpr long kFutexWaitShared = 0;         // FUTEX_WAIT
   static constexpr long kFutexWaitPrivate = 0 | 128;  // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
   static constexpr long kFutexWakePrivate = 1 | 128;  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
 

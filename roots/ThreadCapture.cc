@@ -1,13 +1,18 @@
 #include "roots/ThreadCapture.h"
 
 #include <elf.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "roots/RawSyscall.h"
@@ -23,37 +28,71 @@
 
 namespace heapgraph::roots {
 
-// Memory shared by the calling thread and the helper task. The helper writes everything but
-// `phase` before publishing kStopped or kFailed (release); the caller reads it after observing
-// that phase (acquire). While the helper runs, the caller touches nothing else here.
+// Memory shared by the calling thread and the helper tasks. The helpers write everything but
+// `phase` before publishing kStopped, kFailed or kReleased (release); the caller reads it after
+// observing that phase (acquire). While the helpers run, the caller touches nothing else here.
+//
+// With two helpers (many threads, see ThreadCapture.h), each first attaches the tids of its own
+// parity (tid % 2 == index) in listing passes of its own, so they never touch the same thread or
+// the same seen[] byte. The main helper (0) then waits for the second to report kSecondAttached
+// and makes the final passes alone over every tid: a complete listing with nothing new proves no
+// running thread is left to start another. seen[tid] holds 1 + the index of the helper that
+// seized tid; only that helper may wait for it or detach it.
 struct ThreadCapture::HelperState {
-  enum Phase : uint32_t { kAttaching, kStopped, kFailed, kReleasing };
+  // kReleased: the helper cloned the snapshot process and detached every thread (it is exiting).
+  enum Phase : uint32_t { kAttaching, kStopped, kFailed, kReleasing, kReleased };
+  // The second helper's progress and the main helper's command to it (futex word `second`).
+  enum Second : uint32_t { kSecondAttaching, kSecondAttached, kSecondDetach };
+
+  // One helper task's buffers and counts.
+  struct Worker {
+    uint8_t index = 0;                  // 0: the main helper; 1: the second
+    pid_t parity = -1;                  // attach only tids with tid % 2 == parity; -1: every tid
+    std::span<pid_t> tids;              // listing buffer
+    std::span<char> dirents;            // getdents64 buffer
+    std::span<pid_t> pending;           // tids seized in the current pass, not yet waited for
+    std::span<uint8_t> vector_scratch;  // NT_X86_XSTATE lands here before a slot is claimed
+    int passes = 0;
+    int exited_during_attach = 0;
+  };
 
   std::atomic<uint32_t> phase{kAttaching};  // futex word
+  std::atomic<uint32_t> second{kSecondAttaching};
+  const PtracerThread* second_helper = nullptr;  // null: one helper does everything
+  Worker workers[2];
   pid_t caller_tid = 0;
   TaskList tasks;
-  std::span<pid_t> tids;              // listing buffer
-  std::span<char> dirents;            // getdents64 buffer
-  std::span<uint8_t> seen;            // seen[tid] = 1: captured or skipped in this stop
-  std::span<pid_t> pending;           // tids seized in the current pass, not yet waited for
-  std::span<uint8_t> vector_scratch;  // NT_X86_XSTATE lands here before a slot is claimed
+  std::span<uint8_t> seen;  // seen[tid]: 1 + the seizing helper's index, or 1 if skipped
   CaptureArena* arena = nullptr;
   void (*after_seize)(pid_t, void*) = nullptr;
   void* after_seize_argument = nullptr;
+  // Set by CloneStoppedWorld(): the helper clones the snapshot process once every thread is
+  // stopped and recorded. snapshot_pid is its pid, or -errno if the clone failed (the helper then
+  // publishes kStopped and the caller clones instead).
+  ThreadCapture::SnapshotBody snapshot_body = nullptr;
+  void* snapshot_argument = nullptr;
+  long snapshot_pid = 0;
+  uint64_t caller_signal_mask = 0;  // the snapshot's mask (the helper blocks asynchronous signals)
 
-  // The first failure; the caller turns it into a message once the helper has stopped writing.
+  // The first failure, claimed through `failed`; the caller turns it into a message once the
+  // helpers have stopped writing.
+  std::atomic<bool> failed{false};
   const char* failed_step = nullptr;
   pid_t failed_tid = 0;
   int failed_errno = 0;
   bool denied = false;  // PTRACE_SEIZE of a live thread refused (EPERM, EACCES, ENOSYS)
 
-  int passes = 0;
-  int exited_during_attach = 0;
+  int64_t seize_started_ns = 0;  // before the first PTRACE_SEIZE
+  int64_t attached_ns = 0;       // every thread stopped and recorded
+  int64_t cloned_ns = 0;         // the snapshot process cloned (0: none)
+  int64_t detaching_ns = 0;      // before the first PTRACE_DETACH
+  int64_t released_ns = 0;       // after the last PTRACE_DETACH
 };
 
 namespace {
 
 using State = ThreadCapture::HelperState;
+using Worker = ThreadCapture::HelperState::Worker;
 
 constexpr int kMaxPasses = 100;
 constexpr size_t kDirentBytes = 64 * 1024;
@@ -62,19 +101,31 @@ constexpr size_t kDirentBytes = 64 * 1024;
 
 enum class Outcome { kCaptured, kGone, kFailed };
 
-void Fail(State* s, const char* step, pid_t tid, long result) {
-  if (s->failed_step != nullptr) return;  // keep the first failure
+void Fail(State* s, const char* step, pid_t tid, long result, bool denied = false) {
+  if (s->failed.exchange(true, std::memory_order_acq_rel)) return;  // keep the first failure
   s->failed_step = step;
   s->failed_tid = tid;
   s->failed_errno = static_cast<int>(-result);
+  s->denied = denied;
 }
 
-bool Seen(State* s, pid_t tid) {
+bool Failed(const State* s) {
+  return s->failed.load(std::memory_order_acquire);
+}
+
+// Marks tid as this worker's; true if it was seen before (by either helper).
+bool Seen(State* s, const Worker* w, pid_t tid) {
   const auto index = static_cast<size_t>(tid);
   if (index >= s->seen.size()) return false;
   const bool seen = s->seen[index] != 0;
-  s->seen[index] = 1;
+  if (!seen) s->seen[index] = static_cast<uint8_t>(1 + w->index);
   return seen;
+}
+
+bool Owns(const State* s, const Worker* w, pid_t tid) {
+  const auto index = static_cast<size_t>(tid);
+  const uint8_t owner = index < s->seen.size() ? s->seen[index] : 1;
+  return owner == 1 + w->index;
 }
 
 // A thread we may not seize could be one that is exiting (the kernel answers EPERM for zombies
@@ -89,8 +140,7 @@ Outcome Seize(State* s, pid_t tid) {
   long r = RawSyscall::Ptrace(PTRACE_SEIZE, tid, 0, 0);
   if (r == -ESRCH || (r == -EPERM && IsDeadOrZombie(s, tid))) return Outcome::kGone;
   if (r < 0) {
-    s->denied = r == -EPERM || r == -EACCES || r == -ENOSYS;
-    Fail(s, "PTRACE_SEIZE", tid, r);
+    Fail(s, "PTRACE_SEIZE", tid, r, r == -EPERM || r == -EACCES || r == -ENOSYS);
     return Outcome::kFailed;
   }
   if (s->after_seize != nullptr) s->after_seize(tid, s->after_seize_argument);
@@ -102,13 +152,13 @@ Outcome Seize(State* s, pid_t tid) {
 // Waits for the seized `tid` to stop. Returns the signal to re-deliver through *resume_signal:
 // a signal-delivery-stop means the thread dequeued that signal, which is lost unless handed back
 // on detach. PTRACE_EVENT_STOP (our interrupt, or a group-stop) carries nothing to re-deliver.
-Outcome WaitForStop(State* s, pid_t tid, int* resume_signal) {
+Outcome WaitForStop(Worker* w, pid_t tid, int* resume_signal) {
   for (;;) {
     int status = 0;
     const long r = RawSyscall::Wait4(tid, &status, __WALL);
     if (r == -EINTR) continue;
     if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-      ++s->exited_during_attach;
+      ++w->exited_during_attach;
       return Outcome::kGone;
     }
     if (!WIFSTOPPED(status)) continue;
@@ -126,7 +176,7 @@ long GetRegset(pid_t tid, uintptr_t type, void* buffer, size_t* size) {
 }
 
 // Reads the stopped thread's registers into a claimed slot.
-Outcome Record(State* s, pid_t tid, int resume_signal) {
+Outcome Record(State* s, Worker* w, pid_t tid, int resume_signal) {
   ThreadInfo info;
   size_t gp_size = sizeof(info.regs);
   long r = GetRegset(tid, NT_PRSTATUS, info.regs.data(), &gp_size);
@@ -135,15 +185,15 @@ Outcome Record(State* s, pid_t tid, int resume_signal) {
     Fail(s, "PTRACE_GETREGSET(NT_PRSTATUS)", tid, r);
     return Outcome::kFailed;
   }
-  size_t vector_size = s->vector_scratch.size();
+  size_t vector_size = w->vector_scratch.size();
 #if defined(__x86_64__)
-  r = GetRegset(tid, NT_X86_XSTATE, s->vector_scratch.data(), &vector_size);
+  r = GetRegset(tid, NT_X86_XSTATE, w->vector_scratch.data(), &vector_size);
   if (r < 0 && r != -ESRCH) {  // no XSAVE: the FXSAVE image has xmm0-15
-    vector_size = std::min<size_t>(512, s->vector_scratch.size());
-    r = GetRegset(tid, NT_PRFPREG, s->vector_scratch.data(), &vector_size);
+    vector_size = std::min<size_t>(512, w->vector_scratch.size());
+    r = GetRegset(tid, NT_PRFPREG, w->vector_scratch.data(), &vector_size);
   }
 #else
-  r = GetRegset(tid, NT_PRFPREG, s->vector_scratch.data(), &vector_size);
+  r = GetRegset(tid, NT_PRFPREG, w->vector_scratch.data(), &vector_size);
 #endif
   if (r < 0) vector_size = 0;
   ThreadInfo* slot = s->arena->Claim();
@@ -157,7 +207,7 @@ Outcome Record(State* s, pid_t tid, int resume_signal) {
   slot->stack_pointer = static_cast<uintptr_t>(info.regs[ThreadInfo::kStackPointer]);
   const std::span<uint8_t> buffer = s->arena->VectorBuffer(slot);
   vector_size = std::min(vector_size, buffer.size());
-  std::memcpy(buffer.data(), s->vector_scratch.data(), vector_size);
+  std::memcpy(buffer.data(), w->vector_scratch.data(), vector_size);
   slot->vector_bytes = buffer.first(vector_size);
   return Outcome::kCaptured;
 }
@@ -166,72 +216,163 @@ void Detach(pid_t tid, int signal) {
   RawSyscall::Ptrace(PTRACE_DETACH, tid, 0, static_cast<uintptr_t>(signal));
 }
 
-// Seizes every listed tid not seen before; returns how many are pending, or -1 on failure.
-// *complete is false when the listing may have missed a thread (another pass is needed).
-long SeizeNewThreads(State* s, bool* complete) {
-  const long listed = s->tasks.ReadConsistent(s->tids, s->dirents, complete);
+// Seizes every listed tid of the worker's parity not seen before; returns how many are pending,
+// or -1 on failure. *complete is false when the listing may have missed a thread.
+long SeizeNewThreads(State* s, Worker* w, bool* complete) {
+  const long listed = s->tasks.ReadConsistent(w->tids, w->dirents, complete);
   if (listed < 0) {
     Fail(s, "listing /proc/<pid>/task", 0, listed);
     return -1;
   }
   long pending = 0;
-  for (pid_t tid : s->tids.first(static_cast<size_t>(listed))) {
-    if (tid == s->caller_tid || Seen(s, tid)) continue;
+  for (pid_t tid : w->tids.first(static_cast<size_t>(listed))) {
+    if (tid == s->caller_tid || (w->parity >= 0 && tid % 2 != w->parity)) continue;
+    if (Seen(s, w, tid)) continue;
     const Outcome outcome = Seize(s, tid);
     if (outcome == Outcome::kFailed) break;
-    if (outcome == Outcome::kCaptured) s->pending[static_cast<size_t>(pending++)] = tid;
+    if (outcome == Outcome::kCaptured) w->pending[static_cast<size_t>(pending++)] = tid;
   }
   return pending;
 }
 
 // Waits for each pending tid and records it; after a failure, only waits and detaches.
-void CollectPending(State* s, long pending) {
-  for (pid_t tid : s->pending.first(static_cast<size_t>(pending))) {
+void CollectPending(State* s, Worker* w, long pending) {
+  for (pid_t tid : w->pending.first(static_cast<size_t>(pending))) {
     int resume_signal = 0;
-    if (WaitForStop(s, tid, &resume_signal) != Outcome::kCaptured) continue;
-    if (s->failed_step != nullptr || Record(s, tid, resume_signal) == Outcome::kFailed) {
+    if (WaitForStop(w, tid, &resume_signal) != Outcome::kCaptured) continue;
+    if (Failed(s) || Record(s, w, tid, resume_signal) == Outcome::kFailed) {
       Detach(tid, resume_signal);
     }
   }
 }
 
-bool AttachAll(State* s) {
-  for (s->passes = 1; s->passes <= kMaxPasses; ++s->passes) {
+bool AttachAll(State* s, Worker* w) {
+  for (int pass = 1; pass <= kMaxPasses; ++pass) {
+    ++w->passes;
     bool complete = false;
-    const long pending = SeizeNewThreads(s, &complete);
-    if (pending > 0) CollectPending(s, pending);
-    if (s->failed_step != nullptr || pending < 0) return false;
-    // A complete listing with nothing new: every thread is stopped and none can start another.
+    const long pending = SeizeNewThreads(s, w, &complete);
+    if (pending > 0) CollectPending(s, w, pending);
+    if (Failed(s) || pending < 0) return false;
+    // A complete listing with nothing new: every thread is stopped and none can start another
+    // (for a worker with a parity: none of that parity is left running).
     if (pending == 0 && complete) return true;
   }
   Fail(s, "attaching (threads kept appearing)", 0, -EAGAIN);
   return false;
 }
 
-void DetachAll(State* s) {
+void DetachOwned(const State* s, const Worker* w) {
   for (const ThreadInfo& t : s->arena->Threads()) {
-    if (!t.is_caller) Detach(t.tid, t.pending_signal);
+    if (!t.is_caller && Owns(s, w, t.tid)) Detach(t.tid, t.pending_signal);
   }
 }
 
+void Signal(std::atomic<uint32_t>* word, uint32_t value) {
+  word->store(value, std::memory_order_release);
+  RawSyscall::FutexWake(word, INT_MAX);
+}
+
+// Waits while `second` holds `value`; false if the second helper exited first (the kernel then
+// detached its tracees).
+bool WaitForSecond(State* s, uint32_t value) {
+  const timespec tick{0, 10 * 1000000L};
+  while (s->second.load(std::memory_order_acquire) == value) {
+    if (!s->second_helper->Running()) return s->second.load(std::memory_order_acquire) != value;
+    RawSyscall::FutexWait(&s->second, value, &tick);  // the tick notices the helper's death
+  }
+  return true;
+}
+
+// Both helpers detach their own threads at once; returns once every thread is detached.
+void DetachEveryThread(State* s) {
+  s->detaching_ns = RawSyscall::MonotonicNs();
+  if (s->second_helper != nullptr) Signal(&s->second, State::kSecondDetach);
+  DetachOwned(s, &s->workers[0]);
+  if (s->second_helper != nullptr) {
+    while (s->second_helper->Running()) {  // it exits right after its last detach
+      RawSyscall::FutexWaitShared(s->second_helper->running_word(), 1, nullptr);
+    }
+  }
+  s->released_ns = RawSyscall::MonotonicNs();
+}
+
+int SecondHelperMain(void* argument) {
+  auto* s = static_cast<State*>(argument);
+  AttachAll(s, &s->workers[1]);  // a failure is in s
+  Signal(&s->second, State::kSecondAttached);
+  while (s->second.load(std::memory_order_acquire) == State::kSecondAttached) {
+    RawSyscall::FutexWait(&s->second, State::kSecondAttached, nullptr);
+  }
+  DetachOwned(s, &s->workers[1]);
+  return 0;
+}
+
+bool AttachEveryThread(State* s) {
+  s->seize_started_ns = RawSyscall::MonotonicNs();
+  Worker* main = &s->workers[0];
+  const bool attached = AttachAll(s, main);
+  if (s->second_helper == nullptr) return attached;
+  if (!WaitForSecond(s, State::kSecondAttaching)) {
+    Fail(s, "the second ptrace helper task died while stopping threads", 0, -ECHILD);
+  }
+  if (!attached || Failed(s)) return false;
+  main->parity = -1;  // the final passes: every tid, by this helper alone
+  return AttachAll(s, main);
+}
+
+bool AttachEveryThreadTimed(State* s) {
+  const bool attached = AttachEveryThread(s);
+  s->attached_ns = RawSyscall::MonotonicNs();
+  return attached;
+}
+
 void Publish(State* s, uint32_t phase) {
-  s->phase.store(phase, std::memory_order_release);
-  RawSyscall::FutexWake(&s->phase, INT_MAX);
+  Signal(&s->phase, phase);
+}
+
+// Runs in a snapshot process and ends it. Not [[noreturn]]: under ASan a call to a noreturn
+// function makes it unpoison "the stack", which it cannot find on the helper's stack (a warning).
+void RunSnapshot(ThreadCapture::SnapshotBody body, void* argument) {
+  const int status = body(argument);
+  for (;;) RawSyscall::Call(SYS_exit_group, status);
+}
+
+// The snapshot process, cloned while every thread is stopped. Invariant: without CLONE_VM the
+// child owns a copy of the whole address space, so it may run on (its copy of) this helper stack
+// and write anywhere without touching the parent; CLONE_PARENT makes the calling thread its
+// parent (the helper exits before the snapshot is reaped), and it inherits the helper's exit
+// signal, 0. The child keeps the helper's registers, hence the calling thread's TLS.
+bool CloneSnapshot(State* s) {
+  const long pid = RawSyscall::CloneProcess(CLONE_PARENT);
+  if (pid == 0) {
+    RawSyscall::SetSignalMask(&s->caller_signal_mask);
+    RunSnapshot(s->snapshot_body, s->snapshot_argument);
+  }
+  s->snapshot_pid = pid;
+  s->cloned_ns = RawSyscall::MonotonicNs();
+  return pid > 0;
 }
 
 int HelperMain(void* argument) {
   auto* s = static_cast<State*>(argument);
-  if (!AttachAll(s)) {
-    DetachAll(s);
+  if (!AttachEveryThreadTimed(s)) {
+    DetachEveryThread(s);
     Publish(s, State::kFailed);
     return 1;
+  }
+  // Detach before waking the caller: the threads run again without waiting for it to be
+  // scheduled.
+  if (s->snapshot_body != nullptr && CloneSnapshot(s)) {
+    DetachEveryThread(s);
+    Publish(s, State::kReleased);
+    return 0;
   }
   Publish(s, State::kStopped);
   for (uint32_t phase = s->phase.load(std::memory_order_acquire); phase != State::kReleasing;
        phase = s->phase.load(std::memory_order_acquire)) {
     RawSyscall::FutexWait(&s->phase, phase, nullptr);
   }
-  DetachAll(s);
+  DetachEveryThread(s);
   return 0;
 }
 
@@ -275,28 +416,57 @@ bool ThreadCapture::Prepare() {
     error_ = "cannot map the capture arena";
     return false;
   }
-  tids_.resize(options_.max_threads + 1);
-  pending_.resize(options_.max_threads + 1);
-  dirents_.resize(kDirentBytes);
-  vector_scratch_.resize(vector_size);
+  const int helpers = HelperCount();
+  // Each helper gets its own part of every buffer (the second one's only with two helpers).
+  const size_t slots = options_.max_threads + 1;
+  tids_.resize(2 * slots);
+  pending_.resize(2 * slots);
+  dirents_.resize(2 * kDirentBytes);
+  vector_scratch_.resize(2 * vector_size);
   if (seen_.empty()) seen_.resize(TaskList::PidMax() + 1);
   std::fill(seen_.begin(), seen_.end(), 0);
-  if (!helper_) helper_ = std::make_unique<PtracerThread>();
+  if (!helper_) helper_ = std::make_unique<PtracerThread>(kHelperStackSize);
+  if (helpers > 1 && !second_) second_ = std::make_unique<PtracerThread>();
   state_ = std::make_unique<HelperState>();
   state_->caller_tid = RawSyscall::Gettid();
-  state_->tids = tids_;
-  state_->dirents = dirents_;
+  for (uint8_t i = 0; i < 2; ++i) {
+    HelperState::Worker& w = state_->workers[i];
+    w.index = i;
+    w.parity = helpers > 1 ? i : -1;
+    w.tids = std::span(tids_).subspan(i * slots, slots);
+    w.pending = std::span(pending_).subspan(i * slots, slots);
+    w.dirents = std::span(dirents_).subspan(i * kDirentBytes, kDirentBytes);
+    w.vector_scratch = std::span(vector_scratch_).subspan(i * vector_size, vector_size);
+  }
+  state_->second_helper = helpers > 1 ? second_.get() : nullptr;
   state_->seen = seen_;
-  state_->pending = pending_;
-  state_->vector_scratch = vector_scratch_;
   state_->arena = &arena_;
   state_->after_seize = options_.after_seize_for_testing;
   state_->after_seize_argument = options_.after_seize_argument;
+  state_->snapshot_body = snapshot_body_;
+  state_->snapshot_argument = snapshot_argument_;
+  sigset_t mask;
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  std::memcpy(&state_->caller_signal_mask, &mask, sizeof(state_->caller_signal_mask));
   if (options_.make_dumpable) {
     saved_dumpable_ = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     if (saved_dumpable_ != 1) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   }
   return true;
+}
+
+// Two helpers for many threads on two CPUs or more, unless Yama restricts ptrace (it keeps one
+// PR_SET_PTRACER exception per process, so only one helper could be named).
+int ThreadCapture::HelperCount() const {
+  if (options_.helpers == 1 || options_.helpers == 2) return options_.helpers;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return 1;
+  if (FILE* yama = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "re")) {
+    int scope = 0;
+    const bool read = std::fscanf(yama, "%d", &scope) == 1;
+    std::fclose(yama);
+    if (!read || scope != 0) return 1;
+  }
+  return TaskList().CountThreads() >= kParallelThreads ? 2 : 1;
 }
 
 void ThreadCapture::RestoreDumpable() {
@@ -307,38 +477,73 @@ void ThreadCapture::RestoreDumpable() {
 }
 
 bool ThreadCapture::StopWithPtrace() {
+  method_used_ = Method::kPtrace;  // before the helper starts: a snapshot it clones reads threads()
   ThreadInfo* self = arena_.Claim();
   SelfRegisters::Capture(self, arena_.VectorBuffer(self));
+  // The second helper first: the main one reads second_helper as soon as it starts.
+  if (state_->second_helper != nullptr && !second_->Start(&SecondHelperMain, state_.get())) {
+    state_->second_helper = nullptr;  // one helper does it all
+    state_->workers[0].parity = -1;
+  }
   if (!helper_->Start(&HelperMain, state_.get())) {
     error_ = helper_->error();
+    StopSecondHelper();
     RestoreDumpable();
     return false;
   }
   const bool stopped = WaitForHelper();
-  stats_.passes = state_->passes;
-  stats_.exited_during_attach = state_->exited_during_attach;
+  const HelperState::Worker* workers = state_->workers;
+  stats_.passes = workers[0].passes;
+  stats_.exited_during_attach = workers[0].exited_during_attach + workers[1].exited_during_attach;
+  stats_.helpers = state_->second_helper != nullptr ? 2 : 1;
   if (!stopped) {
     helper_->Join();
+    StopSecondHelper();
     RestoreDumpable();
     return false;
   }
-  method_used_ = Method::kPtrace;
+  if (state_->phase.load(std::memory_order_acquire) == HelperState::kReleased) {
+    JoinHelper();  // it has cloned the snapshot and detached every thread
+    return true;
+  }
   stopped_ = true;
   return true;
+}
+
+void ThreadCapture::JoinHelper() {
+  helper_->Join();
+  if (state_->second_helper != nullptr) second_->Join();
+  const HelperState& s = *state_;
+  auto ms = [](int64_t from, int64_t to) { return static_cast<double>(to - from) / 1e6; };
+  stats_.threads_stopped_ms = ms(s.seize_started_ns, s.released_ns);
+  stats_.attach_ms = ms(s.seize_started_ns, s.attached_ns);
+  stats_.snapshot_clone_ms = s.cloned_ns != 0 ? ms(s.attached_ns, s.cloned_ns) : 0;
+  stats_.detach_ms = ms(s.detaching_ns, s.released_ns);
+  RestoreDumpable();
+}
+
+// Only when the main helper failed to start or died: the kernel detaches the tracees of a helper
+// that dies.
+void ThreadCapture::StopSecondHelper() {
+  if (state_->second_helper == nullptr) return;
+  if (!second_->Exited()) kill(second_->tid(), SIGKILL);
+  second_->Join();
 }
 
 bool ThreadCapture::WaitForHelper() {
   for (;;) {
     const uint32_t phase = state_->phase.load(std::memory_order_acquire);
-    if (phase == HelperState::kStopped) return true;
+    if (phase == HelperState::kStopped || phase == HelperState::kReleased) return true;
     if (phase == HelperState::kFailed) {
       error_ = DescribeHelperFailure();
       return false;
     }
     const timespec tick{0, 20 * 1000000L};
     RawSyscall::FutexWait(&state_->phase, phase, &tick);
-    if (state_->phase.load(std::memory_order_acquire) == phase && helper_->Exited()) {
-      error_ = "the ptrace helper task died while stopping threads";
+    // Exited() first: the helper publishes its last phase before it exits (kReleased).
+    if (helper_->Exited() && state_->phase.load(std::memory_order_acquire) == phase) {
+      error_ = "the ptrace helper task died while stopping threads (status " +
+               std::to_string(helper_->Join()) + ")";
       return false;
     }
   }
@@ -376,8 +581,7 @@ void ThreadCapture::ReleaseAll() {
     suspender_->ResumeAll();
   } else {
     Publish(state_.get(), HelperState::kReleasing);
-    helper_->Join();
-    RestoreDumpable();
+    JoinHelper();
   }
   stopped_ = false;
 }
@@ -392,11 +596,36 @@ std::pair<uint64_t, uint64_t> Range(const std::vector<T>& v) {
 
 }  // namespace
 
-std::array<std::pair<uint64_t, uint64_t>, 6> ThreadCapture::BufferRanges() const {
-  std::pair<uint64_t, uint64_t> helper_stack =
-      helper_ ? helper_->StackRange() : std::pair<uint64_t, uint64_t>{0, 0};
-  return {Range(tids_), Range(pending_),        Range(dirents_),
-          Range(seen_), Range(vector_scratch_), helper_stack};
+std::array<std::pair<uint64_t, uint64_t>, 7> ThreadCapture::BufferRanges() const {
+  constexpr std::pair<uint64_t, uint64_t> kNone{0, 0};
+  return {Range(tids_),
+          Range(pending_),
+          Range(dirents_),
+          Range(seen_),
+          Range(vector_scratch_),
+          helper_ ? helper_->StackRange() : kNone,
+          second_ ? second_->StackRange() : kNone};
+}
+
+pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument) {
+  snapshot_body_ = body;
+  snapshot_argument_ = argument;
+  const bool stopped = StopAll();
+  snapshot_body_ = nullptr;
+  snapshot_argument_ = nullptr;
+  if (!stopped) return 0;
+  if (!stopped_) return static_cast<pid_t>(state_->snapshot_pid);  // the helper did it all
+  const pid_t pid = CloneFromCaller(body, argument);
+  ReleaseAll();
+  return pid;
+}
+
+// The snapshot process when the helper could not clone it or signals hold the world: a
+// fork-like clone of the calling thread, on its copy of this stack, with exit signal 0 too.
+pid_t ThreadCapture::CloneFromCaller(SnapshotBody body, void* argument) {
+  const long pid = RawSyscall::CloneProcess(0);
+  if (pid == 0) RunSnapshot(body, argument);
+  return static_cast<pid_t>(pid);
 }
 
 bool ThreadCapture::RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work) {

@@ -9,17 +9,32 @@
 // helper PTRACE_SEIZEs and PTRACE_INTERRUPTs every tid in /proc/<pid>/task except the caller's,
 // waits for each stop with waitpid(__WALL), and reads NT_PRSTATUS and NT_X86_XSTATE (NT_PRFPREG
 // on aarch64). It lists the tasks again until an exact listing (TaskList::ReadConsistent) finds
-// no new tid, so threads started during the stop are caught. A thread that exits mid-attach is
-// skipped. A signal the thread dequeued
-// while being stopped (signal-delivery-stop) is remembered in ThreadInfo::pending_signal and
-// handed back with PTRACE_DETACH; signals that arrive later stay queued in the kernel, so none
-// is lost. Group-stops are left to the kernel (a job-control-stopped thread stays stopped).
-// The calling thread's registers are taken in-process (SelfRegisters); it keeps running.
+// no new tid, so threads started during the stop are caught. With many threads (kParallelThreads)
+// two helpers attach and detach in parallel, one per parity of the tid, and the main helper makes
+// the final listing passes alone, so the "no new thread" proof is the same as with one. A thread
+// that exits mid-attach is skipped. A signal the thread dequeued while being stopped
+// (signal-delivery-stop) is remembered in ThreadInfo::pending_signal and handed back with
+// PTRACE_DETACH; signals that arrive later stay queued in the kernel, so none is lost. Group-stops
+// are left to the kernel (a job-control-stopped thread stays stopped). The calling thread's
+// registers are taken in-process (SelfRegisters); it keeps running.
 //
 // If ptrace is denied (PTRACE_SEIZE of a live thread fails with EPERM: no CAP_SYS_PTRACE and not
 // dumpable, Yama, an existing debugger; or EACCES/ENOSYS: an LSM or seccomp policy, or an
 // emulator without ptrace), StopAll() falls back to SignalSuspender and notice() holds one
 // line "ptrace denied: ...; falling back to signal suspension" (Options::method selects).
+//
+// CloneStoppedWorld() stops the world only for the capture and a snapshot: with ptrace, the helper
+// clones the snapshot process itself right after the last thread's registers are read, then
+// PTRACE_DETACHes every thread, and only then wakes the caller (two hand-offs between the caller
+// and the helper instead of four; the threads run again before the caller does). The snapshot
+// process is a fork-like clone (no CLONE_VM: its own copy of the whole address space) made with
+// CLONE_PARENT, so the calling thread is its parent, and with the helper's exit signal, 0: it
+// sends no SIGCHLD and must be reaped with waitpid(pid, &status, __WALL). It starts on its copy of
+// the helper's stack (kHelperStackSize; BufferRanges() covers it, so a scan never takes it for a
+// root) with the calling thread's TLS (the helper never sets its own) and signal mask. Everything
+// it writes, its stack included, lands in its private copy, never in this process. If the helper's
+// clone fails or the signal fallback holds the world, the calling thread clones itself while the
+// world is stopped and then releases it.
 //
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
 // hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
@@ -59,6 +74,9 @@ class ThreadCapture {
     // (after setuid, or PR_SET_DUMPABLE 0) cannot be ptraced without CAP_SYS_PTRACE.
     bool make_dumpable = true;
     int suspend_signal = 0;  // for the signal fallback; 0: SignalSuspender's default
+    // Ptrace helper tasks: 0 picks two from kParallelThreads threads on (two CPUs or more, Yama
+    // not restricting ptrace), else one; 1 or 2 forces that many.
+    int helpers = 0;
     // Test hook: runs in the helper task between PTRACE_SEIZE and PTRACE_INTERRUPT of each
     // thread (raw system calls only there). Lets tests make a signal arrive in that window.
     void (*after_seize_for_testing)(pid_t tid, void* argument) = nullptr;
@@ -80,6 +98,18 @@ class ThreadCapture {
   // stopped, under the rules above. False (and `work` not run) if StopAll() failed.
   bool RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work);
 
+  // Runs in the snapshot process and returns its exit status (or ends it with _exit()).
+  using SnapshotBody = int (*)(void* argument);
+  static constexpr size_t kHelperStackSize = 8u << 20;  // the snapshot body runs on a copy of it
+  // Two helpers from this many threads on: below it, starting and synchronizing the second
+  // helper costs more than it saves.
+  static constexpr long kParallelThreads = 256;
+  // StopAll(), a snapshot process running body(argument) in a copy of the stopped world (threads()
+  // as captured, every thread's memory as it was while stopped), ReleaseAll() (see above). Returns
+  // the snapshot's pid; 0 if the world could not be stopped (error()); -errno if it was stopped and
+  // released but no snapshot process could be created. Same rules as StopAll() for the caller.
+  pid_t CloneStoppedWorld(SnapshotBody body, void* argument);
+
   bool stopped() const { return stopped_; }
   std::span<const ThreadInfo> threads() const;
   // Which mechanism holds the world: kPtrace or kSignals (meaningful while stopped()).
@@ -90,24 +120,37 @@ class ThreadCapture {
 
   // What the ptrace helper counted during the last StopAll(): listing passes (the last one
   // finds nothing new) and threads that exited while being attached.
+  // The *_ms: the main helper's clock, set once the world is released (0 under signal
+  // suspension). threads_stopped_ms runs from its first PTRACE_SEIZE to the last PTRACE_DETACH:
+  // attach_ms (every thread stopped and recorded), then snapshot_clone_ms (CloneStoppedWorld()
+  // only), then until the detaching starts, then detach_ms.
   struct Stats {
-    int passes = 0;
+    int passes = 0;  // the main helper's
     int exited_during_attach = 0;
+    int helpers = 0;  // ptrace helper tasks used
+    double threads_stopped_ms = 0;
+    double attach_ms = 0;
+    double snapshot_clone_ms = 0;
+    double detach_ms = 0;
   };
   Stats stats() const { return stats_; }
 
   // The address ranges of the buffers StopAll() prepared (task listings, the seen-tid table) and
   // of the ptrace helper's stack: memory of the scan's own that a leak scan must not treat as a
   // root. The capture arena is not among them (its mapping holds nothing else; see threads()).
-  std::array<std::pair<uint64_t, uint64_t>, 6> BufferRanges() const;
+  std::array<std::pair<uint64_t, uint64_t>, 7> BufferRanges() const;
 
   struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
 
  private:
   bool Prepare();
+  int HelperCount() const;
+  void StopSecondHelper();
   bool StopWithPtrace();
+  pid_t CloneFromCaller(SnapshotBody body, void* argument);
   bool StopWithSignals();
   bool WaitForHelper();
+  void JoinHelper();
   std::string DescribeHelperFailure() const;
   void RestoreDumpable();
 
@@ -121,8 +164,11 @@ class ThreadCapture {
   std::vector<uint8_t> vector_scratch_;  // one thread's NT_X86_XSTATE before it gets a slot
   std::unique_ptr<HelperState> state_;
   std::unique_ptr<PtracerThread> helper_;
+  std::unique_ptr<PtracerThread> second_;  // the second helper, for many threads
   std::unique_ptr<SignalSuspender> suspender_;
   bool stopped_ = false;
+  SnapshotBody snapshot_body_ = nullptr;  // set for the duration of CloneStoppedWorld()
+  void* snapshot_argument_ = nullptr;
   int saved_dumpable_ = -1;
   Method method_used_ = Method::kPtrace;
   Stats stats_;

@@ -244,8 +244,8 @@ MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
 // scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
-std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
-  std::array<std::pair<uint64_t, uint64_t>, 9> own = {};
+std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 10> own = {};
   own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
   auto maps = c.mappings->BufferRanges();
   auto capture = c.capture->BufferRanges();
@@ -336,6 +336,10 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
                                     roots, c.capture->threads(), c.static_tls_size});
   }
   _exit(ok ? 0 : 4);
+}
+
+int SnapshotEntry(void* context) {
+  SnapshotMain(*static_cast<const ChildContext*>(context));
 }
 
 bool ReadResult(int fd, ScanResult* result) {
@@ -500,11 +504,6 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     result.error = SampledRecordingError(context.view.sample_mean);
     return result;
   }
-  if (!prep.capture.StopAll()) {
-    end();
-    result.error = "cannot stop the threads: " + prep.capture.error();
-    return result;
-  }
   context.capture = &prep.capture;
   context.mappings = &prep.mappings;
   context.interior_pointers = options.interior_pointers;
@@ -515,10 +514,15 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
-  long pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid == 0) SnapshotMain(context);
-  int clone_errno = errno;
-  prep.capture.ReleaseAll();
+  // The world is stopped for the capture and the snapshot's clone only (by the ptrace helper
+  // when it can); the snapshot process runs SnapshotMain on a copy of the stopped world.
+  const pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotEntry, &context);
+  if (pid == 0) {
+    end();
+    result.error = "cannot stop the threads: " + prep.capture.error();
+    return result;
+  }
+  const int clone_errno = pid < 0 ? -pid : 0;
   double released = NowMs();
   result.stats.threads = prep.capture.threads().size();
   result.notice = prep.capture.notice();
@@ -538,7 +542,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   int status = 0;
-  while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {  // it sends no SIGCHLD
   }
   bool read_ok = ReadResult(prep.result_fd, &result);
   // The leak result is complete before the typing starts: a snapshot killed after it costs the

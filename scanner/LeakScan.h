@@ -1,7 +1,8 @@
 // scanner/: one leak scan of the calling process. With every recorder lock held (no block can be
-// added or removed), every other thread is stopped (roots/ThreadCapture) and the process is
-// snapshotted with a raw clone(SIGCHLD) — glibc's fork would run atfork handlers that take malloc
-// locks a stopped thread may hold — then the threads run again. The snapshot child copies the live
+// added or removed), every other thread is stopped and the process is snapshotted with a raw
+// fork-like clone by the ptrace helper itself, which then detaches every thread before the caller
+// wakes (roots/ThreadCapture::CloneStoppedWorld; glibc's fork would run atfork handlers that take
+// malloc locks a stopped thread may hold). The snapshot child copies the live
 // blocks out of the recorder's tree, which lets the parent release the recorder (allocations
 // resume), then finds the roots, marks conservatively, and writes the unreachable blocks and the
 // references among them to a memfd the parent reads. The world is stopped only for the capture

@@ -58,6 +58,7 @@ TEST(PtracerThreadTest, IsNotListedAmongTheProcessThreadsAndCanBePolled) {
   PtracerThread helper;
   ASSERT_TRUE(helper.Start(&WaitForFlag, &flag));
   EXPECT_FALSE(helper.Exited());
+  EXPECT_TRUE(helper.Running());
   std::vector<pid_t> tids(256);
   std::vector<char> dirents(4096);
   const long n = TaskList().Read(tids, dirents);
@@ -67,6 +68,18 @@ TEST(PtracerThreadTest, IsNotListedAmongTheProcessThreadsAndCanBePolled) {
   RawSyscall::FutexWake(&flag, 1);
   EXPECT_EQ(helper.Join(), 0);
   EXPECT_EQ(helper.Join(), 0);  // idempotent
+  EXPECT_FALSE(helper.Running());
+}
+
+// Running() turns false at the helper's exit, before anyone reaps it: another task can wait for
+// it on the word.
+TEST(PtracerThreadTest, RunningWordIsClearedAtExitWithoutReaping) {
+  PtracerThread helper;
+  EXPECT_FALSE(helper.Running());
+  std::atomic<uint32_t> flag{1};
+  ASSERT_TRUE(helper.Start(&WaitForFlag, &flag));
+  while (helper.Running()) RawSyscall::FutexWaitShared(helper.running_word(), 1, nullptr);
+  EXPECT_EQ(helper.Join(), 0);
 }
 
 struct TraceTarget {

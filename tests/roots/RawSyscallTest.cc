@@ -1,6 +1,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -52,6 +54,32 @@ TEST(RawSyscallTest, FutexWaitTimesOutAndWakes) {
   while (word.load() == 0) RawSyscall::FutexWait(&word, 0, nullptr);
   waker.join();
   EXPECT_EQ(word.load(), 1u);
+}
+
+// A fork-like clone with exit signal 0: the child writes its own copy, sets its mask and exits
+// through ExitGroup; only a __WALL wait sees it (it is not a SIGCHLD child).
+TEST(RawSyscallTest, CloneProcessWithExitSignalZeroGivesAChildWithItsOwnMemory) {
+  volatile int copied = 1;
+  const long pid = RawSyscall::CloneProcess(0);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    copied = 2;
+    const uint64_t mask = uint64_t{1} << (SIGUSR2 - 1);
+    if (RawSyscall::SetSignalMask(&mask) != 0) RawSyscall::ExitGroup(10);
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, nullptr, &now);
+    if (sigismember(&now, SIGUSR2) != 1 || sigismember(&now, SIGUSR1) != 0) {
+      RawSyscall::ExitGroup(11);
+    }
+    RawSyscall::ExitGroup(copied == 2 ? 42 : 12);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(static_cast<pid_t>(pid), &status, WNOHANG), -1);  // not a SIGCHLD child
+  EXPECT_EQ(errno, ECHILD);
+  ASSERT_EQ(waitpid(static_cast<pid_t>(pid), &status, __WALL), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 42);
+  EXPECT_EQ(copied, 1);
 }
 
 }  // namespace

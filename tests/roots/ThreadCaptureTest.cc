@@ -110,14 +110,17 @@ TEST_F(ThreadCaptureTest, StopsEveryThreadAndRecordsRegisters) {
   EXPECT_TRUE(capture.notice().empty());
   EXPECT_GE(capture.threads().size(), 17u);
   EXPECT_GE(capture.stats().passes, 2);
+  EXPECT_GT(capture.stats().threads_stopped_ms, 0);
   ExpectMagicFound(capture.threads(), magic_);
   for (const ThreadInfo& t : capture.threads()) EXPECT_EQ(t.pending_signal, 0);
 }
 
 // The buffers a leak scan excludes from its roots: what StopAll() prepared, disjoint from the
-// capture arena that holds the threads.
+// capture arena that holds the threads (with two helpers, so that both stacks are mapped).
 TEST_F(ThreadCaptureTest, BufferRangesCoverThePreparedBuffersOnly) {
-  ThreadCapture capture;
+  ThreadCapture::Options options;
+  options.helpers = 2;
+  ThreadCapture capture(options);
   ASSERT_TRUE(capture.StopAll()) << capture.error();
   capture.ReleaseAll();
   auto threads = reinterpret_cast<uint64_t>(capture.threads().data());
@@ -358,15 +361,18 @@ TEST_F(ThreadCaptureTest, ThreadsStartingAndExitingDuringStopAllDoNotHangIt) {
   ASSERT_TRUE(magic_.Start(2, 2));
   const std::vector<pid_t> expected = magic_.Tids();
   ThreadChurn churn(4);
-  ThreadCapture capture;
   int exited = 0;
   int max_passes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < 50; ++round) {
+    ThreadCapture::Options options;
+    options.helpers = 1 + round % 2;  // one helper, then two attaching in parallel
+    ThreadCapture capture(options);
     ASSERT_TRUE(capture.StopAll()) << "round " << round << ": " << capture.error();
     const size_t present = CountPresent(capture.threads(), expected);
     capture.ReleaseAll();
     ASSERT_EQ(present, expected.size()) << "round " << round;
+    ASSERT_EQ(capture.stats().helpers, options.helpers);
     exited += capture.stats().exited_during_attach;
     max_passes = std::max(max_passes, capture.stats().passes);
   }
@@ -391,10 +397,11 @@ TEST_F(ThreadCaptureTest, HandlesAThousandIdleThreads) {
   const auto t2 = std::chrono::steady_clock::now();
   EXPECT_EQ(present, 1000u);
   using std::chrono::microseconds;
-  std::printf("[ info ] 1000 idle threads: StopAll %lld us, ReleaseAll %lld us, %d passes\n",
-              static_cast<long long>(std::chrono::duration_cast<microseconds>(t1 - t0).count()),
-              static_cast<long long>(std::chrono::duration_cast<microseconds>(t2 - t1).count()),
-              capture.stats().passes);
+  std::printf(
+      "[ info ] 1000 idle threads: StopAll %lld us, ReleaseAll %lld us, %d passes, %d helpers\n",
+      static_cast<long long>(std::chrono::duration_cast<microseconds>(t1 - t0).count()),
+      static_cast<long long>(std::chrono::duration_cast<microseconds>(t2 - t1).count()),
+      capture.stats().passes, capture.stats().helpers);
   ExpectMagicFound(capture.threads(), magic_);
 }
 
@@ -427,6 +434,195 @@ TEST_F(ThreadCaptureTest, SignalMethodDeliversTheSameResult) {
   ExpectMagicFound(capture.threads(), magic_);
 }
 
+// ---- CloneStoppedWorld(): the snapshot process sees the stopped world. ----------------------
+
+// A thread that increments a register and stores it to memory, in a loop without system calls:
+// wherever it is stopped, the register is the stored value or one ahead. A snapshot whose memory
+// was copied while the thread ran would see a stored value ahead of the register.
+struct Counter {
+  std::atomic<uint64_t> stored{0};
+  std::atomic<uint32_t> stop{0};
+  std::atomic<pid_t> tid{0};
+};
+
+void* CountInRegister(void* argument) {
+  auto* c = static_cast<Counter*>(argument);
+  c->tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+#if defined(__x86_64__)
+  register uint64_t value __asm__("rbx") = 0;
+  __asm__ volatile(
+      "1:\n\t"
+      "incq %0\n\t"
+      "movq %0, (%1)\n\t"
+      "cmpl $0, (%2)\n\t"
+      "je 1b\n\t"
+      : "+r"(value)
+      : "r"(&c->stored), "r"(&c->stop)
+      : "memory", "cc");
+#elif defined(__aarch64__)
+  register uint64_t value __asm__("x19") = 0;
+  __asm__ volatile(
+      "1:\n\t"
+      "add %0, %0, #1\n\t"
+      "str %0, [%1]\n\t"
+      "ldr w9, [%2]\n\t"
+      "cbz w9, 1b\n\t"
+      : "+r"(value)
+      : "r"(&c->stored), "r"(&c->stop)
+      : "memory", "cc", "x9");
+#endif
+  return nullptr;
+}
+
+uint64_t CounterRegister(const ThreadInfo& t) {
+#if defined(__x86_64__)
+  return t.regs[ThreadInfo::kRbx];
+#else
+  return t.regs[19];
+#endif
+}
+
+// What the snapshot body checks (in the snapshot process: no gtest there, exit codes instead).
+struct SnapshotCheck {
+  const ThreadCapture* capture = nullptr;
+  const MagicThreads* magic = nullptr;
+  const Counter* counter = nullptr;
+  pid_t caller = 0;
+};
+
+// 0: every check passed; otherwise the first failed check.
+int CheckSnapshot(const SnapshotCheck& c) {
+  const std::span<const ThreadInfo> threads = c.capture->threads();
+  if (threads.empty() || !threads[0].is_caller || threads[0].tid != c.caller) return 20;
+  if (c.magic != nullptr) {
+    for (const MagicThreads::Thread& m : c.magic->threads()) {
+      const ThreadInfo* t = FindTid(threads, m.tid.load());
+      if (t == nullptr || t->is_caller) return 21;
+#if defined(__x86_64__)
+      const uint64_t rbx = t->regs[ThreadInfo::kRbx];
+#else
+      const uint64_t rbx = t->regs[19];
+#endif
+      if (m.spinning &&
+          (rbx != m.rbx_magic || !VectorState(t->vector_bytes).ContainsWord(m.xmm_magic))) {
+        return 22;
+      }
+      if (!m.spinning) {  // the blocked thread's stack, as the snapshot sees it
+        const uintptr_t local = m.local_address.load();
+        if (local < t->stack_pointer) return 23;
+        if (*reinterpret_cast<const volatile uint64_t*>(local) != m.local_magic) return 24;
+      }
+    }
+  }
+  if (c.counter != nullptr) {
+    const ThreadInfo* t = FindTid(threads, c.counter->tid.load());
+    if (t == nullptr) return 25;
+    const uint64_t stored = c.counter->stored.load();
+    const uint64_t in_register = CounterRegister(*t);
+    if (in_register != stored && in_register != stored + 1) return 26;
+  }
+  return 0;
+}
+
+int SnapshotBody(void* argument) {
+  return CheckSnapshot(*static_cast<const SnapshotCheck*>(argument));
+}
+
+// The snapshot's exit status (-1 if it did not exit normally).
+int ReapSnapshot(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, __WALL) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+class CloneStoppedWorldTest : public ThreadCaptureTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(magic_.Start(4, 4));
+    ASSERT_EQ(pthread_create(&counter_thread_, nullptr, &CountInRegister, &counter_), 0);
+    ASSERT_TRUE(WaitUntil([&] { return counter_.stored.load() > 1000; }, std::chrono::seconds(30)));
+  }
+  void TearDown() override {
+    counter_.stop.store(1);
+    pthread_join(counter_thread_, nullptr);
+  }
+  // Runs CloneStoppedWorld() with `method` (and `helpers` ptrace helpers) and checks the snapshot.
+  void ExpectConsistentSnapshot(ThreadCapture::Method method, int helpers = 1) {
+    ThreadCapture::Options options;
+    options.method = method;
+    options.helpers = helpers;
+    ThreadCapture capture(options);
+    SnapshotCheck check{&capture, &magic_, &counter_, static_cast<pid_t>(syscall(SYS_gettid))};
+    const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check);
+    ASSERT_GT(pid, 0) << pid << " " << capture.error();
+    EXPECT_FALSE(capture.stopped());
+    EXPECT_EQ(capture.method_used(), method);
+    EXPECT_EQ(capture.stats().threads_stopped_ms > 0, method == ThreadCapture::Method::kPtrace);
+    EXPECT_EQ(ReapSnapshot(pid), 0);
+    // The world was released: the counter runs again.
+    const uint64_t after = counter_.stored.load();
+    EXPECT_TRUE(
+        WaitUntil([&] { return counter_.stored.load() > after; }, std::chrono::seconds(30)));
+    ExpectMagicFound(capture.threads(), magic_);  // threads() stays readable here too
+  }
+
+  Counter counter_;
+  pthread_t counter_thread_{};
+};
+
+// The ptrace helper clones the snapshot: it sees every thread's registers (the spinning threads'
+// magic, the counter's register matching the counter's memory) and the stopped threads' stacks.
+TEST_F(CloneStoppedWorldTest, HelperSnapshotSeesEveryThreadsRegistersAndMemory) {
+  ExpectConsistentSnapshot(ThreadCapture::Method::kPtrace);
+}
+
+TEST_F(CloneStoppedWorldTest, TwoHelpersSnapshotSeesEveryThreadsRegistersAndMemory) {
+  ExpectConsistentSnapshot(ThreadCapture::Method::kPtrace, 2);
+}
+
+TEST_F(CloneStoppedWorldTest, SignalSuspensionSnapshotIsConsistentToo) {
+  ExpectConsistentSnapshot(ThreadCapture::Method::kSignals);
+}
+
+// Threads starting and exiting while the world is stopped and cloned: every round yields a
+// snapshot, the known threads are in it, and the world is released afterwards.
+TEST_F(CloneStoppedWorldTest, ThreadsStartingAndExitingDuringTheStop) {
+  ThreadChurn churn(4);
+  const pid_t caller = static_cast<pid_t>(syscall(SYS_gettid));
+  for (int round = 0; round < 30; ++round) {
+    ThreadCapture::Options options;
+    options.helpers = 1 + round % 2;
+    ThreadCapture capture(options);
+    SnapshotCheck check{&capture, &magic_, &counter_, caller};
+    const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check);
+    ASSERT_GT(pid, 0) << "round " << round << ": " << pid << " " << capture.error();
+    EXPECT_FALSE(capture.stopped());
+    ASSERT_EQ(ReapSnapshot(pid), 0) << "round " << round;
+    ASSERT_EQ(capture.stats().helpers, options.helpers);
+  }
+  std::printf("[ info ] 30 snapshots during churn (%d threads created)\n", churn.created());
+}
+
+// The snapshot process runs with the caller's signal mask, not the helper's (which blocks every
+// asynchronous signal).
+TEST_F(ThreadCaptureTest, SnapshotRunsWithTheCallersSignalMask) {
+  sigset_t block, saved;
+  sigemptyset(&block);
+  sigaddset(&block, SIGUSR2);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &block, &saved), 0);
+  ThreadCapture capture;
+  const pid_t pid = capture.CloneStoppedWorld(
+      [](void*) {
+        sigset_t now;
+        pthread_sigmask(SIG_BLOCK, nullptr, &now);
+        return sigismember(&now, SIGUSR2) == 1 && sigismember(&now, SIGTERM) == 0 ? 0 : 1;
+      },
+      nullptr);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  ASSERT_GT(pid, 0) << capture.error();
+  EXPECT_EQ(ReapSnapshot(pid), 0);
+}
+
 // In a child process without CAP_SYS_PTRACE and not dumpable, ptrace is denied: kPtrace fails
 // with the denial line, kAuto falls back to signals. Exit codes say which check failed.
 int RunDeniedChild() {
@@ -455,6 +651,11 @@ int RunDeniedChild() {
   if (notice.find("; falling back to signal suspension") == std::string::npos) return 19;
   if (notice.find('\n') != std::string::npos) return 20;
   if (CountPresent(fallback.threads(), magic.Tids()) != 4) return 21;
+  ThreadCapture snapshot(options);  // kAuto: the snapshot comes from the caller under signals
+  const pid_t pid = snapshot.CloneStoppedWorld([](void*) { return 42; }, nullptr);
+  if (pid <= 0 || snapshot.stopped()) return 22;
+  if (snapshot.method_used() != ThreadCapture::Method::kSignals) return 23;
+  if (ReapSnapshot(pid) != 42) return 24;
   std::printf("[ info ] child: %s\n", notice.c_str());
   std::fflush(stdout);
   return 0;
