@@ -69,6 +69,21 @@ const std::vector<ReportFrame>& StackResolver::AddressFrames(uint64_t address) {
   return it->second;
 }
 
+void StackResolver::Warm(uint64_t address) {
+  std::optional<ModuleLocation> where = reader_.Locate(address);
+  if (where) SourceOf(ModulePath(reader_.modules()[where->module]), where->offset);
+}
+
+std::vector<SourceFrame> StackResolver::SourceOf(const std::string& module_path, uint64_t offset) {
+  // A return address: the call instruction is the byte before it.
+  if (offset == 0) return {};
+  try {
+    return symbolizer_.Symbolize(module_path, offset - 1);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 void StackResolver::AppendAddress(uint64_t address, std::vector<ReportFrame>& frames) {
   ReportFrame base;
   base.address = address;
@@ -82,15 +97,7 @@ void StackResolver::AppendAddress(uint64_t address, std::vector<ReportFrame>& fr
   base.module = BaseName(base.module_path);
   base.build_id = BuildIdHex(module);
   base.offset = where->offset;
-  std::vector<SourceFrame> source;
-  // A return address: the call instruction is the byte before it. Symbolization is best effort.
-  if (base.offset > 0) {
-    try {
-      source = symbolizer_.Symbolize(base.module_path, base.offset - 1);
-    } catch (const std::exception&) {
-      source.clear();
-    }
-  }
+  std::vector<SourceFrame> source = SourceOf(base.module_path, base.offset);
   if (source.empty()) {
     frames.push_back(std::move(base));
     return;

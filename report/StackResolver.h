@@ -32,6 +32,10 @@ class StackResolver {
   // resolved or taken later.
   std::vector<ReportFrame> Take(uint32_t stack_id);
 
+  // Symbolizes one return address exactly as Resolve() would, caching only in the Symbolizer (no
+  // frames built): warms the Symbolizer for a later resolver of the same recording.
+  void Warm(uint64_t address);
+
   // One line per stack that could not be read.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -40,6 +44,8 @@ class StackResolver {
   void AppendAddress(uint64_t address, std::vector<ReportFrame>& frames);
   // The frames of one return address, computed once: stacks share most of their addresses.
   const std::vector<ReportFrame>& AddressFrames(uint64_t address);
+  // The source frames of the call before return address `offset` in `module_path`; best effort.
+  std::vector<SourceFrame> SourceOf(const std::string& module_path, uint64_t offset);
 
   const RecordingReader& reader_;
   Symbolizer& symbolizer_;

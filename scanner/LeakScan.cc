@@ -452,6 +452,23 @@ std::string SampledRecordingError(uint64_t mean) {
   return line;
 }
 
+// Runs options.while_marking, if any; true when the snapshot process `pid` was reaped meanwhile
+// (its wait status in *status).
+bool RunWhileMarking(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+                     int* status) {
+  if (!options.while_marking) return false;
+  bool reaped = false;
+  std::function<bool()> marking_done = [&] {
+    if (!reaped) reaped = waitpid(pid, status, WNOHANG) == pid;
+    return reaped;
+  };
+  try {
+    options.while_marking(recording_dir, marking_done);
+  } catch (...) {  // best effort by contract (LeakScan.h)
+  }
+  return reaped;
+}
+
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   ScanResult result;
   double start = NowMs();
@@ -537,7 +554,9 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   int status = 0;
-  while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+  if (!RunWhileMarking(options, result.recording_dir, static_cast<pid_t>(pid), &status)) {
+    while (waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+    }
   }
   bool read_ok = ReadResult(prep.result_fd, &result);
   // The leak result is complete before the typing starts: a snapshot killed after it costs the
