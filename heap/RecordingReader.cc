@@ -628,12 +628,13 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
   }
 }
 
-std::vector<uint64_t> RecordingReader::ReturnAddresses() const {
+std::vector<uint64_t> RecordingReader::ReturnAddresses(const std::function<bool()>& stop) const {
   constexpr uint64_t kChunkSlots = 1 << 16;
   InputFile file{format::kStackFile, stacks_fd_, stacks_size_};
   std::vector<uint64_t> chunk(std::min(kChunkSlots, stack_stats_.slots));
   std::vector<uint64_t> addresses;
   for (uint64_t first = 0; first < stack_stats_.slots; first += chunk.size()) {
+    if (stop && stop()) break;
     uint64_t count = std::min<uint64_t>(chunk.size(), stack_stats_.slots - first);
     ReadAt(file, slots_offset_ + first * sizeof(uint64_t), chunk.data(), count * sizeof(uint64_t),
            "slot table");

@@ -52,7 +52,7 @@ std::string FormatRecord(const LeakRecord& record) {
 
 // Where a block was allocated, as briefly as what is known allows: the innermost frame with a
 // source position, else the innermost named function, else module+offset of the innermost frame.
-std::string AllocationSite(const std::vector<ReportFrame>& stack) {
+std::string AllocationSite(const FrameList& stack) {
   for (const ReportFrame& f : stack) {
     if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
   }
@@ -69,8 +69,8 @@ std::string DescribeMember(const LeakReport& report, const CycleMember& member) 
   if (member.record == CycleMember::kNoRecord) {
     return fmt::format("{:#x} ({} B, {})", member.address, member.size, member.type);
   }
-  static const std::vector<ReportFrame> kNoStack;
-  const std::vector<ReportFrame>& stack =
+  static const FrameList kNoStack;
+  const FrameList& stack =
       member.record < report.leaks.size() ? report.leaks[member.record].stack : kNoStack;
   return fmt::format("{:#x} ({} B, {}, alloc at {})", member.address, member.size, member.type,
                      AllocationSite(stack));

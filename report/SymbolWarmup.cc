@@ -11,7 +11,7 @@ void SymbolWarmup::Run(const std::string& recording_dir,
                        const std::function<bool()>& marking_done) {
   try {
     reader_.emplace(recording_dir, RecordingReader::Content::kStacksAndModules);
-    std::vector<uint64_t> addresses = reader_->ReturnAddresses();
+    std::vector<uint64_t> addresses = reader_->ReturnAddresses(marking_done);
     StackResolver resolver(*reader_, symbolizer_);
     for (uint64_t address : addresses) {
       if (marking_done()) return;
