@@ -115,14 +115,16 @@ struct ScanCall {
   heapgraph::scanner::ScanResult result;
 };
 
-// LEAKBENCH_NO_WARMUP=1: no SymbolWarmup while the snapshot marks (the report symbolizes cold).
+// As RunLeakCheck: SymbolWarmup while the snapshot marks when report::SymbolizesWhileMarking();
+// LEAKBENCH_WARMUP=1 / =0 forces it on / off (the report then symbolizes cold).
 heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer, bool types,
                                                 heapgraph::report::SymbolWarmup& warmup,
                                                 double* warmup_ms) {
   ScanCall call;
   call.options.program_stack_pointer = program_stack_pointer;
   call.options.types = types;
-  if (getenv("LEAKBENCH_NO_WARMUP") == nullptr) {
+  const char* force = getenv("LEAKBENCH_WARMUP");
+  if (force != nullptr ? force[0] == '1' : heapgraph::report::SymbolizesWhileMarking()) {
     call.options.while_marking = [&warmup, warmup_ms](const std::string& dir,
                                                       const std::function<bool()>& done) {
       double w0 = Now();
