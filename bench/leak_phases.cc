@@ -52,8 +52,12 @@ struct PhaseTimes {
   double json_ms = 0;    // LeakReportJsonText
   double text_ms = 0;    // FormatLeakReportText
   double write_ms = 0;   // both files
-  double files_ms = 0;   // the check's own last step again (WriteLeakReportFiles): JSON and text
-                         // formatted and written in parallel
+  double free_ms = 0;    // destroying the report (its records and frames)
+  // Process CPU time of the same steps (all threads: the text's SideThread included), which a
+  // loaded machine inflates far less than wall time.
+  double cpu_graph_ms = 0, cpu_report_ms = 0, cpu_files_ms = 0, cpu_free_ms = 0;
+  double files_ms = 0;  // the check's own last step again (WriteLeakReportFiles): JSON and text
+                        // formatted and written in parallel
   // Diagnostics, after the check.
   double frames_ms = 0;   // RecordingReader::Frames of every reported stack
   double resolve_ms = 0;  // StackResolver::Resolve of every reported stack, fresh Symbolizer
@@ -69,6 +73,12 @@ struct PhaseTimes {
 };
 
 namespace {
+
+double Cpu() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 double Now() {
   timespec t;
@@ -95,13 +105,15 @@ std::string PhaseTimes::Describe() const {
        Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
        Ms("p_graph_ms", graph_ms) + Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) +
        Ms("p_json_ms", json_ms) + Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) +
-       Ms("p_files_ms", files_ms) + Ms("d_frames_ms", frames_ms) + Ms("d_resolve_ms", resolve_ms) +
-       Ms("d_capture_ms", capture_ms) + Ms("d_clone_ms", clone_ms) +
-       Ms("d_release_ms", release_ms) + Count("d_threads", captured_threads) +
-       Count("report_stacks", stacks) + Count("report_frames", frames) +
-       Count("scan_edges", edges) + Count("scan_live_blocks", live_blocks) +
-       Count("reader_blocks", reader_blocks) + Count("json_bytes", json_bytes) +
-       Count("text_bytes", text_bytes);
+       Ms("p_files_ms", files_ms) + Ms("p_free_ms", free_ms) + Ms("c_graph_ms", cpu_graph_ms) +
+       Ms("c_report_ms", cpu_report_ms) + Ms("c_files_ms", cpu_files_ms) +
+       Ms("c_free_ms", cpu_free_ms) + Ms("d_frames_ms", frames_ms) +
+       Ms("d_resolve_ms", resolve_ms) + Ms("d_capture_ms", capture_ms) +
+       Ms("d_clone_ms", clone_ms) + Ms("d_release_ms", release_ms) +
+       Count("d_threads", captured_threads) + Count("report_stacks", stacks) +
+       Count("report_frames", frames) + Count("scan_edges", edges) +
+       Count("scan_live_blocks", live_blocks) + Count("reader_blocks", reader_blocks) +
+       Count("json_bytes", json_bytes) + Count("text_bytes", text_bytes);
   return s;
 }
 
@@ -195,12 +207,15 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
       }
     } ignore;
 
+    double cpu1 = Cpu();
     std::vector<graph::LeakedBlock> blocks;
     blocks.reserve(scan.leaked.size());
     for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
     graph::LeakGraph graph(std::move(blocks), scan.edges);
     double t2 = Now();
     t->graph_ms = t2 - t1;
+    double cpu2 = Cpu();
+    t->cpu_graph_ms = cpu2 - cpu1;
 
     const RecordingReader& reader = warmup.Reader(scan.recording_dir);
     double t3 = Now();
@@ -214,6 +229,7 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
     typed.AddTo(report);
     double t4 = Now();
     t->report_ms = t4 - t3;
+    t->cpu_report_ms = Cpu() - cpu2;
 
     std::string json = report::LeakReportJsonText(report) + "\n";
     double t5 = Now();
@@ -237,9 +253,10 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
       report::LeakCheckOptions files;
       files.json_path = json_path;
       files.text_path = text_path;
-      double f0 = Now();
+      double f0 = Now(), c0 = Cpu();
       report::WriteLeakReportFiles(files, report);
       t->files_ms = Now() - f0;
+      t->cpu_files_ms = Cpu() - c0;
     }
     t->json_bytes = json.size();
     t->text_bytes = text.size();
@@ -253,6 +270,13 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     t->stacks = ids.size();
+    {
+      double f0 = Now(), c0 = Cpu();
+      report::LeakReport gone = std::move(report);  // the check frees its report here too
+      gone = {};
+      t->free_ms = Now() - f0;
+      t->cpu_free_ms = Cpu() - c0;
+    }
     double t8 = Now();
     for (uint32_t id : ids) {
       if (id != 0) t->frames += reader.Frames(id).size();
