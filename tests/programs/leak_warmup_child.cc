@@ -1,17 +1,18 @@
 // Child program of tests/report/SymbolWarmupTest (linked with libheapgraph.so and the leak check's
 // static libraries). It leaks blocks from several stacks (malloc in two functions, libc's strdup,
 // libstdc++'s operator new), then, with its allocations no longer recorded, runs the leak check
-// four ways on that same heap, each on a FreshStack with the program's stack scanned from main's
+// five ways on that same heap, each on a FreshStack with the program's stack scanned from main's
 // frame (as RunLeakCheck does):
-//   cold   RunLeakScan without while_marking, a fresh Symbolizer (the check before the warm-up);
-//   warm   SymbolWarmup::Run as while_marking, told the marking is never done: every recorded
-//          return address is symbolized before the report;
-//   wait   while_marking polls marking_done until it is true (the scan then uses the reaped
-//   status); check  RunLeakCheck itself, writing the JSON and the text file (in parallel).
+//   cold    RunLeakScan without while_marking, a fresh Symbolizer (the check before the warm-up);
+//   warm    SymbolWarmup::Run as while_marking, told the marking is never done: every recorded
+//           return address is symbolized before the report;
+//   wait    while_marking polls marking_done until it is true (the scan uses the reaped status);
+//   thrown  while_marking throws: the scan ignores it;
+//   check   RunLeakCheck itself, writing the JSON and the text file.
 // Between steps only the reports' JSON text is kept (no block addresses in binary form).
 // Prints one line:
 //   records R warmed W complete C same_warm S1 same_wait S2 same_check S3 files F hook H polled P
-//   cold_computed N warm_computed M   (symbols each report computed itself: M must be 0)
+//   cold_computed N warm_computed M same_thrown S4   (M: symbols the warm report computed itself)
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "graph/LeakGraph.h"
@@ -62,7 +64,7 @@ __attribute__((noinline)) void LeakWithNew(int count) {
   g_sink = nullptr;
 }
 
-enum class Mode { kCold, kWarm, kWait };
+enum class Mode { kCold, kWarm, kWait, kThrow };
 
 struct Step {
   Mode mode = Mode::kCold;
@@ -107,6 +109,7 @@ void RunStep(Step& step) {
         warmup.Run(dir, [] { return false; });
         return;
       }
+      if (step.mode == Mode::kThrow) throw std::runtime_error("hook failed");
       for (int i = 0; i < 60000 && !step.polled_done; ++i) {
         step.polled_done = done();
         if (!step.polled_done) usleep(1000);
@@ -181,19 +184,20 @@ int main(int argc, char** argv) {
   if (ignore == nullptr) return 3;
   ignore(1);  // from here on the program allocates only for the checks
   uint64_t sp = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
-  Step cold, warm, wait;
+  Step cold, warm, wait, thrown;
   cold.mode = Mode::kCold;
   warm.mode = Mode::kWarm;
   wait.mode = Mode::kWait;
-  for (Step* step : {&cold, &warm, &wait}) step->program_stack_pointer = sp;
+  thrown.mode = Mode::kThrow;
+  for (Step* step : {&cold, &warm, &wait, &thrown}) step->program_stack_pointer = sp;
   CheckStep check;
   check.program_stack_pointer = sp;
   check.dir = argv[1];
-  for (Step* step : {&cold, &warm, &wait}) {
+  for (Step* step : {&cold, &warm, &wait, &thrown}) {
     if (!report::FreshStack::Run(&StepBody, step)) RunStep(*step);
   }
   if (!report::FreshStack::Run(&CheckBody, &check)) RunCheck(check);
-  for (const Step* s : {&cold, &warm, &wait}) {
+  for (const Step* s : {&cold, &warm, &wait, &thrown}) {
     if (!s->error.empty()) {
       std::printf("error %s\n", s->error.c_str());
       return 1;
@@ -201,11 +205,12 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "records %zu warmed %zu complete %d same_warm %d same_wait %d same_check %d files %d hook %d "
-      "polled %d cold_computed %zu warm_computed %zu\n",
+      "polled %d cold_computed %zu warm_computed %zu same_thrown %d\n",
       cold.records, warm.warmed, warm.complete ? 1 : 0, warm.leaks_json == cold.leaks_json,
       wait.leaks_json == cold.leaks_json, check.leaks_json == cold.leaks_json,
-      check.files_match ? 1 : 0, warm.hook_calls + wait.hook_calls, wait.polled_done ? 1 : 0,
-      cold.report_computed, warm.report_computed);
+      check.files_match ? 1 : 0, warm.hook_calls + wait.hook_calls + thrown.hook_calls,
+      wait.polled_done ? 1 : 0, cold.report_computed, warm.report_computed,
+      thrown.leaks_json == cold.leaks_json);
   if (std::getenv("LEAK_WARMUP_CHILD_DUMP") != nullptr)
     std::printf("%s\n", cold.leaks_json.c_str());
   return 0;
