@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace heapgraph::report {
@@ -13,14 +14,20 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)"; the module part is always kept
-// when a module is known, the function and position only when symbolized.
-std::string FrameLine(size_t number, const ReportFrame& frame) {
-  std::string line = fmt::format("    #{} {:#x}", number, frame.address);
-  if (!frame.function.empty()) line += " in " + frame.function;
-  if (!frame.file.empty()) line += fmt::format(" {}:{}", frame.file, frame.line);
-  if (frame.module.empty()) return line + " (<unknown module>)";
-  return line + fmt::format(" ({}+{:#x})", frame.module, frame.offset);
+// Appends "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n"; the module part is
+// always kept when a module is known, the function and position only when symbolized. Written in
+// place: a report of 2M leaks has tens of thousands of frames, and each temporary string is an
+// allocation and a free.
+void AppendFrameLine(std::string& out, size_t number, const ReportFrame& frame) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "    #{} {:#x}", number, frame.address);
+  if (!frame.function.empty()) out.append(" in ").append(frame.function);
+  if (!frame.file.empty()) fmt::format_to(to, " {}:{}", frame.file, frame.line);
+  if (frame.module.empty()) {
+    out += " (<unknown module>)\n";
+  } else {
+    fmt::format_to(to, " ({}+{:#x})\n", frame.module, frame.offset);
+  }
 }
 
 std::string RecordHeader(const LeakRecord& record) {
@@ -45,7 +52,7 @@ std::string TypeLine(const LeakRecord& record) {
 
 std::string FormatRecord(const LeakRecord& record) {
   std::string text = RecordHeader(record);
-  for (size_t i = 0; i < record.stack.size(); ++i) text += FrameLine(i, record.stack[i]) + "\n";
+  for (size_t i = 0; i < record.stack.size(); ++i) AppendFrameLine(text, i, record.stack[i]);
   if (record.stack.empty()) text += "    <no stack recorded>\n";
   return text + TypeLine(record) + "\n";
 }
