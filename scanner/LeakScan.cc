@@ -459,7 +459,8 @@ bool RunWhileMarking(const ScanOptions& options, const std::string& recording_di
   if (!options.while_marking) return false;
   bool reaped = false;
   std::function<bool()> marking_done = [&] {
-    if (!reaped) reaped = waitpid(pid, status, WNOHANG) == pid;
+    // __WALL: also a snapshot cloned without SIGCHLD as its exit signal.
+    if (!reaped) reaped = waitpid(pid, status, WNOHANG | __WALL) == pid;
     return reaped;
   };
   try {
