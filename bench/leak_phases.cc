@@ -16,16 +16,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "graph/LeakGraph.h"
 #include "heap/RecorderAccess.h"
 #include "heap/RecordingReader.h"
 #include "report/FreshStack.h"
+#include "report/LeakCheck.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
 #include "report/StackResolver.h"
+#include "report/SymbolWarmup.h"
 #include "report/Symbolizer.h"
 #include "report/TypedAnalysis.h"
 #include "roots/ThreadCapture.h"
@@ -36,6 +39,9 @@ namespace leakbench {
 struct PhaseTimes {
   // The check, step by step (their sum is the check's wall time minus a few µs).
   double scan_ms = 0;           // RunLeakScan: request to result
+  double warmup_ms = 0;         // inside the scan: SymbolWarmup::Run while the snapshot marks
+  uint64_t warmed = 0;          // return addresses it symbolized
+  bool warm_complete = false;   // it symbolized every recorded return address
   double typing_ms = 0;         // inside the scan's child: type readers, typed references, paths
   double world_stopped_ms = 0;  // inside the scan: lock to release
   double allocation_pause_ms = 0;
@@ -46,6 +52,12 @@ struct PhaseTimes {
   double json_ms = 0;    // LeakReportJsonText
   double text_ms = 0;    // FormatLeakReportText
   double write_ms = 0;   // both files
+  double free_ms = 0;    // destroying the report (its records and frames)
+  // Process CPU time of the same steps (all threads: the text's SideThread included), which a
+  // loaded machine inflates far less than wall time.
+  double cpu_graph_ms = 0, cpu_report_ms = 0, cpu_files_ms = 0, cpu_free_ms = 0;
+  double files_ms = 0;  // the check's own last step again (WriteLeakReportFiles): JSON and text
+                        // formatted and written in parallel
   // Diagnostics, after the check.
   double frames_ms = 0;   // RecordingReader::Frames of every reported stack
   double resolve_ms = 0;  // StackResolver::Resolve of every reported stack, fresh Symbolizer
@@ -61,6 +73,12 @@ struct PhaseTimes {
 };
 
 namespace {
+
+double Cpu() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 double Now() {
   timespec t;
@@ -82,10 +100,14 @@ std::string Count(const char* key, uint64_t v) {
 
 std::string PhaseTimes::Describe() const {
   std::string s = "p_scan_ms=" + Ms("", scan_ms).substr(2);
-  s += Ms("p_typing_ms", typing_ms) + Ms("p_stopped_ms", world_stopped_ms) +
-       Ms("p_alloc_pause_ms", allocation_pause_ms) + Ms("p_graph_ms", graph_ms) +
-       Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) + Ms("p_json_ms", json_ms) +
-       Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) + Ms("d_frames_ms", frames_ms) +
+  s += Ms("p_warmup_ms", warmup_ms) + Count("warmed", warmed) +
+       Count("warm_complete", warm_complete ? 1 : 0) + Ms("p_typing_ms", typing_ms) +
+       Ms("p_stopped_ms", world_stopped_ms) + Ms("p_alloc_pause_ms", allocation_pause_ms) +
+       Ms("p_graph_ms", graph_ms) + Ms("p_reader_ms", reader_ms) + Ms("p_report_ms", report_ms) +
+       Ms("p_json_ms", json_ms) + Ms("p_text_ms", text_ms) + Ms("p_write_ms", write_ms) +
+       Ms("p_files_ms", files_ms) + Ms("p_free_ms", free_ms) + Ms("c_graph_ms", cpu_graph_ms) +
+       Ms("c_report_ms", cpu_report_ms) + Ms("c_files_ms", cpu_files_ms) +
+       Ms("c_free_ms", cpu_free_ms) + Ms("d_frames_ms", frames_ms) +
        Ms("d_resolve_ms", resolve_ms) + Ms("d_capture_ms", capture_ms) +
        Ms("d_clone_ms", clone_ms) + Ms("d_release_ms", release_ms) +
        Count("d_threads", captured_threads) + Count("report_stacks", stacks) +
@@ -105,10 +127,23 @@ struct ScanCall {
   heapgraph::scanner::ScanResult result;
 };
 
-heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer, bool types) {
+// As RunLeakCheck: SymbolWarmup while the snapshot marks when report::SymbolizesWhileMarking();
+// LEAKBENCH_WARMUP=1 / =0 forces it on / off (the report then symbolizes cold).
+heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer, bool types,
+                                                heapgraph::report::SymbolWarmup& warmup,
+                                                double* warmup_ms) {
   ScanCall call;
   call.options.program_stack_pointer = program_stack_pointer;
   call.options.types = types;
+  const char* force = getenv("LEAKBENCH_WARMUP");
+  if (force != nullptr ? force[0] == '1' : heapgraph::report::SymbolizesWhileMarking()) {
+    call.options.while_marking = [&warmup, warmup_ms](const std::string& dir,
+                                                      const std::function<bool()>& done) {
+      double w0 = Now();
+      warmup.Run(dir, done);
+      *warmup_ms = Now() - w0;
+    };
+  }
   auto body = [](void* argument) {
     auto* c = static_cast<ScanCall*>(argument);
     c->result = heapgraph::scanner::RunLeakScan(c->options);
@@ -124,11 +159,15 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
                                               std::string* error) {
   using namespace heapgraph;
   try {
+    report::SymbolWarmup warmup;
     double t0 = Now();
     scanner::ScanResult scan = ScanOnFreshStack(
         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
-        getenv("LEAKBENCH_NO_TYPES") == nullptr);  // the typing's cost, by difference
+        getenv("LEAKBENCH_NO_TYPES") == nullptr,  // the typing's cost, by difference
+        warmup, &t->warmup_ms);
     double t1 = Now();
+    t->warmed = warmup.warmed();
+    t->warm_complete = warmup.complete();
     if (!scan.ok) {
       *error = scan.error;
       return false;
@@ -168,25 +207,29 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
       }
     } ignore;
 
+    double cpu1 = Cpu();
     std::vector<graph::LeakedBlock> blocks;
     blocks.reserve(scan.leaked.size());
     for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
     graph::LeakGraph graph(std::move(blocks), scan.edges);
     double t2 = Now();
     t->graph_ms = t2 - t1;
+    double cpu2 = Cpu();
+    t->cpu_graph_ms = cpu2 - cpu1;
 
-    RecordingReader reader(scan.recording_dir, RecordingReader::Content::kStacksAndModules);
+    const RecordingReader& reader = warmup.Reader(scan.recording_dir);
     double t3 = Now();
     t->reader_ms = t3 - t2;
     t->reader_blocks = reader.blocks().size();
 
-    report::Symbolizer symbolizer;
+    report::Symbolizer& symbolizer = warmup.symbolizer();
     report::TypedAnalysis typed(scan, symbolizer);
     report::LeakReport report =
         report::BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
     typed.AddTo(report);
     double t4 = Now();
     t->report_ms = t4 - t3;
+    t->cpu_report_ms = Cpu() - cpu2;
 
     std::string json = report::LeakReportJsonText(report) + "\n";
     double t5 = Now();
@@ -206,6 +249,15 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
     }
     double t7 = Now();
     t->write_ms = t7 - t6;
+    {
+      report::LeakCheckOptions files;
+      files.json_path = json_path;
+      files.text_path = text_path;
+      double f0 = Now(), c0 = Cpu();
+      report::WriteLeakReportFiles(files, report);
+      t->files_ms = Now() - f0;
+      t->cpu_files_ms = Cpu() - c0;
+    }
     t->json_bytes = json.size();
     t->text_bytes = text.size();
     t->direct = report.summary.direct_blocks;
@@ -218,6 +270,13 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     t->stacks = ids.size();
+    {
+      double f0 = Now(), c0 = Cpu();
+      report::LeakReport gone = std::move(report);  // the check frees its report here too
+      gone = {};
+      t->free_ms = Now() - f0;
+      t->cpu_free_ms = Cpu() - c0;
+    }
     double t8 = Now();
     for (uint32_t id : ids) {
       if (id != 0) t->frames += reader.Frames(id).size();

@@ -628,6 +628,29 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
   }
 }
 
+std::vector<uint64_t> RecordingReader::ReturnAddresses(const std::function<bool()>& stop) const {
+  constexpr uint64_t kChunkSlots = 1 << 16;
+  InputFile file{format::kStackFile, stacks_fd_, stacks_size_};
+  std::vector<uint64_t> chunk(std::min(kChunkSlots, stack_stats_.slots));
+  std::vector<uint64_t> addresses;
+  for (uint64_t first = 0; first < stack_stats_.slots; first += chunk.size()) {
+    if (stop && stop()) break;
+    uint64_t count = std::min<uint64_t>(chunk.size(), stack_stats_.slots - first);
+    ReadAt(file, slots_offset_ + first * sizeof(uint64_t), chunk.data(), count * sizeof(uint64_t),
+           "slot table");
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t node = chunk[i];
+      uint32_t prefix =
+          static_cast<uint32_t>(node >> format::kStackLowBits) & (format::kMaxStackPrefixes - 1);
+      if (node == 0 || prefix == 0 || prefix >= stack_stats_.prefix_count) continue;
+      addresses.push_back((prefixes_[prefix] << format::kStackLowBits) | (node & kLowMask));
+    }
+  }
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  return addresses;
+}
+
 std::optional<ModuleLocation> RecordingReader::Locate(uint64_t address) const {
   for (uint32_t wanted : {uint32_t{format::kModuleLoaded}, uint32_t{format::kModuleUnloaded}}) {
     for (size_t i = modules_.size(); i-- > 0;) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -137,6 +138,11 @@ class RecordingReader {
   // RecordingError("stacks: corrupt node ...") on an id outside the table, an empty slot, an
   // invalid prefix index, a parent outside the table, or a chain longer than max_depth (cycles).
   std::vector<uint64_t> Frames(uint32_t stack_id) const;
+  // Every distinct return address of the stack table (one per node), ascending: the addresses any
+  // recorded stack can hold. Reads the slot table in large chunks; nodes with an invalid prefix
+  // index are skipped (Frames() reports them when a stack uses them). When `stop` is given and
+  // returns true between chunks, the addresses of the chunks read so far are returned.
+  std::vector<uint64_t> ReturnAddresses(const std::function<bool()>& stop = nullptr) const;
   const StackStats& stack_stats() const { return stack_stats_; }
 
   const std::vector<format::ModuleRecord>& modules() const { return modules_; }

@@ -103,7 +103,7 @@ std::vector<FoomStack> TopStacks(const std::unordered_map<uint32_t, SampleEstima
 
 std::vector<ReportFrame> Resolve(const RecordingReader& reader, StackResolver* resolver,
                                  uint32_t stack) {
-  if (resolver != nullptr) return resolver->Resolve(stack);
+  if (resolver != nullptr) return resolver->Resolve(stack).ToVector();
   std::vector<ReportFrame> frames;
   if (stack == 0) return frames;
   for (uint64_t address : reader.Frames(stack)) {

@@ -23,4 +23,18 @@ LeakReport RunLeakCheck(const LeakCheckOptions& options);
 // The same with the program's stack pointer given (the entry points use the caller's frame).
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer);
 
+// Whether the check symbolizes the recording's return addresses while the snapshot marks
+// (report/SymbolWarmup through scanner::ScanOptions::while_marking): only with more than two CPUs
+// available to the process. The snapshot marks with two processes; on two CPUs the warm-up only
+// competed with them (measured: the scan grew by as much as the report shrank,
+// docs/performance.md).
+bool SymbolizesWhileMarking();
+
+// The check's last step: writes the files `options` requests ("-" = stderr). Write errors become
+// warnings of `report`, the JSON's first, and a text report lists a JSON write error. With both
+// files requested (neither "-"), at least 1,000 records and two CPUs, the text is formatted
+// and written on a SideThread while the calling thread writes the JSON; the files are those of the
+// serial order. Throws what the formatters throw.
+void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report);
+
 }  // namespace heapgraph::report

@@ -17,25 +17,12 @@
 
 #include "graph/LeakGraph.h"
 #include "heap/RecordingReader.h"
+#include "report/FrameList.h"
+#include "report/ReportFrame.h"
 #include "report/Symbolizer.h"
 #include "scanner/ScanResult.h"
 
 namespace heapgraph::report {
-
-// One source-level frame of a stack. A return address whose code was inlined yields several
-// frames with the same address, module and offset: the inlined callees first (inlined = true),
-// the containing function last (inlined = false).
-struct ReportFrame {
-  uint64_t address = 0;     // runtime return address
-  std::string module;       // basename of module_path; empty when no module covers `address`
-  std::string module_path;  // as recorded
-  std::string build_id;     // lowercase hex; empty when the module has none
-  uint64_t offset = 0;      // address - load bias (the ELF vaddr); 0 when module is empty
-  std::string function;     // demangled; empty when not symbolized
-  std::string file;         // empty exactly when line is 0
-  int line = 0;
-  bool inlined = false;
-};
 
 enum class LeakKind { kDirect, kIndirect };
 
@@ -51,7 +38,7 @@ struct LeakRecord {
   uint64_t block_size = 0;         // every block's size when all are equal, else 0
   uint64_t retained_bytes = 0;     // direct: sum of the blocks' dominator subtrees; indirect: 0
   std::string type;                // shared type, else "A, B, C" (", ..." appended if more)
-  std::vector<ReportFrame> stack;  // innermost first, inline chains flattened
+  FrameList stack;                 // innermost first, inline chains flattened
   std::vector<uint64_t> examples;  // the lowest block addresses, at most kMaxExamples, ascending
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace heapgraph::report {
@@ -13,14 +14,20 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)"; the module part is always kept
-// when a module is known, the function and position only when symbolized.
-std::string FrameLine(size_t number, const ReportFrame& frame) {
-  std::string line = fmt::format("    #{} {:#x}", number, frame.address);
-  if (!frame.function.empty()) line += " in " + frame.function;
-  if (!frame.file.empty()) line += fmt::format(" {}:{}", frame.file, frame.line);
-  if (frame.module.empty()) return line + " (<unknown module>)";
-  return line + fmt::format(" ({}+{:#x})", frame.module, frame.offset);
+// Appends "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n"; the module part is
+// always kept when a module is known, the function and position only when symbolized. Written in
+// place: a report of 2M leaks has tens of thousands of frames, and each temporary string is an
+// allocation and a free.
+void AppendFrameLine(std::string& out, size_t number, const ReportFrame& frame) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "    #{} {:#x}", number, frame.address);
+  if (!frame.function.empty()) out.append(" in ").append(frame.function);
+  if (!frame.file.empty()) fmt::format_to(to, " {}:{}", frame.file, frame.line);
+  if (frame.module.empty()) {
+    out += " (<unknown module>)\n";
+  } else {
+    fmt::format_to(to, " ({}+{:#x})\n", frame.module, frame.offset);
+  }
 }
 
 std::string RecordHeader(const LeakRecord& record) {
@@ -45,14 +52,14 @@ std::string TypeLine(const LeakRecord& record) {
 
 std::string FormatRecord(const LeakRecord& record) {
   std::string text = RecordHeader(record);
-  for (size_t i = 0; i < record.stack.size(); ++i) text += FrameLine(i, record.stack[i]) + "\n";
+  for (size_t i = 0; i < record.stack.size(); ++i) AppendFrameLine(text, i, record.stack[i]);
   if (record.stack.empty()) text += "    <no stack recorded>\n";
   return text + TypeLine(record) + "\n";
 }
 
 // Where a block was allocated, as briefly as what is known allows: the innermost frame with a
 // source position, else the innermost named function, else module+offset of the innermost frame.
-std::string AllocationSite(const std::vector<ReportFrame>& stack) {
+std::string AllocationSite(const FrameList& stack) {
   for (const ReportFrame& f : stack) {
     if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
   }
@@ -69,8 +76,8 @@ std::string DescribeMember(const LeakReport& report, const CycleMember& member) 
   if (member.record == CycleMember::kNoRecord) {
     return fmt::format("{:#x} ({} B, {})", member.address, member.size, member.type);
   }
-  static const std::vector<ReportFrame> kNoStack;
-  const std::vector<ReportFrame>& stack =
+  static const FrameList kNoStack;
+  const FrameList& stack =
       member.record < report.leaks.size() ? report.leaks[member.record].stack : kNoStack;
   return fmt::format("{:#x} ({} B, {}, alloc at {})", member.address, member.size, member.type,
                      AllocationSite(stack));

@@ -34,21 +34,21 @@ std::string ModulePath(const format::ModuleRecord& module) {
 StackResolver::StackResolver(const RecordingReader& reader, Symbolizer& symbolizer)
     : reader_(reader), symbolizer_(symbolizer) {}
 
-const std::vector<ReportFrame>& StackResolver::Resolve(uint32_t stack_id) {
+const FrameList& StackResolver::Resolve(uint32_t stack_id) {
   auto [it, inserted] = cache_.try_emplace(stack_id);
   if (inserted) Build(stack_id, it->second);
   return it->second;
 }
 
-std::vector<ReportFrame> StackResolver::Take(uint32_t stack_id) {
+FrameList StackResolver::Take(uint32_t stack_id) {
   auto node = cache_.extract(stack_id);
   if (!node.empty()) return std::move(node.mapped());
-  std::vector<ReportFrame> frames;
+  FrameList frames;
   Build(stack_id, frames);
   return frames;
 }
 
-void StackResolver::Build(uint32_t stack_id, std::vector<ReportFrame>& frames) {
+void StackResolver::Build(uint32_t stack_id, FrameList& frames) {
   if (stack_id == 0) return;
   std::vector<uint64_t> addresses;
   try {
@@ -57,19 +57,31 @@ void StackResolver::Build(uint32_t stack_id, std::vector<ReportFrame>& frames) {
     warnings_.push_back(fmt::format("stack {}: {}", stack_id, e.what()));
     return;
   }
-  for (uint64_t address : addresses) {
-    const std::vector<ReportFrame>& address_frames = AddressFrames(address);
-    frames.insert(frames.end(), address_frames.begin(), address_frames.end());
-  }
+  for (uint64_t address : addresses) frames.append(AddressFrames(address));
 }
 
-const std::vector<ReportFrame>& StackResolver::AddressFrames(uint64_t address) {
+const FrameList& StackResolver::AddressFrames(uint64_t address) {
   auto [it, inserted] = address_cache_.try_emplace(address);
   if (inserted) AppendAddress(address, it->second);
   return it->second;
 }
 
-void StackResolver::AppendAddress(uint64_t address, std::vector<ReportFrame>& frames) {
+void StackResolver::Warm(uint64_t address) {
+  std::optional<ModuleLocation> where = reader_.Locate(address);
+  if (where) SourceOf(ModulePath(reader_.modules()[where->module]), where->offset);
+}
+
+std::vector<SourceFrame> StackResolver::SourceOf(const std::string& module_path, uint64_t offset) {
+  // A return address: the call instruction is the byte before it.
+  if (offset == 0) return {};
+  try {
+    return symbolizer_.Symbolize(module_path, offset - 1);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+void StackResolver::AppendAddress(uint64_t address, FrameList& frames) {
   ReportFrame base;
   base.address = address;
   std::optional<ModuleLocation> where = reader_.Locate(address);
@@ -82,15 +94,7 @@ void StackResolver::AppendAddress(uint64_t address, std::vector<ReportFrame>& fr
   base.module = BaseName(base.module_path);
   base.build_id = BuildIdHex(module);
   base.offset = where->offset;
-  std::vector<SourceFrame> source;
-  // A return address: the call instruction is the byte before it. Symbolization is best effort.
-  if (base.offset > 0) {
-    try {
-      source = symbolizer_.Symbolize(base.module_path, base.offset - 1);
-    } catch (const std::exception&) {
-      source.clear();
-    }
-  }
+  std::vector<SourceFrame> source = SourceOf(base.module_path, base.offset);
   if (source.empty()) {
     frames.push_back(std::move(base));
     return;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heap/RecordingReader.h"
+#include "report/FrameList.h"
 #include "report/LeakReport.h"
 #include "report/Symbolizer.h"
 
@@ -26,25 +27,31 @@ class StackResolver {
   // flattened (inlined callees first). Every address yields at least one frame: unsymbolized
   // addresses keep module + offset, addresses outside every module keep only the address. Stack 0
   // and stacks the recording cannot read are empty; the latter add a warning.
-  const std::vector<ReportFrame>& Resolve(uint32_t stack_id);
+  const FrameList& Resolve(uint32_t stack_id);
   // The same frames, moved out of the cache (or built without caching): for a stack's last use,
   // so its frames are not copied. A stack taken is built again, and warned about again, if it is
   // resolved or taken later.
-  std::vector<ReportFrame> Take(uint32_t stack_id);
+  FrameList Take(uint32_t stack_id);
+
+  // Symbolizes one return address exactly as Resolve() would, caching only in the Symbolizer (no
+  // frames built): warms the Symbolizer for a later resolver of the same recording.
+  void Warm(uint64_t address);
 
   // One line per stack that could not be read.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  void Build(uint32_t stack_id, std::vector<ReportFrame>& frames);
-  void AppendAddress(uint64_t address, std::vector<ReportFrame>& frames);
+  void Build(uint32_t stack_id, FrameList& frames);
+  void AppendAddress(uint64_t address, FrameList& frames);
   // The frames of one return address, computed once: stacks share most of their addresses.
-  const std::vector<ReportFrame>& AddressFrames(uint64_t address);
+  const FrameList& AddressFrames(uint64_t address);
+  // The source frames of the call before return address `offset` in `module_path`; best effort.
+  std::vector<SourceFrame> SourceOf(const std::string& module_path, uint64_t offset);
 
   const RecordingReader& reader_;
   Symbolizer& symbolizer_;
-  std::unordered_map<uint32_t, std::vector<ReportFrame>> cache_;
-  std::unordered_map<uint64_t, std::vector<ReportFrame>> address_cache_;
+  std::unordered_map<uint32_t, FrameList> cache_;
+  std::unordered_map<uint64_t, FrameList> address_cache_;
   std::vector<std::string> warnings_;
 };
 

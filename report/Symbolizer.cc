@@ -363,7 +363,10 @@ std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint
   Module& module = ModuleFor(elf_path);
   if (module.module == nullptr) return {};
   auto [it, inserted] = module.results.try_emplace(elf_vaddr);
-  if (inserted) it->second = Resolve(module.module, module.cus, elf_vaddr);
+  if (inserted) {
+    it->second = Resolve(module.module, module.cus, elf_vaddr);
+    ++computed_;
+  }
   return it->second;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,10 @@ class Symbolizer {
   // unreadable or not ELF, or nothing (DWARF or symbol) covers the address.
   std::vector<SourceFrame> Symbolize(const std::string& elf_path, uint64_t elf_vaddr);
 
+  // How many (file, address) results were computed so far, i.e. Symbolize() calls that missed the
+  // memo (a file that could not be opened computes none).
+  size_t computed() const { return computed_; }
+
  private:
   struct Module;
 
@@ -51,6 +56,7 @@ class Symbolizer {
   Module& ModuleFor(const std::string& elf_path);
 
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  size_t computed_ = 0;
 };
 
 }  // namespace heapgraph::report

@@ -457,6 +457,24 @@ std::string SampledRecordingError(uint64_t mean) {
   return line;
 }
 
+// Runs options.while_marking, if any; true when the snapshot process `pid` was reaped meanwhile
+// (its wait status in *status).
+bool RunWhileMarking(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+                     int* status) {
+  if (!options.while_marking) return false;
+  bool reaped = false;
+  std::function<bool()> marking_done = [&] {
+    // __WALL: also a snapshot cloned without SIGCHLD as its exit signal.
+    if (!reaped) reaped = waitpid(pid, status, WNOHANG | __WALL) == pid;
+    return reaped;
+  };
+  try {
+    options.while_marking(recording_dir, marking_done);
+  } catch (...) {  // best effort by contract (LeakScan.h)
+  }
+  return reaped;
+}
+
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   ScanResult result;
   double start = NowMs();
@@ -542,7 +560,9 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   int status = 0;
-  while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {  // it sends no SIGCHLD
+  if (!RunWhileMarking(options, result.recording_dir, static_cast<pid_t>(pid), &status)) {
+    while (waitpid(static_cast<pid_t>(pid), &status, __WALL) < 0 && errno == EINTR) {
+    }  // the snapshot sends no SIGCHLD
   }
   bool read_ok = ReadResult(prep.result_fd, &result);
   // The leak result is complete before the typing starts: a snapshot killed after it costs the

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "scanner/ScanResult.h"
 
@@ -34,6 +35,14 @@ struct ScanOptions {
   // readers of the program's own object models (scanner/types/ObjectModelReader.h), identified
   // after the built-in ones. A reader that crashes in the snapshot costs the types, not the check.
   std::function<void(types::ReaderSet&)> add_readers;
+  // Called on the calling thread while the snapshot process marks: after the threads were
+  // released and the recorder unlocked, before the scan waits for the snapshot's result; not
+  // called when the snapshot could not be created. `marking_done` polls (without blocking)
+  // whether the snapshot process has finished, so the callback can stop early. The callback's
+  // allocations are made after the snapshot, so they are never roots or blocks of this scan.
+  // Exceptions it throws are swallowed: the scan's result never depends on it.
+  std::function<void(const std::string& recording_dir, const std::function<bool()>& marking_done)>
+      while_marking;
 };
 
 // Requires libheapgraph.so recording this process (preloaded or linked).

@@ -21,3 +21,10 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(unwinder_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/unwinder_roots.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/report/SymbolWarmupTest's child: the check's steps cold, warmed and as RunLeakCheck.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(leak_warmup_child
+                        SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_warmup_child.cc
+                        LIBS heapgraph heapgraph_leak_check nlohmann_json::nlohmann_json)
+endif()

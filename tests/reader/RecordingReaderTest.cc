@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
@@ -180,6 +181,18 @@ TEST_F(RecordingReaderTest, ResolvesStacksInnermostFirstWithSharedSuffix) {
   EXPECT_EQ(stats.max_depth, SyntheticRecording::kMaxDepth);
   EXPECT_EQ(stats.prefix_count, 3u);
   EXPECT_EQ(stats.dropped, 0u);
+}
+
+TEST_F(RecordingReaderTest, ReturnAddressesAreEveryNodeOnceAscending) {
+  RecordingReader reader(WriteDir(files_));
+  // 4 nodes: kExeMain is shared by s1 and s2, so it is listed once.
+  std::vector<uint64_t> expected = {kFooAlloc, kFooOther, kExeMain, kExeMain + 0x40};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(reader.ReturnAddresses(), expected);
+  EXPECT_EQ(reader.ReturnAddresses([] { return false; }), expected);
+  int polls = 0;
+  EXPECT_TRUE(reader.ReturnAddresses([&] { return ++polls > 0; }).empty());  // stops before a chunk
+  EXPECT_EQ(polls, 1);
 }
 
 TEST_F(RecordingReaderTest, StacksAndModulesOnlySkipsTheTrees) {

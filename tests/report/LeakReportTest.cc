@@ -306,7 +306,7 @@ TEST_F(LeakReportTest, Summary) {
 
 TEST_F(LeakReportTest, StacksAreSymbolizedIntoThisBinary) {
   LeakReport report = Build();
-  const std::vector<ReportFrame>& stack = RecordOf(report, LeakKind::kDirect, scenario_.head).stack;
+  const FrameList& stack = RecordOf(report, LeakKind::kDirect, scenario_.head).stack;
   ASSERT_EQ(stack.size(), 2u);
   const ReportFrame& a = stack[0];
   EXPECT_EQ(a.address, scenario_.site_a());
@@ -324,7 +324,7 @@ TEST_F(LeakReportTest, StacksAreSymbolizedIntoThisBinary) {
 
 TEST_F(LeakReportTest, AddressOutsideEveryModuleKeepsOnlyTheAddress) {
   LeakReport report = Build();
-  const std::vector<ReportFrame>& stack = RecordOf(report, LeakKind::kDirect, scenario_.dup).stack;
+  const FrameList& stack = RecordOf(report, LeakKind::kDirect, scenario_.dup).stack;
   ASSERT_EQ(stack.size(), 2u);
   EXPECT_EQ(stack[0].address, kUnknownFrame);
   EXPECT_TRUE(stack[0].module.empty());
@@ -413,17 +413,31 @@ TEST_F(LeakReportTest, FailedScan) {
 TEST_F(LeakReportTest, ResolverReadsEachStackOnce) {
   RecordingReader reader(dir_);
   StackResolver resolver(reader, symbolizer_);
-  const std::vector<ReportFrame>& first = resolver.Resolve(scenario_.head);
+  const FrameList& first = resolver.Resolve(scenario_.head);
   EXPECT_EQ(&resolver.Resolve(scenario_.head), &first);
   EXPECT_EQ(first.size(), 2u);
   EXPECT_TRUE(resolver.Resolve(0).empty());
 }
 
+TEST_F(LeakReportTest, ResolverSharesEachAddresssFramesBetweenStacks) {
+  RecordingReader reader(dir_);
+  StackResolver resolver(reader, symbolizer_);
+  const FrameList& head = resolver.Resolve(scenario_.head);  // site A, site B
+  const FrameList& dup = resolver.Resolve(scenario_.dup);    // unknown, site A
+  ASSERT_EQ(head.size(), 2u);
+  ASSERT_EQ(dup.size(), 2u);
+  EXPECT_EQ(head[0].address, scenario_.site_a());
+  EXPECT_EQ(&head[0], &dup[1]);  // one frame object for site A
+  FrameList taken = resolver.Take(scenario_.head);
+  EXPECT_EQ(&taken[0], &dup[1]);
+}
+
 TEST_F(LeakReportTest, ResolverTakeMovesTheFramesOutOrBuildsThem) {
   RecordingReader reader(dir_);
   StackResolver resolver(reader, symbolizer_);
-  std::vector<ReportFrame> resolved = resolver.Resolve(scenario_.head);  // a copy
-  std::vector<ReportFrame> taken = resolver.Take(scenario_.head);
+  FrameList resolved = resolver.Resolve(scenario_.head);  // a copy (frames shared)
+  FrameList taken = resolver.Take(scenario_.head);
+  EXPECT_EQ(taken, resolved);
   ASSERT_EQ(taken.size(), resolved.size());
   for (size_t i = 0; i < taken.size(); ++i) {
     EXPECT_EQ(taken[i].address, resolved[i].address);
@@ -642,9 +656,10 @@ TEST_F(LeakReportTest, JsonTextIsTheTreeDumpedByteForByte) {
 TEST_F(LeakReportTest, JsonTextEscapesStringsLikeTheTree) {
   LeakReport report = Build();
   ASSERT_GE(report.leaks[0].stack.size(), 2u);
-  ReportFrame& f = report.leaks[0].stack[1];
+  ReportFrame f = report.leaks[0].stack[1];
   f.function = "op\"er\\ator\n\t\b\f\r\x01\x1f caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80";
   f.file = "bad \xff byte \x80 and \xc3 cut";
+  report.leaks[0].stack.replace(1, f);
   report.leaks[0].type = "Type<\"quoted\">";
   EXPECT_EQ(LeakReportJsonText(report),
             LeakReportToJson(report).dump(2, ' ', false, json::error_handler_t::replace));

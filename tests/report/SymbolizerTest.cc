@@ -159,8 +159,12 @@ TEST_F(SymbolizerTest, CompileUnitsAreFoundWithoutAranges) {
 
 TEST_F(SymbolizerTest, RepeatedLookupsAgree) {
   uint64_t vaddr = InlinedCallVaddr();
+  size_t computed = symbolizer_.computed();
   std::vector<SourceFrame> first = symbolizer_.Symbolize(kFixture, vaddr);
   std::vector<SourceFrame> second = symbolizer_.Symbolize(kFixture, vaddr);
+  EXPECT_EQ(symbolizer_.computed(), computed + 1);  // the second one came from the memo
+  symbolizer_.Symbolize("/nonexistent/heapgraph-no-such.so", 0x1000);
+  EXPECT_EQ(symbolizer_.computed(), computed + 1);
   ASSERT_EQ(first.size(), second.size());
   for (size_t i = 0; i < first.size(); ++i) {
     EXPECT_EQ(first[i].function, second[i].function);
