@@ -21,3 +21,10 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(unwinder_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/unwinder_roots.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/scanner/RecorderTlsRootsTest's child: the recorder's per-thread state is no root, the
+# program's own thread-locals still are.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(recorder_tls_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/recorder_tls_roots.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()
