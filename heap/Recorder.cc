@@ -26,6 +26,7 @@
 #include "heap/SessionMonitor.h"
 #include "heap/StackCapture.h"
 #include "heap/StackStore.h"
+#include "heap/StaticTlsArea.h"
 #include "heap/UnwinderMappings.h"
 #include "heap/VmRegionTree.h"
 #include "heap/heapgraph.h"
@@ -81,23 +82,31 @@ constinit SampledAddressFilter g_sampled;
 // the parent's mappings, and with them the entries).
 constinit UnwinderMappings g_unwinder;
 
-__thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
-// A tool thread, or a thread inside a leak check: its allocations are not the program's and are
-// not recorded, but its frees are still applied (a freed block must never stay in the tree).
-__thread bool t_ignored __attribute__((tls_model("initial-exec"))) = false;
-__thread uint64_t t_seq_next __attribute__((tls_model("initial-exec"))) = 0;
-__thread uint64_t t_seq_end __attribute__((tls_model("initial-exec"))) = 0;
-__thread StackCacheEntry t_stack_cache[kStackCacheEntries]
-    __attribute__((tls_model("initial-exec")));
-// Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
-__thread AllocationSampler t_sampler __attribute__((tls_model("initial-exec")));
+// Everything the recorder keeps per thread, in one static-TLS object so that a leak scan can
+// leave it out of every thread's roots (HeapgraphRecorderView::thread_state: it holds stack
+// hashes, sequence numbers and the sampler's state, never a pointer of the program's).
+// Zero-initialized in every thread. The stack cache is last: tests/programs/recorder_tls_roots
+// plants a word in its final entry.
+struct ThreadState {
+  bool guard;
+  // A tool thread, or a thread inside a leak check: its allocations are not the program's and
+  // are not recorded, but its frees are still applied (a freed block must never stay in the tree).
+  bool ignored;
+  uint64_t seq_next;
+  uint64_t seq_end;
+  // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
+  AllocationSampler sampler;
+  StackCacheEntry stack_cache[kStackCacheEntries];
+};
+
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 // Sets the re-entrancy guard for the lifetime of a hook; no-op (and `entered` false) if it was set.
 class GuardScope {
  public:
-  GuardScope() : entered_(!t_guard) { t_guard = true; }
+  GuardScope() : entered_(!t_state.guard) { t_state.guard = true; }
   ~GuardScope() {
-    if (entered_) t_guard = false;
+    if (entered_) t_state.guard = false;
   }
 
  private:
@@ -171,7 +180,7 @@ void ClaimChildDirectory();
 void ForkPrepare() {
   if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
-  t_guard = true;
+  t_state.guard = true;
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
@@ -191,7 +200,7 @@ void ForkParent() {
   g.heap.UnlockAll();
   g.modules.Unlock();
   g.staging.CloseDirectory();  // the child claims it
-  t_guard = false;
+  t_state.guard = false;
 }
 
 // Fork, child side (single-threaded, async-signal-safe calls only): map the staging directory's
@@ -219,10 +228,10 @@ void ForkChild() {
     g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
   }
   g.directory = g.staging;
-  t_seq_next = t_seq_end = 0;
+  t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
   g.mode.store(kClaimPending, std::memory_order_release);
-  t_guard = false;
+  t_state.guard = false;
 }
 
 // First hook of a forked child: give the staging directory this process's name. If the rename
@@ -290,11 +299,11 @@ uint32_t FreeMode() {
 }
 
 uint32_t NextSequence() {
-  if (t_seq_next == t_seq_end) {
-    t_seq_next = g.session.TakeSequenceBlock();
-    t_seq_end = t_seq_next + SessionFile::kSequenceBlock;
+  if (t_state.seq_next == t_state.seq_end) {
+    t_state.seq_next = g.session.TakeSequenceBlock();
+    t_state.seq_end = t_state.seq_next + SessionFile::kSequenceBlock;
   }
-  return static_cast<uint32_t>(t_seq_next++);
+  return static_cast<uint32_t>(t_state.seq_next++);
 }
 
 uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
@@ -307,7 +316,7 @@ uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
 // skips the table walk for stacks this thread saw recently (a false hit needs a 64-bit collision).
 uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   uint64_t hash = HashFrames(frames, depth);
-  StackCacheEntry& entry = t_stack_cache[hash % kStackCacheEntries];
+  StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
   if (entry.hash == hash && entry.id != 0) return entry.id;
   uint32_t new_nodes = 0;
   uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
@@ -338,7 +347,7 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool
 }  // namespace
 
 bool InHook() {
-  return t_guard;
+  return t_state.guard;
 }
 
 void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
@@ -358,12 +367,12 @@ void RecordExit(format::ExitKind kind, int status) {
 }
 
 void RecordAlloc(void* address, size_t size, AllocFunction function) {
-  if (t_guard || t_ignored || address == nullptr) return;
+  if (t_state.guard || t_state.ignored || address == nullptr) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
   uint64_t mean = g.config.sample_mean;
-  if (mean != 0 && !t_sampler.Sample(size, mean)) {
+  if (mean != 0 && !t_state.sampler.Sample(size, mean)) {
     // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
     if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
     return;
@@ -381,7 +390,7 @@ static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
 }
 
 void RecordFree(void* address) {
-  if (t_guard || address == nullptr) return;
+  if (t_state.guard || address == nullptr) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
   RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
@@ -389,7 +398,7 @@ void RecordFree(void* address) {
 
 ReallocTicket BeginRealloc(void* old_address) {
   ReallocTicket ticket;
-  if (t_guard) return ticket;
+  if (t_state.guard) return ticket;
   GuardScope guard;
   if (!Recording(FreeMode())) return ticket;
   ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
@@ -399,7 +408,7 @@ ReallocTicket BeginRealloc(void* old_address) {
 void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFunction function) {
   if (result != nullptr) {
     RecordAlloc(result, size, function);
-  } else if (size != 0 && ticket.recorded && !t_guard) {
+  } else if (size != 0 && ticket.recorded && !t_state.guard) {
     GuardScope guard;
     if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
     g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
@@ -407,9 +416,9 @@ void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFun
 }
 
 void RecordMap(void* address, size_t length, AllocFunction function) {
-  if (t_guard || address == nullptr || !g.config.record_mmap) return;
+  if (t_state.guard || address == nullptr || !g.config.record_mmap) return;
   RecordUnmap(address, length);
-  if (t_ignored) return;
+  if (t_state.ignored) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = SettleMode()) != kActive) return;
@@ -417,7 +426,7 @@ void RecordMap(void* address, size_t length, AllocFunction function) {
 }
 
 void RecordRemap(void* old_address, size_t old_length, void* address, size_t length) {
-  if (t_guard || old_address == nullptr || !g.config.record_mmap) return;
+  if (t_state.guard || old_address == nullptr || !g.config.record_mmap) return;
   bool recorded;
   {
     GuardScope guard;
@@ -433,7 +442,7 @@ void RecordRemap(void* old_address, size_t old_length, void* address, size_t len
 // Removes [address, address + length) from the VM regions; a region cut in the middle keeps its
 // outer parts (with the original stack and sequence number).
 void RecordUnmap(void* address, size_t length) {
-  if (t_guard || address == nullptr || length == 0) return;
+  if (t_state.guard || address == nullptr || length == 0) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
   uint64_t begin = reinterpret_cast<uintptr_t>(address);
@@ -506,7 +515,7 @@ __attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
 }
 
 __attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void) {
-  t_ignored = true;
+  t_state.ignored = true;
 }
 
 __attribute__((visibility("default"))) void heapgraph_set_app_state(int foreground) {
@@ -524,8 +533,8 @@ __attribute__((visibility("default"))) void heapgraph_sync(void) {
 }
 
 __attribute__((visibility("default"))) int heapgraph_internal_ignore_thread(int ignore) {
-  int before = t_ignored ? 1 : 0;
-  t_ignored = ignore != 0;
+  int before = t_state.ignored ? 1 : 0;
+  t_state.ignored = ignore != 0;
   return before;
 }
 
@@ -533,8 +542,8 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
     HeapgraphRecorderView* view) {
   uint32_t mode = SettleMode();
   if (!Recording(mode)) return -1;
-  g.guard_before_snapshot = t_guard;
-  t_guard = true;
+  g.guard_before_snapshot = t_state.guard;
+  t_state.guard = true;
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
@@ -544,6 +553,9 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
   view->recording = mode == kActive ? 1 : 0;
   view->sample_mean = g.config.sample_mean;
   view->unwinder = &g_unwinder;
+  StaticTlsArea state = StaticTlsArea::Of(&t_state, sizeof(t_state));
+  view->thread_state_offset = state.offset();
+  view->thread_state_size = state.size();
   return 0;
 }
 
@@ -551,7 +563,7 @@ __attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void
   g.vm.UnlockAll();
   g.heap.UnlockAll();
   g.modules.Unlock();
-  t_guard = g.guard_before_snapshot;
+  t_state.guard = g.guard_before_snapshot;
 }
 
 }  // extern "C"
@@ -559,7 +571,7 @@ __attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void
 namespace {
 
 void MarkToolThread() {
-  t_ignored = true;
+  t_state.ignored = true;
 }
 
 // Changes whenever the program allocates or frees (a hash of the sequence and the live totals);

@@ -31,6 +31,11 @@ struct HeapgraphRecorderView {
 #else
   const void* unwinder;
 #endif
+  // The recorder's per-thread state (stack-id cache, guards, sampler): in every thread, the
+  // thread_state_size bytes at thread pointer + thread_state_offset (static TLS; x86-64: %fs:0,
+  // aarch64: TPIDR_EL0). Heapgraph's own: never a root. Size 0: unknown.
+  int64_t thread_state_offset;
+  uint64_t thread_state_size;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

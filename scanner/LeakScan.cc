@@ -286,6 +286,8 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) 
                 c.static_tls_size);
   roots.Exclude(OwnBuffers(c));
   if (c.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c.view.unwinder, *c.mappings);
+  roots.ExcludeThreadState({c.view.thread_state_offset, c.view.thread_state_size},
+                           c.capture->threads(), c.static_tls_size);
   // Marks and the helper's statistics live in one shared mapping (made after the map was read,
   // so it is never a root).
   size_t shared_bytes = sizeof(SharedMarkState) + blocks.size();

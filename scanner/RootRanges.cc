@@ -32,7 +32,8 @@ bool RootRanges::HoldsBlock(const ProcessMappings::Mapping& m, const BlockIndex&
 // static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
 // static_tls_size bytes.
 uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t static_tls_size,
-                               std::span<const uint64_t> live_tcbs) {
+                               std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb) {
+  *cached_tcb = 0;
   if (static_tls_size == 0 || m.size() < 2 * static_tls_size) return m.start;
   uint64_t top = m.end - static_tls_size - 64;
   top &= ~uint64_t{63};
@@ -40,7 +41,9 @@ uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t stati
     auto* word = reinterpret_cast<const uint64_t*>(tp);
     if (word[0] != tp || word[2] != tp) continue;  // readable: m is readable and private
     bool live = std::find(live_tcbs.begin(), live_tcbs.end(), tp) != live_tcbs.end();
-    return live ? m.start : top;
+    if (live) return m.start;
+    *cached_tcb = tp;
+    return top;
   }
   return m.start;
 }
@@ -50,6 +53,7 @@ void RootRanges::Compute(const ProcessMappings& mappings,
                          uint64_t caller_stack_pointer, std::span<const uint64_t> own_memory,
                          uint64_t static_tls_size) {
   ranges_.clear();
+  cached_tcbs_.clear();
   std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
       skipped;  // thread stacks (scanned from SP only) and heapgraph's own mappings
   const ProcessMappings::Mapping* program_stack = mappings.Find(caller_stack_pointer);
@@ -86,7 +90,10 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
     if (HoldsBlock(m, blocks)) continue;
     bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
-    ranges_.push_back({LiveStart(m, static_tls_size, live_tcbs), m.end, false, anonymous});
+    uint64_t cached_tcb = 0;
+    ranges_.push_back(
+        {LiveStart(m, static_tls_size, live_tcbs, &cached_tcb), m.end, false, anonymous});
+    if (cached_tcb != 0) cached_tcbs_.push_back(cached_tcb);
   }
 }
 
@@ -135,6 +142,38 @@ void RootRanges::ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
       begin = m->end;
     }
   });
+  Exclude(own);
+}
+
+bool RootRanges::InStaticTls(uint64_t begin, uint64_t end, uint64_t thread_pointer,
+                             uint64_t static_tls_size) {
+  if (static_tls_size == 0 || begin >= end) return false;
+#if defined(__x86_64__)
+  return thread_pointer >= static_tls_size && begin >= thread_pointer - static_tls_size &&
+         end <= thread_pointer;
+#else
+  return begin >= thread_pointer && end >= begin && end - thread_pointer <= static_tls_size;
+#endif
+}
+
+void RootRanges::ExcludeThreadState(const StaticTlsArea& area,
+                                    std::span<const roots::ThreadInfo> threads,
+                                    uint64_t static_tls_size) {
+  if (area.size() == 0) return;
+  std::vector<uint64_t, MmapAllocator<uint64_t>> pointers(cached_tcbs_.begin(), cached_tcbs_.end());
+#if defined(__x86_64__)
+  for (const roots::ThreadInfo& t : threads) pointers.push_back(t.regs[roots::ThreadInfo::kFsBase]);
+#else
+  (void)threads;  // ThreadInfo holds no TPIDR_EL0: only the scanning thread's is known
+  pointers.push_back(StaticTlsArea::ThreadPointer());
+#endif
+  std::vector<std::pair<uint64_t, uint64_t>, MmapAllocator<std::pair<uint64_t, uint64_t>>> own;
+  own.reserve(pointers.size());
+  for (uint64_t tp : pointers) {
+    uint64_t begin = area.BeginIn(tp);
+    uint64_t end = begin + area.size();
+    if (InStaticTls(begin, end, tp, static_tls_size)) own.push_back({begin, end});
+  }
   Exclude(own);
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "heap/StaticTlsArea.h"
 #include "heap/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadInfo.h"
@@ -53,6 +54,13 @@ class RootRanges {
   // private anonymous memory are removed: an entry is never trusted beyond what the kernel shows.
   void ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
                              const roots::ProcessMappings& mappings);
+  // Removes the recorder's per-thread state (`area`, heap/StaticTlsArea.h) from every thread
+  // whose thread pointer is known: each of `threads` (x86-64: fs_base) and each cached stack of
+  // an exited thread that Compute found. An area is cut only where it lies wholly inside that
+  // thread's static TLS (x86-64: the static_tls_size bytes below the thread pointer; aarch64:
+  // above it), so the program's own thread-locals stay roots. static_tls_size 0: nothing is cut.
+  void ExcludeThreadState(const StaticTlsArea& area, std::span<const roots::ThreadInfo> threads,
+                          uint64_t static_tls_size);
   std::span<const RootRange> ranges() const { return ranges_; }
   uint64_t total_bytes() const;
 
@@ -62,10 +70,17 @@ class RootRanges {
   // `live_tcbs`: the control blocks of live threads (pthread_self(), fs_base on x86-64): a mapping
   // whose top holds one of them is no cached stack (the main thread's TLS lives in a mapping of
   // ld.so's, which the kernel may have merged with the program's anonymous memory below it).
+  // `cached_tcb` receives the control block of the exited thread whose top part is kept, or 0.
   static uint64_t LiveStart(const roots::ProcessMappings::Mapping& m, uint64_t static_tls_size,
-                            std::span<const uint64_t> live_tcbs);
+                            std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb);
+  // The thread pointer's side of it: [tp - static_tls_size, tp) on x86-64, [tp, tp + size) on
+  // aarch64.
+  static bool InStaticTls(uint64_t begin, uint64_t end, uint64_t thread_pointer,
+                          uint64_t static_tls_size);
 
   std::vector<RootRange, MmapAllocator<RootRange>> ranges_;
+  // Thread pointers of the exited threads whose cached stacks' tops are roots.
+  std::vector<uint64_t, MmapAllocator<uint64_t>> cached_tcbs_;
 };
 
 }  // namespace heapgraph::scanner

@@ -28,3 +28,10 @@ if(TARGET heapgraph_scan)
                         SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_warmup_child.cc
                         LIBS heapgraph heapgraph_leak_check nlohmann_json::nlohmann_json)
 endif()
+
+# tests/scanner/RecorderTlsRootsTest's child: the recorder's per-thread state is no root, the
+# program's own thread-locals still are.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(recorder_tls_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/recorder_tls_roots.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()

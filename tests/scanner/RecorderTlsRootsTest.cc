@@ -1,0 +1,57 @@
+// tests/scanner: the recorder's per-thread state (static TLS) is no leak-scan root, and the
+// program's thread-locals still are, in a real program (tests/programs/recorder_tls_roots, linked
+// with libheapgraph.so): a block whose address is only in a thread's recorder state is reported,
+// a block kept only by a thread's own __thread variable is not, other leaks are found exactly.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/recorder_tls_roots";
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  int ok = -1, planted = -1;
+  size_t leaked = 0, kept_leaked = 0, planted_leaked = 0;
+  unsigned long long state_bytes = 0, root_bytes = 0;
+};
+
+Outcome RunChild(const std::string& args) {
+  char pattern[] = "/tmp/heapgraph-recorder-tls-XXXXXX";
+  std::string root = mkdtemp(pattern);
+  Outcome o;
+  FILE* pipe = popen(("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args).c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) o.out.append(buffer, n);
+  int status = pclose(pipe);
+  std::filesystem::remove_all(root);
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::sscanf(o.out.c_str(),
+              "ok=%d leaked=%zu kept_leaked=%zu planted_leaked=%zu planted=%d state_bytes=%llu "
+              "root_bytes=%llu",
+              &o.ok, &o.leaked, &o.kept_leaked, &o.planted_leaked, &o.planted, &o.state_bytes,
+              &o.root_bytes);
+  return o;
+}
+
+TEST(RecorderTlsRootsTest, RecorderStateIsNoRootAndProgramThreadLocalsAre) {
+  constexpr int kThreads = 32;
+  Outcome o = RunChild("threads " + std::to_string(kThreads));
+  ASSERT_EQ(o.status, 0) << o.out;
+  ASSERT_EQ(o.ok, 1) << o.out;
+  // The stack-id cache alone is 16 KiB per thread.
+  EXPECT_GE(o.state_bytes, 16ull << 10) << o.out;
+  ASSERT_EQ(o.planted, kThreads + 1) << o.out;
+  EXPECT_EQ(o.leaked, 25u) << o.out;
+  EXPECT_EQ(o.kept_leaked, 0u) << o.out;  // each thread's own __thread keeps its block
+  EXPECT_EQ(o.planted_leaked, static_cast<size_t>(kThreads + 1)) << o.out;
+}
+
+}  // namespace
