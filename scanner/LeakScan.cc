@@ -26,6 +26,7 @@
 #include "scanner/BlockIndex.h"
 #include "scanner/HeapMarker.h"
 #include "scanner/MmapAllocator.h"
+#include "scanner/PagePool.h"
 #include "scanner/RootRanges.h"
 #include "scanner/TypedScan.h"
 #include "scanner/types/BuiltInReaders.h"
@@ -93,17 +94,21 @@ MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   return blocks;
 }
 
-// Sorts `items` by begin: an LSD radix sort over the bytes in which the keys differ (heap
-// addresses share their top bytes: usually 3 or 4 passes), through `scratch`.
+// Sorts `items` by begin: an LSD radix sort over 8-bit digits through `scratch`. The digits start
+// at the lowest bit in which the keys differ (malloc's 16-byte alignment leaves the low 4 bits
+// equal) and a digit in which no key differs is skipped (heap addresses share their top bytes):
+// 3 passes over a heap span of up to 256 MiB.
 void RadixSortByBegin(MmapVector<BlockRange>& items, MmapVector<BlockRange>& scratch) {
   uint64_t all_or = 0, all_and = ~uint64_t{0};
   for (const BlockRange& r : items) {
     all_or |= r.begin;
     all_and &= r.begin;
   }
+  const uint64_t differ = all_or ^ all_and;
+  if (differ == 0) return;
   scratch.resize(items.size());
-  for (int shift = 0; shift < 64; shift += 8) {
-    if ((((all_or ^ all_and) >> shift) & 0xff) == 0) continue;  // one value in every key
+  for (int shift = __builtin_ctzll(differ); shift < 64; shift += 8) {
+    if (((differ >> shift) & 0xff) == 0) continue;  // one value in every key
     size_t start[257] = {};
     for (const BlockRange& r : items) ++start[((r.begin >> shift) & 0xff) + 1];
     for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
@@ -162,6 +167,36 @@ bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
     length -= static_cast<size_t>(n);
   }
   return true;
+}
+
+// Writes the header, the unmarked blocks and the references among them to the result memfd;
+// sets leaked_index[i] to block i's index among the leaked ones. Their arrays are sized exactly and
+// freed on return, for the typed scan to reuse.
+bool WriteLeaks(int fd, const MmapVector<LeakedBlock>& blocks, const HeapMarker& marker,
+                MmapVector<uint32_t>& leaked_index, ResultHeader& header) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < blocks.size(); ++i) count += marker.marked(i) ? 0 : 1;
+  MmapVector<LeakedBlock> leaked;
+  leaked.reserve(count);
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (marker.marked(i)) continue;
+    leaked_index[i] = static_cast<uint32_t>(leaked.size());
+    leaked.push_back(blocks[i]);
+  }
+  MmapVector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (leaked_index[i] == UINT32_MAX) continue;
+    marker.ForEachReference(i, [&](uint32_t j) {
+      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
+    });
+  }
+  header.leaked_count = leaked.size();
+  header.edge_count = edges.size();
+  size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
+  return WriteAll(fd, &header, sizeof(header), 0) &&
+         WriteAll(fd, leaked.data(), blocks_bytes, sizeof(header)) &&
+         WriteAll(fd, edges.data(), edges.size() * sizeof(edges[0]),
+                  static_cast<off_t>(sizeof(header) + blocks_bytes));
 }
 
 // Marking statistics of the helper marking process, passed back in shared memory.
@@ -261,6 +296,10 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   // The map is read before this process maps anything of its own: the scanner's arrays hold the
   // address of every block and must never be a root.
   bool maps_ok = c.mappings->ReadWithoutAllocating();
+  // Every array from here on reuses the pages of those freed before it (a fresh page costs the
+  // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
+  PagePool pool;
+  PagePool::Activate(&pool);
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c.view.heap);
   char one = 1;
   (void)!write(c.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
@@ -304,37 +343,38 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   HeapMarker marker(index, c.interior_pointers, marks);  // reads the final marks; edges
 
   MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
-  MmapVector<LeakedBlock> leaked;
-  for (uint32_t i = 0; i < blocks.size(); ++i) {
-    if (marker.marked(i)) continue;
-    leaked_index[i] = static_cast<uint32_t>(leaked.size());
-    leaked.push_back(blocks[i]);
-  }
-  MmapVector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t i = 0; i < blocks.size(); ++i) {
-    if (leaked_index[i] == UINT32_MAX) continue;
-    marker.ForEachReference(i, [&](uint32_t j) {
-      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
-    });
-  }
-  header.leaked_count = leaked.size();
-  header.edge_count = edges.size();
   header.live_blocks = blocks.size();
   header.live_bytes = live_bytes;
   header.root_ranges = roots.ranges().size();
   header.root_bytes = roots.total_bytes();
   header.heap_words = stats.heap_words;
   header.unreadable_pages = stats.unreadable_pages;
-  size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
-  bool ok = WriteAll(c.result_fd, &header, sizeof(header), 0) &&
-            WriteAll(c.result_fd, leaked.data(), blocks_bytes, sizeof(header)) &&
-            WriteAll(c.result_fd, edges.data(), edges.size() * sizeof(edges[0]),
-                     static_cast<off_t>(sizeof(header) + blocks_bytes));
+  bool ok = WriteLeaks(c.result_fd, blocks, marker, leaked_index, header);
   if (ok && c.readers != nullptr) {
     TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
                                     roots, c.capture->threads(), c.static_tls_size});
   }
   _exit(ok ? 0 : 4);
+}
+
+// Appends `count` Ts read from `fd` at `offset`: through a small buffer into reserved capacity, so
+// the vector's fresh pages are written once (resize would zero them first) and the memfd's pages
+// are never mapped here (a mapping would count them in this process's RSS).
+template <typename T>
+bool ReadArray(int fd, off_t offset, uint64_t count, std::vector<T>* out) {
+  constexpr size_t kChunk = (16u << 10) / sizeof(T);
+  if (count > (uint64_t{1} << 40) / sizeof(T)) return false;
+  out->clear();
+  out->reserve(count);
+  alignas(T) unsigned char buffer[kChunk * sizeof(T)];
+  while (out->size() < count) {
+    size_t want = std::min<uint64_t>(kChunk, count - out->size()) * sizeof(T);
+    if (pread(fd, buffer, want, offset) != static_cast<ssize_t>(want)) return false;
+    auto* first = reinterpret_cast<const T*>(buffer);
+    out->insert(out->end(), first, first + want / sizeof(T));
+    offset += static_cast<off_t>(want);
+  }
+  return true;
 }
 
 bool ReadResult(int fd, ScanResult* result) {
@@ -348,15 +388,10 @@ bool ReadResult(int fd, ScanResult* result) {
     result->error = std::string(header.error, strnlen(header.error, sizeof(header.error)));
     return false;
   }
-  result->leaked.resize(header.leaked_count);
-  result->edges.resize(header.edge_count);
   size_t blocks_bytes = header.leaked_count * sizeof(LeakedBlock);
-  size_t edges_bytes = header.edge_count * sizeof(result->edges[0]);
-  if (pread(fd, result->leaked.data(), blocks_bytes, sizeof(header)) !=
-          static_cast<ssize_t>(blocks_bytes) ||
-      pread(fd, result->edges.data(), edges_bytes,
-            static_cast<off_t>(sizeof(header) + blocks_bytes)) !=
-          static_cast<ssize_t>(edges_bytes)) {
+  if (!ReadArray(fd, sizeof(header), header.leaked_count, &result->leaked) ||
+      !ReadArray(fd, static_cast<off_t>(sizeof(header) + blocks_bytes), header.edge_count,
+                 &result->edges)) {
     result->error = "the snapshot process wrote a truncated result";
     return false;
   }
