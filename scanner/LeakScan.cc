@@ -30,6 +30,7 @@
 #include "scanner/RootRanges.h"
 #include "scanner/TypedScan.h"
 #include "scanner/types/BuiltInReaders.h"
+#include "scanner/types/SnapshotMemory.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -204,6 +205,22 @@ struct SharedMarkState {
   MarkStats helper_stats;
 };
 
+// Typing work the marking helper takes on once its marking is done, while this process collects
+// and writes the leaks: the own identities (ReaderSet::IdentifyRange) of blocks [half, end) into
+// a shared array. Their pass is independent per block.
+struct HelperTyping {
+  const types::ReaderSet* readers = nullptr;  // nullptr: no typing
+  const roots::ProcessMappings* mappings = nullptr;
+  std::span<types::TypeIdentity> identities;  // MAP_SHARED, one per block
+  uint32_t half = 0;
+};
+
+void IdentifyRange(const BlockIndex& index, const HelperTyping& typing, uint32_t begin,
+                   uint32_t end) {
+  types::SnapshotMemory memory(index, typing.readers->modules(), *typing.mappings);
+  typing.readers->IdentifyRange(memory, typing.identities, begin, end);
+}
+
 // The vector registers a program's pointer may be in: xmm/ymm/zmm 0-15 (v0-31 on aarch64), not
 // the rest of the XSAVE image. zmm16-31 are left out: code built for the x86-64 baseline never
 // uses them, while glibc's EVEX memcpy/strlen family keeps copies of the memory it moved there
@@ -251,29 +268,69 @@ void MarkShare(HeapMarker& marker, const RootRanges& roots,
 }
 
 // Marks with two processes (both cores): a clone of this snapshot process takes half of the
-// roots; both set marks in one shared byte array. Falls back to one process if the clone fails.
-MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
-                        std::span<const roots::ThreadInfo> threads, bool interior, uint8_t* marks,
-                        SharedMarkState* shared) {
-  long helper = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (helper == 0) {
+// roots; both set marks in one shared byte array. The helper says on `done` that its marks are
+// final, then does `typing`'s share and exits; *helper is its pid (0: none, the clone failed and
+// this process marked alone). False if the helper died before its marks were final (its marked
+// blocks may not all have been scanned).
+bool MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
+                   std::span<const roots::ThreadInfo> threads, bool interior, uint8_t* marks,
+                   SharedMarkState* shared, const HelperTyping& typing, MarkStats* stats,
+                   pid_t* helper) {
+  int done[2] = {-1, -1};
+  long pid = -1;
+  if (syscall(SYS_pipe2, done, 0) == 0) {
+    pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  }
+  if (pid == 0) {
+    close(done[0]);
     HeapMarker marker(index, interior, marks);
     MarkShare(marker, roots, threads, 1, 2);
     shared->helper_stats = marker.stats();
+    char one = 1;
+    (void)!write(done[1], &one, 1);
+    close(done[1]);
+    if (typing.readers != nullptr) IdentifyRange(index, typing, typing.half, index.size());
     _exit(0);
   }
+  *helper = pid > 0 ? static_cast<pid_t>(pid) : 0;
+  if (done[1] >= 0) close(done[1]);
   HeapMarker marker(index, interior, marks);
-  MarkShare(marker, roots, threads, 0, helper > 0 ? 2 : 1);
-  MarkStats stats = marker.stats();
-  if (helper > 0) {
-    int status;
-    while (waitpid(static_cast<pid_t>(helper), &status, 0) < 0 && errno == EINTR) {
-    }
-    stats.heap_words += shared->helper_stats.heap_words;
-    stats.root_words += shared->helper_stats.root_words;
-    stats.unreadable_pages += shared->helper_stats.unreadable_pages;
+  MarkShare(marker, roots, threads, 0, pid > 0 ? 2 : 1);
+  *stats = marker.stats();
+  if (pid <= 0) {
+    if (done[0] >= 0) close(done[0]);
+    return true;
   }
-  return stats;
+  char byte;
+  ssize_t got;
+  while ((got = read(done[0], &byte, 1)) < 0 && errno == EINTR) {
+  }
+  close(done[0]);
+  if (got != 1) return false;
+  stats->heap_words += shared->helper_stats.heap_words;
+  stats->root_words += shared->helper_stats.root_words;
+  stats->unreadable_pages += shared->helper_stats.unreadable_pages;
+  return true;
+}
+
+// Waits for the helper; true if it exited normally (its typing share is done).
+bool AwaitHelper(pid_t helper) {
+  if (helper == 0) return false;
+  int status;
+  while (waitpid(helper, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// This process's half of the own identities, then the helper's half too if it did not finish it
+// (a reader that crashed there crashes here as well, after the leak result was written).
+void IdentifyOwnHalf(const BlockIndex& index, const HelperTyping& typing, pid_t helper) {
+  if (typing.readers == nullptr) {
+    AwaitHelper(helper);
+    return;
+  }
+  IdentifyRange(index, typing, 0, typing.half);
+  if (!AwaitHelper(helper)) IdentifyRange(index, typing, typing.half, index.size());
 }
 
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
@@ -287,6 +344,22 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   std::copy(maps.begin(), maps.end(), own.begin() + 1);
   std::copy(capture.begin(), capture.end(), own.begin() + 1 + maps.size());
   return own;
+}
+
+// The shared identity array when typing (typing.readers stays nullptr without it: the typed scan
+// then identifies every block itself, or there is no typing).
+HelperTyping PrepareTyping(const ChildContext& c, uint32_t blocks) {
+  HelperTyping typing;
+  if (c.readers == nullptr || blocks == 0) return typing;
+  size_t bytes = blocks * sizeof(types::TypeIdentity);
+  long mapped =
+      syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mapped < 0 && mapped > -4096) return typing;
+  typing.readers = c.readers;
+  typing.mappings = c.mappings;
+  typing.identities = {reinterpret_cast<types::TypeIdentity*>(mapped), blocks};
+  typing.half = blocks / 2;
+  return typing;
 }
 
 // Runs in the snapshot child. Never returns.
@@ -338,8 +411,15 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   }
   auto* state = static_cast<SharedMarkState*>(shared);
   uint8_t* marks = static_cast<uint8_t*>(shared) + sizeof(SharedMarkState);
-  MarkStats stats =
-      MarkFromRoots(index, roots, c.capture->threads(), c.interior_pointers, marks, state);
+  HelperTyping typing = PrepareTyping(c, index.size());
+  MarkStats stats;
+  pid_t helper = 0;
+  if (!MarkFromRoots(index, roots, c.capture->threads(), c.interior_pointers, marks, state, typing,
+                     &stats, &helper)) {
+    snprintf(header.error, sizeof(header.error), "the marking helper process died");
+    WriteAll(c.result_fd, &header, sizeof(header), 0);
+    _exit(3);
+  }
   HeapMarker marker(index, c.interior_pointers, marks);  // reads the final marks; edges
 
   MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
@@ -351,8 +431,12 @@ std::array<std::pair<uint64_t, uint64_t>, 9> OwnBuffers(const ChildContext& c) {
   header.unreadable_pages = stats.unreadable_pages;
   bool ok = WriteLeaks(c.result_fd, blocks, marker, leaked_index, header);
   if (ok && c.readers != nullptr) {
-    TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
-                                    roots, c.capture->threads(), c.static_tls_size});
+    IdentifyOwnHalf(index, typing, helper);
+    TypedScan::WriteTo(c.types_fd,
+                       {index, marker, blocks, leaked_index, *c.readers, *c.mappings, roots,
+                        c.capture->threads(), c.static_tls_size, typing.identities});
+  } else {
+    AwaitHelper(helper);
   }
   _exit(ok ? 0 : 4);
 }
