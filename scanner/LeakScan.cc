@@ -170,13 +170,17 @@ bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
   return true;
 }
 
-// Writes the header, the unmarked blocks and the references among them to the result memfd;
+size_t CountUnmarked(const HeapMarker& marker, uint32_t blocks) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < blocks; ++i) count += marker.marked(i) ? 0 : 1;
+  return count;
+}
+
+// Writes the header, the `count` unmarked blocks and the references among them to the result memfd;
 // sets leaked_index[i] to block i's index among the leaked ones. Their arrays are sized exactly and
 // freed on return, for the typed scan to reuse.
 bool WriteLeaks(int fd, const MmapVector<LeakedBlock>& blocks, const HeapMarker& marker,
-                MmapVector<uint32_t>& leaked_index, ResultHeader& header) {
-  size_t count = 0;
-  for (uint32_t i = 0; i < blocks.size(); ++i) count += marker.marked(i) ? 0 : 1;
+                size_t count, MmapVector<uint32_t>& leaked_index, ResultHeader& header) {
   MmapVector<LeakedBlock> leaked;
   leaked.reserve(count);
   for (uint32_t i = 0; i < blocks.size(); ++i) {
@@ -429,7 +433,10 @@ HelperTyping PrepareTyping(const ChildContext& c, uint32_t blocks) {
   header.root_bytes = roots.total_bytes();
   header.heap_words = stats.heap_words;
   header.unreadable_pages = stats.unreadable_pages;
-  bool ok = WriteLeaks(c.result_fd, blocks, marker, leaked_index, header);
+  size_t count = CountUnmarked(marker, index.size());
+  // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
+  pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
+  bool ok = WriteLeaks(c.result_fd, blocks, marker, count, leaked_index, header);
   if (ok && c.readers != nullptr) {
     IdentifyOwnHalf(index, typing, helper);
     TypedScan::WriteTo(c.types_fd,

@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace heapgraph::scanner {
 namespace {
 
@@ -85,6 +87,23 @@ void PagePool::Give(void* p, size_t bytes) {
     Remove(smallest);
   }
   extents_[count_++] = e;
+}
+
+void PagePool::Trim(size_t bytes) {
+  bytes = bytes == 0 ? 0 : Round(bytes);
+  size_t kept = kept_bytes();
+  while (kept > bytes) {
+    size_t largest = 0;
+    for (size_t i = 1; i < count_; ++i) {
+      if (extents_[i].bytes > extents_[largest].bytes) largest = i;
+    }
+    Extent& e = extents_[largest];
+    size_t cut = std::min(e.bytes, kept - bytes);
+    Unmap(e.begin + e.bytes - cut, cut);
+    e.bytes -= cut;
+    kept -= cut;
+    if (e.bytes == 0) Remove(largest);
+  }
 }
 
 size_t PagePool::kept_bytes() const {

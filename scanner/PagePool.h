@@ -31,6 +31,10 @@ class PagePool {
   // extent. With kMaxExtents kept, the smallest one is unmapped.
   void Give(void* p, size_t bytes);
 
+  // Unmaps kept pages beyond `bytes` (rounded up to pages), from the tails of the largest
+  // extents: what the rest of a scan will not reuse would only raise its peak memory.
+  void Trim(size_t bytes);
+
   size_t kept_bytes() const;
   size_t extent_count() const { return count_; }
 

@@ -42,6 +42,7 @@ TEST(PagePoolTest, ReusesGivenPagesWithTheirContents) {
 
 TEST(PagePoolTest, TakesTheSmallestExtentLargeEnough) {
   PagePool pool;
+  pool.Give(pool.Take(21 * kPage), 21 * kPage);  // carved in order below: no stray adjacency
   void* big = pool.Take(16 * kPage);
   void* guard = pool.Take(kPage);  // keeps the two extents apart
   void* small = pool.Take(4 * kPage);
@@ -72,6 +73,7 @@ TEST(PagePoolTest, MergesAdjacentExtents) {
 // Too large for any kept extent: the largest one is grown (mremap), its pages and contents kept.
 TEST(PagePoolTest, GrowsTheLargestExtentKeepingItsPages) {
   PagePool pool;
+  pool.Give(pool.Take(7 * kPage), 7 * kPage);  // carved in order below: no stray adjacency
   void* small = pool.Take(2 * kPage);
   void* guard = pool.Take(kPage);  // keeps the two extents apart
   auto* p = static_cast<uint8_t*>(pool.Take(4 * kPage));
@@ -91,16 +93,42 @@ TEST(PagePoolTest, GrowsTheLargestExtentKeepingItsPages) {
 
 TEST(PagePoolTest, KeepsAtMostMaxExtentsDroppingTheSmallest) {
   PagePool pool;
-  std::vector<void*> taken;
-  for (size_t i = 0; i <= PagePool::kMaxExtents; ++i) {
-    taken.push_back(pool.Take((i + 1) * kPage));
-    pool.Take(kPage);  // a gap, so that nothing merges (never given back: unmapped at exit)
-  }
-  for (size_t i = 0; i <= PagePool::kMaxExtents; ++i) pool.Give(taken[i], (i + 1) * kPage);
-  EXPECT_EQ(pool.extent_count(), PagePool::kMaxExtents);
+  constexpr size_t kCount = PagePool::kMaxExtents + 1;
   size_t all = 0;
-  for (size_t i = 0; i <= PagePool::kMaxExtents; ++i) all += (i + 1) * kPage;
+  for (size_t i = 0; i < kCount; ++i) all += (i + 1) * kPage;
+  // Carved from one mapping in order: extent i, then a one-page gap that is never given back, so
+  // that no two given extents are adjacent (separate mmaps may be).
+  pool.Give(pool.Take(all + kCount * kPage), all + kCount * kPage);
+  std::vector<void*> taken;
+  for (size_t i = 0; i < kCount; ++i) {
+    taken.push_back(pool.Take((i + 1) * kPage));
+    pool.Take(kPage);
+  }
+  ASSERT_EQ(pool.extent_count(), 0u);
+  for (size_t i = 0; i < kCount; ++i) pool.Give(taken[i], (i + 1) * kPage);
+  EXPECT_EQ(pool.extent_count(), PagePool::kMaxExtents);
   EXPECT_EQ(pool.kept_bytes(), all - kPage);  // the one-page extent went
+}
+
+TEST(PagePoolTest, TrimUnmapsTheTailsOfTheLargestExtents) {
+  PagePool pool;
+  pool.Give(pool.Take(14 * kPage), 14 * kPage);  // carved in order below: no stray adjacency
+  auto* big = static_cast<uint8_t*>(pool.Take(10 * kPage));
+  void* guard = pool.Take(kPage);
+  void* small = pool.Take(3 * kPage);
+  std::memset(big, 1, 10 * kPage);
+  pool.Give(big, 10 * kPage);
+  pool.Give(small, 3 * kPage);
+  pool.Trim(5 * kPage + 1);  // rounds up to 6 pages: 7 come off the 10-page extent
+  EXPECT_EQ(pool.kept_bytes(), 6 * kPage);
+  EXPECT_EQ(pool.extent_count(), 2u);
+  EXPECT_EQ(pool.Take(3 * kPage), big);  // its front is still there, contents and all
+  EXPECT_EQ(big[3 * kPage - 1], 1);
+  pool.Trim(0);
+  EXPECT_EQ(pool.kept_bytes(), 0u);
+  EXPECT_EQ(pool.extent_count(), 0u);
+  pool.Give(big, 3 * kPage);
+  pool.Give(guard, kPage);
 }
 
 // MmapAllocator's containers take from and give to the active pool: a vector freed and another
