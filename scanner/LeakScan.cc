@@ -26,9 +26,11 @@
 #include "scanner/BlockIndex.h"
 #include "scanner/HeapMarker.h"
 #include "scanner/MmapAllocator.h"
+#include "scanner/PagePool.h"
 #include "scanner/RootRanges.h"
 #include "scanner/TypedScan.h"
 #include "scanner/types/BuiltInReaders.h"
+#include "scanner/types/SnapshotMemory.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -93,17 +95,21 @@ MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   return blocks;
 }
 
-// Sorts `items` by begin: an LSD radix sort over the bytes in which the keys differ (heap
-// addresses share their top bytes: usually 3 or 4 passes), through `scratch`.
+// Sorts `items` by begin: an LSD radix sort over 8-bit digits through `scratch`. The digits start
+// at the lowest bit in which the keys differ (malloc's 16-byte alignment leaves the low 4 bits
+// equal) and a digit in which no key differs is skipped (heap addresses share their top bytes):
+// 3 passes over a heap span of up to 256 MiB.
 void RadixSortByBegin(MmapVector<BlockRange>& items, MmapVector<BlockRange>& scratch) {
   uint64_t all_or = 0, all_and = ~uint64_t{0};
   for (const BlockRange& r : items) {
     all_or |= r.begin;
     all_and &= r.begin;
   }
+  const uint64_t differ = all_or ^ all_and;
+  if (differ == 0) return;
   scratch.resize(items.size());
-  for (int shift = 0; shift < 64; shift += 8) {
-    if ((((all_or ^ all_and) >> shift) & 0xff) == 0) continue;  // one value in every key
+  for (int shift = __builtin_ctzll(differ); shift < 64; shift += 8) {
+    if (((differ >> shift) & 0xff) == 0) continue;  // one value in every key
     size_t start[257] = {};
     for (const BlockRange& r : items) ++start[((r.begin >> shift) & 0xff) + 1];
     for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
@@ -164,10 +170,60 @@ bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
   return true;
 }
 
+size_t CountUnmarked(const HeapMarker& marker, uint32_t blocks) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < blocks; ++i) count += marker.marked(i) ? 0 : 1;
+  return count;
+}
+
+// Writes the header, the `count` unmarked blocks and the references among them to the result memfd;
+// sets leaked_index[i] to block i's index among the leaked ones. Their arrays are sized exactly and
+// freed on return, for the typed scan to reuse.
+bool WriteLeaks(int fd, const MmapVector<LeakedBlock>& blocks, const HeapMarker& marker,
+                size_t count, MmapVector<uint32_t>& leaked_index, ResultHeader& header) {
+  MmapVector<LeakedBlock> leaked;
+  leaked.reserve(count);
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (marker.marked(i)) continue;
+    leaked_index[i] = static_cast<uint32_t>(leaked.size());
+    leaked.push_back(blocks[i]);
+  }
+  MmapVector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (leaked_index[i] == UINT32_MAX) continue;
+    marker.ForEachReference(i, [&](uint32_t j) {
+      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
+    });
+  }
+  header.leaked_count = leaked.size();
+  header.edge_count = edges.size();
+  size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
+  return WriteAll(fd, &header, sizeof(header), 0) &&
+         WriteAll(fd, leaked.data(), blocks_bytes, sizeof(header)) &&
+         WriteAll(fd, edges.data(), edges.size() * sizeof(edges[0]),
+                  static_cast<off_t>(sizeof(header) + blocks_bytes));
+}
+
 // Marking statistics of the helper marking process, passed back in shared memory.
 struct SharedMarkState {
   MarkStats helper_stats;
 };
+
+// Typing work the marking helper takes on once its marking is done, while this process collects
+// and writes the leaks: the own identities (ReaderSet::IdentifyRange) of blocks [half, end) into
+// a shared array. Their pass is independent per block.
+struct HelperTyping {
+  const types::ReaderSet* readers = nullptr;  // nullptr: no typing
+  const roots::ProcessMappings* mappings = nullptr;
+  std::span<types::TypeIdentity> identities;  // MAP_SHARED, one per block
+  uint32_t half = 0;
+};
+
+void IdentifyRange(const BlockIndex& index, const HelperTyping& typing, uint32_t begin,
+                   uint32_t end) {
+  types::SnapshotMemory memory(index, typing.readers->modules(), *typing.mappings);
+  typing.readers->IdentifyRange(memory, typing.identities, begin, end);
+}
 
 // The vector registers a program's pointer may be in: xmm/ymm/zmm 0-15 (v0-31 on aarch64), not
 // the rest of the XSAVE image. zmm16-31 are left out: code built for the x86-64 baseline never
@@ -216,29 +272,69 @@ void MarkShare(HeapMarker& marker, const RootRanges& roots,
 }
 
 // Marks with two processes (both cores): a clone of this snapshot process takes half of the
-// roots; both set marks in one shared byte array. Falls back to one process if the clone fails.
-MarkStats MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
-                        std::span<const roots::ThreadInfo> threads, bool interior, uint8_t* marks,
-                        SharedMarkState* shared) {
-  long helper = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (helper == 0) {
+// roots; both set marks in one shared byte array. The helper says on `done` that its marks are
+// final, then does `typing`'s share and exits; *helper is its pid (0: none, the clone failed and
+// this process marked alone). False if the helper died before its marks were final (its marked
+// blocks may not all have been scanned).
+bool MarkFromRoots(const BlockIndex& index, const RootRanges& roots,
+                   std::span<const roots::ThreadInfo> threads, bool interior, uint8_t* marks,
+                   SharedMarkState* shared, const HelperTyping& typing, MarkStats* stats,
+                   pid_t* helper) {
+  int done[2] = {-1, -1};
+  long pid = -1;
+  if (syscall(SYS_pipe2, done, 0) == 0) {
+    pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  }
+  if (pid == 0) {
+    close(done[0]);
     HeapMarker marker(index, interior, marks);
     MarkShare(marker, roots, threads, 1, 2);
     shared->helper_stats = marker.stats();
+    char one = 1;
+    (void)!write(done[1], &one, 1);
+    close(done[1]);
+    if (typing.readers != nullptr) IdentifyRange(index, typing, typing.half, index.size());
     _exit(0);
   }
+  *helper = pid > 0 ? static_cast<pid_t>(pid) : 0;
+  if (done[1] >= 0) close(done[1]);
   HeapMarker marker(index, interior, marks);
-  MarkShare(marker, roots, threads, 0, helper > 0 ? 2 : 1);
-  MarkStats stats = marker.stats();
-  if (helper > 0) {
-    int status;
-    while (waitpid(static_cast<pid_t>(helper), &status, 0) < 0 && errno == EINTR) {
-    }
-    stats.heap_words += shared->helper_stats.heap_words;
-    stats.root_words += shared->helper_stats.root_words;
-    stats.unreadable_pages += shared->helper_stats.unreadable_pages;
+  MarkShare(marker, roots, threads, 0, pid > 0 ? 2 : 1);
+  *stats = marker.stats();
+  if (pid <= 0) {
+    if (done[0] >= 0) close(done[0]);
+    return true;
   }
-  return stats;
+  char byte;
+  ssize_t got;
+  while ((got = read(done[0], &byte, 1)) < 0 && errno == EINTR) {
+  }
+  close(done[0]);
+  if (got != 1) return false;
+  stats->heap_words += shared->helper_stats.heap_words;
+  stats->root_words += shared->helper_stats.root_words;
+  stats->unreadable_pages += shared->helper_stats.unreadable_pages;
+  return true;
+}
+
+// Waits for the helper; true if it exited normally (its typing share is done).
+bool AwaitHelper(pid_t helper) {
+  if (helper == 0) return false;
+  int status;
+  while (waitpid(helper, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// This process's half of the own identities, then the helper's half too if it did not finish it
+// (a reader that crashed there crashes here as well, after the leak result was written).
+void IdentifyOwnHalf(const BlockIndex& index, const HelperTyping& typing, pid_t helper) {
+  if (typing.readers == nullptr) {
+    AwaitHelper(helper);
+    return;
+  }
+  IdentifyRange(index, typing, 0, typing.half);
+  if (!AwaitHelper(helper)) IdentifyRange(index, typing, typing.half, index.size());
 }
 
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
@@ -254,6 +350,22 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) 
   return own;
 }
 
+// The shared identity array when typing (typing.readers stays nullptr without it: the typed scan
+// then identifies every block itself, or there is no typing).
+HelperTyping PrepareTyping(const ChildContext& c, uint32_t blocks) {
+  HelperTyping typing;
+  if (c.readers == nullptr || blocks == 0) return typing;
+  size_t bytes = blocks * sizeof(types::TypeIdentity);
+  long mapped =
+      syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mapped < 0 && mapped > -4096) return typing;
+  typing.readers = c.readers;
+  typing.mappings = c.mappings;
+  typing.identities = {reinterpret_cast<types::TypeIdentity*>(mapped), blocks};
+  typing.half = blocks / 2;
+  return typing;
+}
+
 // Runs in the snapshot child. Never returns.
 [[noreturn]] void SnapshotMain(const ChildContext& c) {
   ResultHeader header = {};
@@ -261,6 +373,10 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) 
   // The map is read before this process maps anything of its own: the scanner's arrays hold the
   // address of every block and must never be a root.
   bool maps_ok = c.mappings->ReadWithoutAllocating();
+  // Every array from here on reuses the pages of those freed before it (a fresh page costs the
+  // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
+  PagePool pool;
+  PagePool::Activate(&pool);
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c.view.heap);
   char one = 1;
   (void)!write(c.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
@@ -302,46 +418,61 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const ChildContext& c) 
   }
   auto* state = static_cast<SharedMarkState*>(shared);
   uint8_t* marks = static_cast<uint8_t*>(shared) + sizeof(SharedMarkState);
-  MarkStats stats =
-      MarkFromRoots(index, roots, c.capture->threads(), c.interior_pointers, marks, state);
+  HelperTyping typing = PrepareTyping(c, index.size());
+  MarkStats stats;
+  pid_t helper = 0;
+  if (!MarkFromRoots(index, roots, c.capture->threads(), c.interior_pointers, marks, state, typing,
+                     &stats, &helper)) {
+    snprintf(header.error, sizeof(header.error), "the marking helper process died");
+    WriteAll(c.result_fd, &header, sizeof(header), 0);
+    _exit(3);
+  }
   HeapMarker marker(index, c.interior_pointers, marks);  // reads the final marks; edges
 
   MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
-  MmapVector<LeakedBlock> leaked;
-  for (uint32_t i = 0; i < blocks.size(); ++i) {
-    if (marker.marked(i)) continue;
-    leaked_index[i] = static_cast<uint32_t>(leaked.size());
-    leaked.push_back(blocks[i]);
-  }
-  MmapVector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t i = 0; i < blocks.size(); ++i) {
-    if (leaked_index[i] == UINT32_MAX) continue;
-    marker.ForEachReference(i, [&](uint32_t j) {
-      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
-    });
-  }
-  header.leaked_count = leaked.size();
-  header.edge_count = edges.size();
   header.live_blocks = blocks.size();
   header.live_bytes = live_bytes;
   header.root_ranges = roots.ranges().size();
   header.root_bytes = roots.total_bytes();
   header.heap_words = stats.heap_words;
   header.unreadable_pages = stats.unreadable_pages;
-  size_t blocks_bytes = leaked.size() * sizeof(LeakedBlock);
-  bool ok = WriteAll(c.result_fd, &header, sizeof(header), 0) &&
-            WriteAll(c.result_fd, leaked.data(), blocks_bytes, sizeof(header)) &&
-            WriteAll(c.result_fd, edges.data(), edges.size() * sizeof(edges[0]),
-                     static_cast<off_t>(sizeof(header) + blocks_bytes));
+  size_t count = CountUnmarked(marker, index.size());
+  // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
+  pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
+  bool ok = WriteLeaks(c.result_fd, blocks, marker, count, leaked_index, header);
   if (ok && c.readers != nullptr) {
-    TypedScan::WriteTo(c.types_fd, {index, marker, blocks, leaked_index, *c.readers, *c.mappings,
-                                    roots, c.capture->threads(), c.static_tls_size});
+    IdentifyOwnHalf(index, typing, helper);
+    TypedScan::WriteTo(c.types_fd,
+                       {index, marker, blocks, leaked_index, *c.readers, *c.mappings, roots,
+                        c.capture->threads(), c.static_tls_size, typing.identities});
+  } else {
+    AwaitHelper(helper);
   }
   _exit(ok ? 0 : 4);
 }
 
 int SnapshotEntry(void* context) {
   SnapshotMain(*static_cast<const ChildContext*>(context));
+}
+
+// Appends `count` Ts read from `fd` at `offset`: through a small buffer into reserved capacity, so
+// the vector's fresh pages are written once (resize would zero them first) and the memfd's pages
+// are never mapped here (a mapping would count them in this process's RSS).
+template <typename T>
+bool ReadArray(int fd, off_t offset, uint64_t count, std::vector<T>* out) {
+  constexpr size_t kChunk = (16u << 10) / sizeof(T);
+  if (count > (uint64_t{1} << 40) / sizeof(T)) return false;
+  out->clear();
+  out->reserve(count);
+  alignas(T) unsigned char buffer[kChunk * sizeof(T)];
+  while (out->size() < count) {
+    size_t want = std::min<uint64_t>(kChunk, count - out->size()) * sizeof(T);
+    if (pread(fd, buffer, want, offset) != static_cast<ssize_t>(want)) return false;
+    auto* first = reinterpret_cast<const T*>(buffer);
+    out->insert(out->end(), first, first + want / sizeof(T));
+    offset += static_cast<off_t>(want);
+  }
+  return true;
 }
 
 bool ReadResult(int fd, ScanResult* result) {
@@ -355,15 +486,10 @@ bool ReadResult(int fd, ScanResult* result) {
     result->error = std::string(header.error, strnlen(header.error, sizeof(header.error)));
     return false;
   }
-  result->leaked.resize(header.leaked_count);
-  result->edges.resize(header.edge_count);
   size_t blocks_bytes = header.leaked_count * sizeof(LeakedBlock);
-  size_t edges_bytes = header.edge_count * sizeof(result->edges[0]);
-  if (pread(fd, result->leaked.data(), blocks_bytes, sizeof(header)) !=
-          static_cast<ssize_t>(blocks_bytes) ||
-      pread(fd, result->edges.data(), edges_bytes,
-            static_cast<off_t>(sizeof(header) + blocks_bytes)) !=
-          static_cast<ssize_t>(edges_bytes)) {
+  if (!ReadArray(fd, sizeof(header), header.leaked_count, &result->leaked) ||
+      !ReadArray(fd, static_cast<off_t>(sizeof(header) + blocks_bytes), header.edge_count,
+                 &result->edges)) {
     result->error = "the snapshot process wrote a truncated result";
     return false;
   }

@@ -1,6 +1,7 @@
 // scanner/: a standard allocator whose memory comes straight from anonymous mmap (raw syscalls),
 // never from the host's malloc: the scanning side runs while other threads of the process are
-// stopped, possibly inside malloc with its locks held. Meant for a few large containers.
+// stopped, possibly inside malloc with its locks held. Meant for a few large containers. In a
+// process that activated a PagePool (the snapshot child), memory comes from and goes back to it.
 #pragma once
 
 #include <sys/mman.h>
@@ -9,6 +10,8 @@
 
 #include <cstddef>
 #include <new>
+
+#include "scanner/PagePool.h"
 
 namespace heapgraph::scanner {
 
@@ -23,12 +26,20 @@ class MmapAllocator {
 
   T* allocate(size_t n) {
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    if (PagePool* pool = PagePool::active()) {
+      void* p = pool->Take(n * sizeof(T));
+      if (p == nullptr) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
     long r = syscall(SYS_mmap, nullptr, n * sizeof(T), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (r < 0 && r > -4096) throw std::bad_alloc();
     return reinterpret_cast<T*>(r);
   }
-  void deallocate(T* p, size_t n) { syscall(SYS_munmap, p, n * sizeof(T)); }
+  void deallocate(T* p, size_t n) {
+    if (PagePool* pool = PagePool::active()) return pool->Give(p, n * sizeof(T));
+    syscall(SYS_munmap, p, n * sizeof(T));
+  }
 
   template <typename U>
   bool operator==(const MmapAllocator<U>&) const {

@@ -169,8 +169,14 @@ struct Typed {
 
 void Identify(const TypedScan::Input& in, Typed& t) {
   types::SnapshotMemory memory(in.index, in.readers.modules(), in.mappings);
-  Vector<types::TypeIdentity> identities(in.blocks.size());
-  in.readers.IdentifyAll(memory, identities);
+  Vector<types::TypeIdentity> own;
+  std::span<types::TypeIdentity> identities = in.identities;
+  if (identities.empty()) {
+    own.resize(in.blocks.size());
+    identities = own;
+    in.readers.IdentifyRange(memory, identities, 0, static_cast<uint32_t>(own.size()));
+  }
+  in.readers.IdentifyReferenced(memory, identities);
   t.typed_index.assign(in.blocks.size(), kNone);
   Vector<UntypedCategory> small(kSmallSizes), other;
   for (uint32_t b = 0; b < in.blocks.size(); ++b) {

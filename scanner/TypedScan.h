@@ -36,6 +36,9 @@ class TypedScan {
     const RootRanges& roots;
     std::span<const roots::ThreadInfo> threads;
     uint64_t static_tls_size;  // glibc's, TCB included; 0 if unknown (no root is then kTls)
+    // Empty: every block is identified here. Else one entry per block, each block's own identity
+    // already in it (ReaderSet::IdentifyRange, e.g. half by another process); completed here.
+    std::span<types::TypeIdentity> identities = {};
   };
 
   // Snapshot child: computes everything and writes it to `fd` from offset 0. False if writing

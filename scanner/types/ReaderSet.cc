@@ -1,5 +1,7 @@
 #include "scanner/types/ReaderSet.h"
 
+#include <algorithm>
+
 namespace heapgraph::scanner::types {
 namespace {
 
@@ -53,8 +55,19 @@ TypeIdentity ReaderSet::Identify(const SnapshotMemory& memory, uint32_t block) c
 
 void ReaderSet::IdentifyAll(const SnapshotMemory& memory,
                             std::span<TypeIdentity> identities) const {
+  IdentifyRange(memory, identities, 0, memory.block_count());
+  IdentifyReferenced(memory, identities);
+}
+
+void ReaderSet::IdentifyRange(const SnapshotMemory& memory, std::span<TypeIdentity> identities,
+                              uint32_t begin, uint32_t end) const {
+  end = static_cast<uint32_t>(std::min<uint64_t>({end, memory.block_count(), identities.size()}));
+  for (uint32_t b = begin; b < end; ++b) identities[b] = Identify(memory, b);
+}
+
+void ReaderSet::IdentifyReferenced(const SnapshotMemory& memory,
+                                   std::span<TypeIdentity> identities) const {
   uint32_t n = memory.block_count();
-  for (uint32_t b = 0; b < n && b < identities.size(); ++b) identities[b] = Identify(memory, b);
   for (size_t i = 0; i < readers_.size(); ++i) {
     if (active_[i] == 0 || !readers_[i]->wants_referenced()) continue;
     SpanSink sink(identities, static_cast<uint16_t>(i));

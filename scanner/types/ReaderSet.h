@@ -28,6 +28,12 @@ class ReaderSet {
   // Snapshot child: identities[b] for every live block b (untyped blocks get model kUntyped).
   // `identities` has memory.block_count() entries, zeroed. No allocation.
   void IdentifyAll(const SnapshotMemory& memory, std::span<TypeIdentity> identities) const;
+  // IdentifyAll in two steps: each block on its own (blocks [begin, end) only: independent of
+  // every other block, so two processes may identify halves of one shared array), then, once
+  // every block has its own identity, the blocks that identified ones reference.
+  void IdentifyRange(const SnapshotMemory& memory, std::span<TypeIdentity> identities,
+                     uint32_t begin, uint32_t end) const;
+  void IdentifyReferenced(const SnapshotMemory& memory, std::span<TypeIdentity> identities) const;
   // The same for one block (pass 2 only), for tests and single lookups.
   TypeIdentity Identify(const SnapshotMemory& memory, uint32_t block) const;
 

@@ -74,6 +74,37 @@ TEST(ReaderSetTest, FirstActiveReaderWins) {
   delete[] c;
 }
 
+// IdentifyRange over two halves (as the snapshot child and its marking helper split it) then
+// IdentifyReferenced gives what IdentifyAll gives, including a block typed by reference from the
+// other half; a range leaves blocks outside it alone.
+TEST(ReaderSetTest, RangesThenReferencedEqualIdentifyAll) {
+  std::vector<uint64_t*> objects;
+  std::vector<BlockRange> ranges;
+  for (int i = 0; i < 6; ++i) objects.push_back(new uint64_t[2]{i % 2 == 0 ? 7u : 5u, 0});
+  objects[0][1] = reinterpret_cast<uint64_t>(objects[5]);  // lower half types an upper block
+  objects[4][1] = reinterpret_cast<uint64_t>(objects[1]);  // and the other way round
+  for (uint64_t* o : objects) ranges.push_back(test::Range(o, 16));
+  test::Blocks blocks(ranges);
+  int describes = 0;
+  ReaderSet set;
+  set.Add(std::make_unique<TagReader>(7, true, &describes));
+  set.Prepare(std::move(blocks.modules));
+  SnapshotMemory memory(*blocks.index, set.modules());
+  std::vector<TypeIdentity> all(6), split(6);
+  set.IdentifyAll(memory, all);
+  TypeIdentity marker{99, 0, ObjectModel::kCxxPolymorphic};
+  split.assign(6, marker);
+  set.IdentifyRange(memory, split, 3, 6);
+  for (uint32_t b = 0; b < 3; ++b) EXPECT_EQ(split[b], marker) << b;  // outside the range
+  set.IdentifyRange(memory, split, 0, 3);
+  set.IdentifyReferenced(memory, split);
+  EXPECT_EQ(split, all);
+  EXPECT_EQ(all[blocks.Of(objects[5])].model, ObjectModel::kStdFunctor);
+  EXPECT_EQ(all[blocks.Of(objects[1])].model, ObjectModel::kStdFunctor);
+  EXPECT_FALSE(all[blocks.Of(objects[3])].typed());
+  for (uint64_t* o : objects) delete[] o;
+}
+
 struct Virtual {
   virtual ~Virtual() = default;
 };

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "scanner/MmapAllocator.h"
+#include "scanner/PagePool.h"
+
+namespace heapgraph::scanner {
+namespace {
+
+constexpr size_t kPage = PagePool::kPage;
+
+TEST(PagePoolTest, TakesFreshPagesWhenEmpty) {
+  PagePool pool;
+  auto* p = static_cast<uint8_t*>(pool.Take(3 * kPage + 1));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kPage, 0u);
+  for (size_t i = 0; i < 4 * kPage; ++i) ASSERT_EQ(p[i], 0) << i;  // fresh: zero, 4 pages usable
+  pool.Give(p, 3 * kPage + 1);
+  EXPECT_EQ(pool.kept_bytes(), 4 * kPage);
+}
+
+// The point of the pool: a given-back extent is handed out again as it is (already faulted in,
+// its old contents still there), not replaced by fresh zero-filled pages.
+TEST(PagePoolTest, ReusesGivenPagesWithTheirContents) {
+  PagePool pool;
+  auto* p = static_cast<uint8_t*>(pool.Take(8 * kPage));
+  std::memset(p, 0xab, 8 * kPage);
+  pool.Give(p, 8 * kPage);
+  auto* q = static_cast<uint8_t*>(pool.Take(2 * kPage));
+  EXPECT_EQ(q, p);  // the front of the extent
+  EXPECT_EQ(q[0], 0xab);
+  EXPECT_EQ(pool.kept_bytes(), 6 * kPage);
+  auto* r = static_cast<uint8_t*>(pool.Take(6 * kPage));
+  EXPECT_EQ(r, p + 2 * kPage);
+  EXPECT_EQ(r[6 * kPage - 1], 0xab);
+  EXPECT_EQ(pool.extent_count(), 0u);
+  pool.Give(q, 2 * kPage);
+  pool.Give(r, 6 * kPage);
+}
+
+TEST(PagePoolTest, TakesTheSmallestExtentLargeEnough) {
+  PagePool pool;
+  pool.Give(pool.Take(21 * kPage), 21 * kPage);  // carved in order below: no stray adjacency
+  void* big = pool.Take(16 * kPage);
+  void* guard = pool.Take(kPage);  // keeps the two extents apart
+  void* small = pool.Take(4 * kPage);
+  pool.Give(big, 16 * kPage);
+  pool.Give(small, 4 * kPage);
+  EXPECT_EQ(pool.Take(3 * kPage), small);
+  EXPECT_EQ(pool.Take(8 * kPage), big);
+  pool.Give(guard, kPage);
+}
+
+TEST(PagePoolTest, MergesAdjacentExtents) {
+  PagePool pool;
+  auto* p = static_cast<uint8_t*>(pool.Take(12 * kPage));
+  pool.Give(p, 12 * kPage);
+  void* a = pool.Take(4 * kPage);
+  void* b = pool.Take(4 * kPage);
+  void* c = pool.Take(4 * kPage);
+  EXPECT_EQ(pool.extent_count(), 0u);
+  pool.Give(a, 4 * kPage);
+  pool.Give(c, 4 * kPage);
+  EXPECT_EQ(pool.extent_count(), 2u);
+  pool.Give(b, 4 * kPage);  // bridges the two
+  EXPECT_EQ(pool.extent_count(), 1u);
+  EXPECT_EQ(pool.Take(12 * kPage), p);
+  pool.Give(p, 12 * kPage);
+}
+
+// Too large for any kept extent: the largest one is grown (mremap), its pages and contents kept.
+TEST(PagePoolTest, GrowsTheLargestExtentKeepingItsPages) {
+  PagePool pool;
+  pool.Give(pool.Take(7 * kPage), 7 * kPage);  // carved in order below: no stray adjacency
+  void* small = pool.Take(2 * kPage);
+  void* guard = pool.Take(kPage);  // keeps the two extents apart
+  auto* p = static_cast<uint8_t*>(pool.Take(4 * kPage));
+  std::memset(p, 0x5a, 4 * kPage);
+  pool.Give(small, 2 * kPage);
+  pool.Give(p, 4 * kPage);
+  auto* q = static_cast<uint8_t*>(pool.Take(64 * kPage));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q[0], 0x5a);
+  EXPECT_EQ(q[4 * kPage - 1], 0x5a);
+  EXPECT_EQ(q[4 * kPage], 0);  // the grown tail is fresh
+  q[64 * kPage - 1] = 1;
+  EXPECT_EQ(pool.kept_bytes(), 2 * kPage);  // the small one is still kept
+  pool.Give(q, 64 * kPage);
+  pool.Give(guard, kPage);
+}
+
+TEST(PagePoolTest, KeepsAtMostMaxExtentsDroppingTheSmallest) {
+  PagePool pool;
+  constexpr size_t kCount = PagePool::kMaxExtents + 1;
+  size_t all = 0;
+  for (size_t i = 0; i < kCount; ++i) all += (i + 1) * kPage;
+  // Carved from one mapping in order: extent i, then a one-page gap that is never given back, so
+  // that no two given extents are adjacent (separate mmaps may be).
+  pool.Give(pool.Take(all + kCount * kPage), all + kCount * kPage);
+  std::vector<void*> taken;
+  for (size_t i = 0; i < kCount; ++i) {
+    taken.push_back(pool.Take((i + 1) * kPage));
+    pool.Take(kPage);
+  }
+  ASSERT_EQ(pool.extent_count(), 0u);
+  for (size_t i = 0; i < kCount; ++i) pool.Give(taken[i], (i + 1) * kPage);
+  EXPECT_EQ(pool.extent_count(), PagePool::kMaxExtents);
+  EXPECT_EQ(pool.kept_bytes(), all - kPage);  // the one-page extent went
+}
+
+TEST(PagePoolTest, TrimUnmapsTheTailsOfTheLargestExtents) {
+  PagePool pool;
+  pool.Give(pool.Take(14 * kPage), 14 * kPage);  // carved in order below: no stray adjacency
+  auto* big = static_cast<uint8_t*>(pool.Take(10 * kPage));
+  void* guard = pool.Take(kPage);
+  void* small = pool.Take(3 * kPage);
+  std::memset(big, 1, 10 * kPage);
+  pool.Give(big, 10 * kPage);
+  pool.Give(small, 3 * kPage);
+  pool.Trim(5 * kPage + 1);  // rounds up to 6 pages: 7 come off the 10-page extent
+  EXPECT_EQ(pool.kept_bytes(), 6 * kPage);
+  EXPECT_EQ(pool.extent_count(), 2u);
+  EXPECT_EQ(pool.Take(3 * kPage), big);  // its front is still there, contents and all
+  EXPECT_EQ(big[3 * kPage - 1], 1);
+  pool.Trim(0);
+  EXPECT_EQ(pool.kept_bytes(), 0u);
+  EXPECT_EQ(pool.extent_count(), 0u);
+  pool.Give(big, 3 * kPage);
+  pool.Give(guard, kPage);
+}
+
+// MmapAllocator's containers take from and give to the active pool: a vector freed and another
+// made after it lands on the same, already written, pages.
+TEST(PagePoolTest, MmapAllocatorUsesTheActivePool) {
+  using Vec = std::vector<uint64_t, MmapAllocator<uint64_t>>;
+  PagePool pool;
+  PagePool::Activate(&pool);
+  const uint64_t* first;
+  {
+    Vec v(100000, 7);
+    first = v.data();
+  }
+  EXPECT_GE(pool.kept_bytes(), 100000 * sizeof(uint64_t));
+  Vec w;
+  w.reserve(50000);
+  EXPECT_EQ(w.data(), first);
+  w.assign(50000, 9);
+  EXPECT_EQ(w[49999], 9u);
+  PagePool::Activate(nullptr);
+  Vec plain(10, 1);  // plain mmap again; `w` is unmapped when it goes
+  EXPECT_EQ(plain[9], 1u);
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner
