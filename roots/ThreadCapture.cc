@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "heap/UnwinderMappings.h"
 #include "roots/RawSyscall.h"
 #include "roots/SelfRegisters.h"
 #include "roots/VectorState.h"
@@ -72,6 +74,8 @@ struct ThreadCapture::HelperState {
   ThreadCapture::SnapshotBody snapshot_body = nullptr;
   void* snapshot_argument = nullptr;
   long snapshot_pid = 0;
+  // Ranges the snapshot does not get (MADV_DONTFORK around the helper's clone); may be null.
+  const UnwinderMappings* not_copied = nullptr;
   uint64_t caller_signal_mask = 0;  // the snapshot's mask (the helper blocks asynchronous signals)
 
   // The first failure, claimed through `failed`; the caller turns it into a message once the
@@ -85,6 +89,7 @@ struct ThreadCapture::HelperState {
   int64_t seize_started_ns = 0;  // before the first PTRACE_SEIZE
   int64_t attached_ns = 0;       // every thread stopped and recorded
   int64_t cloned_ns = 0;         // the snapshot process cloned (0: none)
+  int64_t advice_ns = 0;         // of the clone step: the MADV_DONTFORK and MADV_DOFORK calls
   int64_t detaching_ns = 0;      // before the first PTRACE_DETACH
   int64_t released_ns = 0;       // after the last PTRACE_DETACH
 };
@@ -337,17 +342,33 @@ void RunSnapshot(ThreadCapture::SnapshotBody body, void* argument) {
   for (;;) RawSyscall::Call(SYS_exit_group, status);
 }
 
+// Marks (MADV_DONTFORK) or unmarks (MADV_DOFORK) every range of s->not_copied. Invariant: the
+// registry cannot change in between (every thread that could map or unmap is stopped, the caller
+// waits for the helper), so DOFORK undoes exactly what DONTFORK did. Failures are ignored: a
+// range the call could not mark is merely copied.
+void AdviseNotCopied(const State* s, int advice) {
+  if (s->not_copied == nullptr) return;
+  s->not_copied->ForEach([advice](uint64_t begin, uint64_t end) {
+    RawSyscall::Call(SYS_madvise, static_cast<long>(begin), static_cast<long>(end - begin), advice);
+  });
+}
+
 // The snapshot process, cloned while every thread is stopped. Invariant: without CLONE_VM the
 // child owns a copy of the whole address space, so it may run on (its copy of) this helper stack
 // and write anywhere without touching the parent; CLONE_PARENT makes the calling thread its
 // parent (the helper exits before the snapshot is reaped), and it inherits the helper's exit
 // signal, 0. The child keeps the helper's registers, hence the calling thread's TLS.
 bool CloneSnapshot(State* s) {
+  AdviseNotCopied(s, MADV_DONTFORK);
+  const int64_t advised = RawSyscall::MonotonicNs();
   const long pid = RawSyscall::CloneProcess(CLONE_PARENT);
   if (pid == 0) {
     RawSyscall::SetSignalMask(&s->caller_signal_mask);
     RunSnapshot(s->snapshot_body, s->snapshot_argument);
   }
+  const int64_t cloned = RawSyscall::MonotonicNs();
+  AdviseNotCopied(s, MADV_DOFORK);  // before any thread runs again, the clone failed or not
+  s->advice_ns = advised - s->attached_ns + RawSyscall::MonotonicNs() - cloned;
   s->snapshot_pid = pid;
   s->cloned_ns = RawSyscall::MonotonicNs();
   return pid > 0;
@@ -445,6 +466,7 @@ bool ThreadCapture::Prepare() {
   state_->after_seize_argument = options_.after_seize_argument;
   state_->snapshot_body = snapshot_body_;
   state_->snapshot_argument = snapshot_argument_;
+  state_->not_copied = not_copied_;
   sigset_t mask;
   pthread_sigmask(SIG_BLOCK, nullptr, &mask);
   std::memcpy(&state_->caller_signal_mask, &mask, sizeof(state_->caller_signal_mask));
@@ -518,6 +540,7 @@ void ThreadCapture::JoinHelper() {
   stats_.threads_stopped_ms = ms(s.seize_started_ns, s.released_ns);
   stats_.attach_ms = ms(s.seize_started_ns, s.attached_ns);
   stats_.snapshot_clone_ms = s.cloned_ns != 0 ? ms(s.attached_ns, s.cloned_ns) : 0;
+  stats_.not_copied_advice_ms = static_cast<double>(s.advice_ns) / 1e6;
   stats_.detach_ms = ms(s.detaching_ns, s.released_ns);
   RestoreDumpable();
 }
@@ -607,12 +630,15 @@ std::array<std::pair<uint64_t, uint64_t>, 7> ThreadCapture::BufferRanges() const
           second_ ? second_->StackRange() : kNone};
 }
 
-pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument) {
+pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
+                                       const UnwinderMappings* not_copied) {
   snapshot_body_ = body;
   snapshot_argument_ = argument;
+  not_copied_ = not_copied;
   const bool stopped = StopAll();
   snapshot_body_ = nullptr;
   snapshot_argument_ = nullptr;
+  not_copied_ = nullptr;
   if (!stopped) return 0;
   if (!stopped_) return static_cast<pid_t>(state_->snapshot_pid);  // the helper did it all
   const pid_t pid = CloneFromCaller(body, argument);

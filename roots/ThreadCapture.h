@@ -35,6 +35,11 @@
 // it writes, its stack included, lands in its private copy, never in this process. If the helper's
 // clone fails or the signal fallback holds the world, the calling thread clones itself while the
 // world is stopped and then releases it.
+// `not_copied` (heap/UnwinderMappings.h: memory the snapshot never reads, e.g. libunwind's
+// per-thread caches) is left out of the helper's clone: the helper marks every registered range
+// MADV_DONTFORK right before the clone and MADV_DOFORK right after it, before any thread runs
+// again (a fork() of the program later copies them as usual). The snapshot's /proc/self/maps then
+// lacks them. The caller's fallback clone copies them.
 //
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
 // hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
@@ -57,6 +62,10 @@
 #include "roots/PtracerThread.h"
 #include "roots/SignalSuspender.h"
 #include "roots/ThreadInfo.h"
+
+namespace heapgraph {
+class UnwinderMappings;
+}
 
 namespace heapgraph::roots {
 
@@ -108,7 +117,9 @@ class ThreadCapture {
   // as captured, every thread's memory as it was while stopped), ReleaseAll() (see above). Returns
   // the snapshot's pid; 0 if the world could not be stopped (error()); -errno if it was stopped and
   // released but no snapshot process could be created. Same rules as StopAll() for the caller.
-  pid_t CloneStoppedWorld(SnapshotBody body, void* argument);
+  // `not_copied` (optional): memory the snapshot never reads, left out of its copy (see above).
+  pid_t CloneStoppedWorld(SnapshotBody body, void* argument,
+                          const UnwinderMappings* not_copied = nullptr);
 
   bool stopped() const { return stopped_; }
   std::span<const ThreadInfo> threads() const;
@@ -131,6 +142,7 @@ class ThreadCapture {
     double threads_stopped_ms = 0;
     double attach_ms = 0;
     double snapshot_clone_ms = 0;
+    double not_copied_advice_ms = 0;  // of snapshot_clone_ms: marking and unmarking not_copied
     double detach_ms = 0;
   };
   Stats stats() const { return stats_; }
@@ -169,6 +181,7 @@ class ThreadCapture {
   bool stopped_ = false;
   SnapshotBody snapshot_body_ = nullptr;  // set for the duration of CloneStoppedWorld()
   void* snapshot_argument_ = nullptr;
+  const UnwinderMappings* not_copied_ = nullptr;
   int saved_dumpable_ = -1;
   Method method_used_ = Method::kPtrace;
   Stats stats_;

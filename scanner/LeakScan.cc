@@ -661,8 +661,9 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
   // The world is stopped for the capture and the snapshot's clone only (by the ptrace helper
-  // when it can); the snapshot process runs SnapshotMain on a copy of the stopped world.
-  const pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotEntry, &context);
+  // when it can); the snapshot process runs SnapshotMain on a copy of the stopped world, without
+  // libunwind's caches (never roots: the helper leaves them out of its clone).
+  const pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotEntry, &context, context.view.unwinder);
   if (pid == 0) {
     end();
     result.error = "cannot stop the threads: " + prep.capture.error();

@@ -5,20 +5,24 @@
 //               4,096-byte block referenced only from its stack. The main thread leaks 25 blocks
 //               of 4,242 bytes, and keeps blocks of 4,343 bytes referenced only from memory it
 //               mapped itself: with mmap() on the main thread, with mmap() on a worker thread
-//               (after its first allocation), and with syscall(SYS_mmap).
+//               (after its first allocation), and with syscall(SYS_mmap). After the check a
+//               fork() child allocates and reads every cache (the scan's snapshot lacked them;
+//               a fork child must not): forked=1 if it exited 0.
 //   reuse       a thread allocates, then exits: libunwind unmaps its cache (a pthread key
 //               destructor). Its ranges must leave the registry. The main thread then maps its own
 //               memory at the cache's old address (MAP_FIXED_NOREPLACE) and keeps a 4,343-byte
 //               block referenced only from there.
 // Runs scanner::RunLeakScan and prints one line:
 //   ok=1 leaked=<4,242-byte leaks> kept_leaked=<4,096 or 4,343-byte blocks reported>
-//   unwinder_ranges=<n> unwinder_bytes=<b> root_bytes=<b> [forgotten=<0|1> reused=<0|1>]
+//   unwinder_ranges=<n> unwinder_bytes=<b> root_bytes=<b> [forked=<0|1>] [forgotten=<0|1>
+//   reused=<0|1>]
 // (all on one line)
 // (exits 1 with ok=0 error=<...> when the scan failed, 64 on a bad argument).
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -90,6 +94,24 @@ extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
   g_sink = nullptr;
 }
 
+// After a check the caches are copied into a fork() child again (the scan leaves them out of
+// its snapshot only): the child allocates (heapgraph unwinds through this thread's cache) and
+// reads every cache. True if the child exited 0.
+bool ForkChildUsesCaches(const std::vector<Range>& unwinder) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    void* volatile p = malloc(kLeakSize);
+    free(p);
+    uint64_t sum = 0;
+    for (const Range& r : unwinder) sum += *reinterpret_cast<const volatile uint8_t*>(r.begin);
+    g_sink = reinterpret_cast<void*>(sum);
+    _exit(0);
+  }
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
 int g_started = 0;
@@ -158,10 +180,13 @@ int Threads(int count) {
   LeakBlocks(kLeaks);
   std::vector<Range> unwinder = UnwinderRanges();
   heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan({});
+  const bool forked = ForkChildUsesCaches(unwinder);
   Release();
   for (pthread_t t : threads) pthread_join(t, nullptr);
   bool mapped = g_mapped[0] != nullptr && g_mapped[1] != nullptr && g_mapped[2] != nullptr;
-  return Report(result, unwinder, mapped ? "" : " mapped=0");
+  return Report(result, unwinder,
+                forked ? (mapped ? " forked=1" : " forked=1 mapped=0")
+                       : (mapped ? " forked=0" : " forked=0 mapped=0"));
 }
 
 int Reuse() {

@@ -2,6 +2,7 @@
 #include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -9,12 +10,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "heap/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/RawSyscall.h"
 #include "roots/TaskList.h"
@@ -621,6 +625,65 @@ TEST_F(ThreadCaptureTest, SnapshotRunsWithTheCallersSignalMask) {
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   ASSERT_GT(pid, 0) << capture.error();
   EXPECT_EQ(ReapSnapshot(pid), 0);
+}
+
+// ---- CloneStoppedWorld(body, argument, not_copied): ranges left out of the snapshot only. ----
+
+struct NotCopiedCheck {
+  const uint8_t* pages;  // three pages of 0x5a; the middle one is not copied
+};
+
+// 0 if the snapshot has the outer pages (contents intact) and lacks the middle one.
+int CheckNotCopied(void* argument) {
+  const auto* c = static_cast<const NotCopiedCheck*>(argument);
+  const long page = sysconf(_SC_PAGESIZE);
+  unsigned char residency = 0;
+  for (int i : {0, 2}) {
+    if (c->pages[i * page] != 0x5a || c->pages[(i + 1) * page - 1] != 0x5a) return 1;
+  }
+  void* middle = const_cast<uint8_t*>(c->pages + page);
+  return mincore(middle, static_cast<size_t>(page), &residency) == -1 && errno == ENOMEM ? 0 : 2;
+}
+
+// 0 if a fork() child reads the middle page intact.
+int ForkChildReadsMiddlePage(const uint8_t* pages, long page) {
+  const pid_t child = fork();
+  if (child == 0) _exit(pages[page] == 0x5a && pages[2 * page - 1] == 0x5a ? 0 : 1);
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// The ptrace helper marks the given ranges MADV_DONTFORK around its clone only (one helper or
+// two): the snapshot lacks them, a fork() of the program afterwards copies them again.
+TEST_F(ThreadCaptureTest, SnapshotLacksNotCopiedRangesAndLaterForksHaveThem) {
+  ASSERT_TRUE(magic_.Start(4, 4));
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mapped = mmap(nullptr, 3 * static_cast<size_t>(page), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* pages = static_cast<uint8_t*>(mapped);
+  std::memset(pages, 0x5a, 3 * static_cast<size_t>(page));
+  auto not_copied = std::make_unique<UnwinderMappings>();
+  const auto middle = reinterpret_cast<uint64_t>(pages + page);
+  ASSERT_TRUE(not_copied->Add(middle, middle + static_cast<uint64_t>(page)));
+  NotCopiedCheck check{pages};
+  for (int helpers : {1, 2}) {
+    ThreadCapture::Options options;
+    options.method = ThreadCapture::Method::kPtrace;
+    options.helpers = helpers;
+    ThreadCapture capture(options);
+    const pid_t pid = capture.CloneStoppedWorld(&CheckNotCopied, &check, not_copied.get());
+    ASSERT_GT(pid, 0) << pid << " " << capture.error();
+    EXPECT_EQ(ReapSnapshot(pid), 0) << helpers << " helper(s)";
+    EXPECT_EQ(ForkChildReadsMiddlePage(pages, page), 0) << helpers << " helper(s)";
+  }
+  // Without the ranges the snapshot has every page.
+  ThreadCapture capture;
+  const pid_t pid = capture.CloneStoppedWorld(&CheckNotCopied, &check);
+  ASSERT_GT(pid, 0) << capture.error();
+  EXPECT_EQ(ReapSnapshot(pid), 2);
+  munmap(mapped, 3 * static_cast<size_t>(page));
 }
 
 // In a child process without CAP_SYS_PTRACE and not dumpable, ptrace is denied: kPtrace fails
