@@ -143,7 +143,7 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
 }
 
 bool SymbolizesWhileMarking() {
-  return AvailableCpus() > 2;
+  return AvailableCpus() >= 2;
 }
 
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
