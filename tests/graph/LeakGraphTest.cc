@@ -286,7 +286,7 @@ TEST(LeakGraphTest, BlocksWithoutEdgesMatchTheStraightforwardComputation) {
   }
   ExpectSameAsReference(blocks, {});
   std::vector<scanner::LeakedBlock> scanned = ScannerBlocks(blocks);
-  LeakGraph g(std::span(scanned), {});
+  LeakGraph g(std::span<const scanner::LeakedBlock>(scanned), Edges{});
   for (uint32_t v = 0; v < blocks.size(); ++v) {
     EXPECT_EQ(g.component(v), v);
     EXPECT_EQ(g.retained_bytes(v), blocks[v].size);
