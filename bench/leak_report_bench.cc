@@ -79,11 +79,7 @@ void Run(const char* name, const scanner::ScanResult& scan, const std::string& d
     RecordingReader reader(dir);
     report::Symbolizer symbolizer;
     double t0 = Now();
-    std::vector<graph::LeakedBlock> blocks(scan.leaked.size());
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      blocks[i] = {scan.leaked[i].address, scan.leaked[i].size, scan.leaked[i].seq};
-    }
-    graph::LeakGraph graph(std::move(blocks), scan.edges);
+    graph::LeakGraph graph(scan.leaked, scan.edges);  // as RunLeakCheck: the blocks in place
     double t1 = Now();
     report::LeakReport report = report::BuildLeakReport(scan, graph, reader, symbolizer);
     double t2 = Now();

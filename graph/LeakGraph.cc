@@ -50,10 +50,20 @@ struct LeakGraph::Linked {
 };
 
 LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
-    : blocks_(std::move(blocks)) {
-  component_.assign(blocks_.size(), 0);
-  direct_.assign(blocks_.size(), 0);
-  idom_.assign(blocks_.size(), kNone);
+    : owned_(std::move(blocks)) {
+  Build(edges);
+}
+
+LeakGraph::LeakGraph(std::span<const scanner::LeakedBlock> blocks, const Edges& edges)
+    : scanned_(blocks), in_place_(true) {
+  Build(edges);
+}
+
+void LeakGraph::Build(const Edges& edges) {
+  if (edges.empty()) return;  // every vertex isolated: no per-vertex arrays (see component())
+  component_.assign(BlockCount(), 0);
+  direct_.assign(BlockCount(), 0);
+  idom_.assign(BlockCount(), kNone);
   Linked linked = LinkVertices(edges);
   FindComponents(linked);
   ComputeDominators(linked);
@@ -81,12 +91,12 @@ const std::vector<LeakRoot>& LeakGraph::roots() const {
 // bytes every key shares; each root is then built or moved once, in its final place.
 void LeakGraph::OrderRoots() const {
   std::vector<std::pair<uint64_t, uint32_t>> items;
-  items.reserve(linked_roots_.size() + blocks_.size() - linked_vertices_);
+  items.reserve(linked_roots_.size() + BlockCount() - linked_vertices_);
   std::vector<uint8_t> seen(linked_components_, 0);  // the component's smallest vertex was passed
-  for (uint32_t v = 0; v < blocks_.size(); ++v) {
-    uint32_t c = component_[v];
+  for (uint32_t v = 0; v < BlockCount(); ++v) {
+    uint32_t c = component(v);
     if (c >= linked_components_) {
-      items.emplace_back(~blocks_[v].size, v);
+      items.emplace_back(~Size(v), v);
       continue;
     }
     if (root_of_[c] != kNone && seen[c] == 0) {
@@ -99,10 +109,10 @@ void LeakGraph::OrderRoots() const {
   members_.reserve(items.size() - linked_roots_.size() + linked_vertices_);
   for (auto [key, v] : items) {
     auto first = static_cast<uint32_t>(members_.size());
-    uint32_t c = component_[v];
+    uint32_t c = component(v);
     if (c >= linked_components_) {
       // No edges: the root dominates only itself.
-      roots_.push_back({v, first, 1, false, blocks_[v].size, 1});
+      roots_.push_back({v, first, 1, false, Size(v), 1});
       members_.push_back(v);
     } else {
       uint32_t r = root_of_[c];
@@ -131,9 +141,9 @@ void LeakGraph::RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items) {
 
 LeakGraph::Linked LeakGraph::LinkVertices(const Edges& edges) const {
   Linked linked;
-  linked.local.assign(blocks_.size(), kNone);
+  linked.local.assign(BlockCount(), kNone);
   for (auto [from, to] : edges) linked.local[from] = linked.local[to] = 0;
-  for (uint32_t v = 0; v < blocks_.size(); ++v) {
+  for (uint32_t v = 0; v < BlockCount(); ++v) {
     if (linked.local[v] == kNone) continue;
     linked.local[v] = static_cast<uint32_t>(linked.global.size());
     linked.global.push_back(v);
@@ -144,8 +154,8 @@ LeakGraph::Linked LeakGraph::LinkVertices(const Edges& edges) const {
 }
 
 bool LeakGraph::Earlier(uint32_t a, uint32_t b) const {
-  if (blocks_[a].sequence != blocks_[b].sequence) return blocks_[a].sequence < blocks_[b].sequence;
-  return blocks_[a].address < blocks_[b].address;
+  if (Sequence(a) != Sequence(b)) return Sequence(a) < Sequence(b);
+  return Address(a) < Address(b);
 }
 
 // Strongly connected components of the linked vertices (Boost), then one root per linked source
@@ -170,7 +180,7 @@ void LeakGraph::FindComponents(Linked& linked) {
   }
   // Isolated vertices are numbered after the linked components.
   uint32_t next_isolated = static_cast<uint32_t>(count);
-  for (uint32_t v = 0; v < blocks_.size(); ++v) {
+  for (uint32_t v = 0; v < BlockCount(); ++v) {
     uint32_t l = linked.local[v];
     component_[v] = l == kNone ? next_isolated++ : linked.component[l];
     if (l == kNone) direct_[v] = 1;
@@ -191,7 +201,7 @@ std::vector<uint32_t> LeakGraph::Globals(const Linked& linked, const Lists& memb
     vertices.push_back(linked.global[*l]);
   }
   std::sort(vertices.begin(), vertices.end(),
-            [this](uint32_t a, uint32_t b) { return blocks_[a].address < blocks_[b].address; });
+            [this](uint32_t a, uint32_t b) { return Address(a) < Address(b); });
   return vertices;
 }
 
@@ -264,7 +274,7 @@ void LeakGraph::SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& 
   }
   for (size_t i = order.size(); i-- > 1;) {
     uint32_t l = order[i];
-    bytes[l] += blocks_[linked.global[l]].size;
+    bytes[l] += Size(linked.global[l]);
     count[l] += 1;
     bytes[parent[l]] += bytes[l];
     count[parent[l]] += count[l];

@@ -6,13 +6,16 @@
 // retained size is the size of its subtree in the dominator tree (Lengauer-Tarjan) rooted at a
 // virtual vertex linked to every representative, so a block reachable from two leak roots is
 // counted for neither. Blocks without any reference (most of a typical leak set) skip Boost:
-// each is an acyclic source component of its own. May include heap/, roots/ and scanner/.
+// each is an acyclic source component of its own; with no reference at all the graph keeps no
+// per-vertex array. May include heap/, roots/ and scanner/.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "scanner/ScanResult.h"
 
 namespace heapgraph::graph {
 
@@ -38,6 +41,9 @@ class LeakGraph {
   // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
   LeakGraph(std::vector<LeakedBlock> blocks,
             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+  // Reads the scanner's blocks in place (sequence = seq): `blocks` must outlive the graph.
+  LeakGraph(std::span<const scanner::LeakedBlock> blocks,
+            const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
   // Largest retained first. Built on the first call (one LeakRoot per isolated block, so a report
   // that only needs retained_bytes() never pays for them); not thread-safe until then.
@@ -46,24 +52,33 @@ class LeakGraph {
   std::span<const uint32_t> members(const LeakRoot& root) const {
     return {members_.data() + root.first_member, root.member_count};
   }
-  bool is_direct(uint32_t v) const { return direct_[v] != 0; }
+  bool is_direct(uint32_t v) const { return linked_vertices_ == 0 || direct_[v] != 0; }
   // The retained bytes of v's root when v is direct (its representative), else 0.
   uint64_t retained_bytes(uint32_t v) const {
+    if (linked_vertices_ == 0) return Size(v);  // no edges: every block retains only itself
     if (direct_[v] == 0) return 0;
     uint32_t c = component_[v];
-    if (c >= linked_components_) return blocks_[v].size;  // isolated: retains only itself
+    if (c >= linked_components_) return Size(v);  // isolated: retains only itself
     return linked_roots_[root_of_[c]].retained_bytes;
   }
-  uint32_t component(uint32_t v) const { return component_[v]; }
+  uint32_t component(uint32_t v) const { return linked_vertices_ == 0 ? v : component_[v]; }
   // Members of every cyclic component (sources or not), each list in address order.
   const std::vector<std::vector<uint32_t>>& cycles() const { return cycles_; }
   // The dominator of v (UINT32_MAX for representatives, which hang off the virtual root).
-  uint32_t immediate_dominator(uint32_t v) const { return idom_[v]; }
+  uint32_t immediate_dominator(uint32_t v) const {
+    return linked_vertices_ == 0 ? UINT32_MAX : idom_[v];
+  }
 
  private:
   struct Linked;  // the vertices with edges, renumbered compactly (LeakGraph.cc)
   struct Lists;
 
+  void Build(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+  // Vertex v's block, from whichever array the graph was built over.
+  size_t BlockCount() const { return in_place_ ? scanned_.size() : owned_.size(); }
+  uint64_t Size(uint32_t v) const { return in_place_ ? scanned_[v].size : owned_[v].size; }
+  uint64_t Address(uint32_t v) const { return in_place_ ? scanned_[v].address : owned_[v].address; }
+  uint64_t Sequence(uint32_t v) const { return in_place_ ? scanned_[v].seq : owned_[v].sequence; }
   Linked LinkVertices(const std::vector<std::pair<uint32_t, uint32_t>>& edges) const;
   bool Earlier(uint32_t a, uint32_t b) const;  // allocated first: sequence, then address
   void FindComponents(Linked& linked);
@@ -77,7 +92,11 @@ class LeakGraph {
   void SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& parent,
                     std::vector<uint64_t>& bytes, std::vector<uint64_t>& count) const;
 
-  std::vector<LeakedBlock> blocks_;
+  std::vector<LeakedBlock> owned_;
+  std::span<const scanner::LeakedBlock> scanned_;
+  bool in_place_ = false;
+  // Per vertex; left empty when there are no edges (linked_vertices_ == 0): then every vertex is
+  // its own component, direct, without a dominator.
   std::vector<uint32_t> component_;
   std::vector<uint8_t> direct_;
   std::vector<uint32_t> idom_;

@@ -33,13 +33,6 @@ int AvailableCpus() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-graph::LeakGraph BuildGraph(const scanner::ScanResult& scan) {
-  std::vector<graph::LeakedBlock> blocks;
-  blocks.reserve(scan.leaked.size());
-  for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
-  return graph::LeakGraph(std::move(blocks), scan.edges);
-}
-
 // Writes `text` to `path` ("-" = stderr); false with a one-line error on failure.
 bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
   if (path == "-") {
@@ -98,7 +91,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
     if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
-    graph::LeakGraph graph = BuildGraph(scan);
+    graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
     const RecordingReader& reader = warmup.Reader(scan.recording_dir);
     Symbolizer& symbolizer = warmup.symbolizer();
     TypedAnalysis typed(scan, symbolizer);

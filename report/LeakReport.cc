@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -27,6 +28,21 @@ struct Group {
   // TypeKey()s whose type is already in `types` (at most kMaxTypeKeys): blocks with one of these
   // keys skip CategoryName, so a group formats its type about once, not once per block.
   std::vector<uint64_t> type_keys;
+};
+
+// What the pass over the blocks adds up per group, kept apart from the Groups in one compact
+// array: a pass over millions of blocks then touches about one line per block, not a Group's
+// three and its vectors' heap blocks. Folded into the Group's record after the pass.
+struct Tally {
+  uint64_t size = 0;
+  uint64_t count = 0;
+  uint64_t retained_bytes = 0;
+  uint64_t block_size = 0;                                    // the last block's
+  std::array<uint64_t, LeakReport::kMaxExamples> examples{};  // the lowest, ascending
+  uint32_t example_count = 0;
+  bool uniform_size = true;
+  bool key_known = false;  // `known_key` is one of the Group's type_keys
+  uint64_t known_key = 0;
 };
 
 std::string BlockType(const scanner::LeakedBlock& block) {
@@ -55,19 +71,26 @@ Adjacency BuildAdjacency(const scanner::ScanResult& result) {
   return out;
 }
 
-void AddExample(std::vector<uint64_t>& examples, uint64_t address) {
-  auto at = std::lower_bound(examples.begin(), examples.end(), address);
-  if (examples.size() == LeakReport::kMaxExamples && at == examples.end()) return;
-  examples.insert(at, address);
-  if (examples.size() > LeakReport::kMaxExamples) examples.pop_back();
+// Keeps the kMaxExamples lowest addresses, ascending.
+void AddExample(Tally& t, uint64_t address) {
+  constexpr size_t kMax = LeakReport::kMaxExamples;
+  if (t.example_count == kMax && t.examples[kMax - 1] < address) return;
+  size_t i = t.example_count < kMax ? t.example_count++ : kMax - 1;  // the last one drops out
+  for (; i > 0 && t.examples[i - 1] >= address; --i) t.examples[i] = t.examples[i - 1];
+  t.examples[i] = address;
 }
 
-void AddType(Group& group, const scanner::LeakedBlock& block, const std::string* typed) {
+void AddType(Group& group, Tally& tally, const scanner::LeakedBlock& block,
+             const std::string* typed) {
   if (group.more_types) return;  // the joined type can no longer change
   bool has_type = typed != nullptr && !typed->empty();
   uint64_t key = TypeKey(block);
   auto& keys = group.type_keys;
-  if (!has_type && std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  if (!has_type && std::find(keys.begin(), keys.end(), key) != keys.end()) {
+    tally.key_known = true;
+    tally.known_key = key;
+    return;
+  }
   std::string type = has_type ? *typed : BlockType(block);
   if (std::find(group.types.begin(), group.types.end(), type) == group.types.end()) {
     if (group.types.size() == kMaxListedTypes) {
@@ -79,16 +102,28 @@ void AddType(Group& group, const scanner::LeakedBlock& block, const std::string*
   if (!has_type && keys.size() < kMaxTypeKeys) keys.push_back(key);
 }
 
-void AddBlock(Group& group, const scanner::LeakedBlock& block, uint64_t retained,
+void AddBlock(Group& group, Tally& t, const scanner::LeakedBlock& block, uint64_t retained,
               const std::string* typed) {
+  if (t.count > 0 && block.size != t.block_size) t.uniform_size = false;
+  t.block_size = block.size;
+  t.size += block.size;
+  t.count += 1;
+  t.retained_bytes += retained;
+  AddExample(t, block.address);
+  bool has_type = typed != nullptr && !typed->empty();
+  if (!has_type && t.key_known && t.known_key == TypeKey(block)) return;  // AddType: no change
+  AddType(group, t, block, typed);
+}
+
+// The tally's sums into the group's record.
+void Fold(Group& group, const Tally& t) {
   LeakRecord& r = group.record;
-  if (r.count > 0 && block.size != r.block_size) group.uniform_size = false;
-  r.block_size = block.size;
-  r.size += block.size;
-  r.count += 1;
-  r.retained_bytes += retained;
-  AddExample(r.examples, block.address);
-  AddType(group, block, typed);
+  r.size = t.size;
+  r.count = t.count;
+  r.retained_bytes = t.retained_bytes;
+  r.block_size = t.block_size;
+  r.examples.assign(t.examples.begin(), t.examples.begin() + t.example_count);
+  group.uniform_size = t.uniform_size;
 }
 
 // "A" when every block has type A; otherwise "A, B, C" or "A, B, C, ..." (more than three).
@@ -165,6 +200,7 @@ class GroupIndex {
 std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                                  GroupIndex& index, const std::vector<std::string>* types) {
   std::vector<Group> groups;
+  std::vector<Tally> tallies;
   for (uint32_t v = 0; v < result.leaked.size(); ++v) {
     const scanner::LeakedBlock& block = result.leaked[v];
     LeakKind kind = graph.is_direct(v) ? LeakKind::kDirect : LeakKind::kIndirect;
@@ -173,10 +209,12 @@ std::vector<Group> CollectGroups(const scanner::ScanResult& result, const graph:
       groups.emplace_back();
       groups.back().record.kind = kind;
       groups.back().record.stack_id = block.stack;
+      tallies.emplace_back();
     }
-    AddBlock(groups[group], block, graph.retained_bytes(v),
+    AddBlock(groups[group], tallies[group], block, graph.retained_bytes(v),
              types != nullptr && v < types->size() ? &(*types)[v] : nullptr);
   }
+  for (size_t g = 0; g < groups.size(); ++g) Fold(groups[g], tallies[g]);
   return groups;
 }
 

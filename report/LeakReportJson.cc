@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace heapgraph::report {
 namespace {
@@ -236,8 +237,35 @@ void AppendFrame(std::string& out, const ReportFrame& f, int indent) {
   out += '}';
 }
 
+// Each distinct frame's text as an element of a record's "stack" (indent 8), formatted once:
+// records share their frames (FrameList), and 4,000 records of 9 frames hold far fewer distinct
+// ones. Keyed by the frame's address, valid while the report is.
+class FrameTexts {
+ public:
+  const std::string& Of(const ReportFrame& f) {
+    auto [it, inserted] = texts_.try_emplace(&f);
+    if (inserted) AppendFrame(it->second, f, 8);
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const ReportFrame*, std::string> texts_;
+};
+
+// An upper bound of the records' text: the buffer is reserved once (pages never written cost
+// nothing) instead of doubling through copies of up to tens of MB.
+size_t RecordsSizeBound(const LeakReport& report, FrameTexts& frames) {
+  constexpr size_t kRecordFixed = 1024;  // > keys, numbers, examples, separators of a record
+  size_t bound = 0;
+  for (const LeakRecord& r : report.leaks) {
+    bound += kRecordFixed + 6 * r.type.size();  // escaped: at most "\u00xx" per byte
+    for (const ReportFrame& f : r.stack) bound += frames.Of(f).size() + 2;
+  }
+  return bound;
+}
+
 // One leak record, as an element of "leaks" (indent 4).
-void AppendRecord(std::string& out, const LeakRecord& r) {
+void AppendRecord(std::string& out, const LeakRecord& r, FrameTexts& frames) {
   out += "    {\n";
   ObjectWriter o(out, 6);
   o.String("kind", LeakKindName(r.kind));
@@ -253,7 +281,7 @@ void AppendRecord(std::string& out, const LeakRecord& r) {
     stack += "[\n";
     for (size_t i = 0; i < r.stack.size(); ++i) {
       if (i > 0) stack += ",\n";
-      AppendFrame(stack, r.stack[i], 8);
+      stack += frames.Of(r.stack[i]);
     }
     stack += "\n      ]";
   }
@@ -284,13 +312,14 @@ std::string LeakReportJsonText(const LeakReport& report) {
   constexpr std::string_view kEmpty = "\"leaks\": []";
   size_t at = head.find(kEmpty);
   if (at == std::string::npos || report.leaks.empty()) return head;
+  FrameTexts frames;
   std::string out;
-  out.reserve(head.size() + report.leaks.size() * 2048);
-  out.append(head, 0, at + kEmpty.size() - 1);  // up to and including '['
+  out.reserve(head.size() + RecordsSizeBound(report, frames) + 2);  // + the caller's "\n"
+  out.append(head, 0, at + kEmpty.size() - 1);                      // up to and including '['
   out += '\n';
   for (size_t i = 0; i < report.leaks.size(); ++i) {
     if (i > 0) out += ",\n";
-    AppendRecord(out, report.leaks[i]);
+    AppendRecord(out, report.leaks[i], frames);
   }
   out += "\n  ]";
   out.append(head, at + kEmpty.size(), std::string::npos);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 #include <vector>
 
 namespace heapgraph::report {
@@ -14,13 +15,13 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Appends "    #3 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n"; the module part is
-// always kept when a module is known, the function and position only when symbolized. Written in
-// place: a report of 2M leaks has tens of thousands of frames, and each temporary string is an
-// allocation and a free.
-void AppendFrameLine(std::string& out, size_t number, const ReportFrame& frame) {
+// A frame's line after its number: " 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n";
+// the module part is always kept when a module is known, the function and position only when
+// symbolized.
+std::string FrameLineTail(const ReportFrame& frame) {
+  std::string out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "    #{} {:#x}", number, frame.address);
+  fmt::format_to(to, " {:#x}", frame.address);
   if (!frame.function.empty()) out.append(" in ").append(frame.function);
   if (!frame.file.empty()) fmt::format_to(to, " {}:{}", frame.file, frame.line);
   if (frame.module.empty()) {
@@ -28,7 +29,28 @@ void AppendFrameLine(std::string& out, size_t number, const ReportFrame& frame) 
   } else {
     fmt::format_to(to, " ({}+{:#x})\n", frame.module, frame.offset);
   }
+  return out;
 }
+
+// Each distinct frame's FrameLineTail, formatted once: records share their frames (FrameList), so
+// a report of 2M leaks over 4,000 stacks has tens of thousands of frame lines but far fewer
+// distinct frames. Keyed by the frame's address, valid while the report is.
+class FrameLines {
+ public:
+  const std::string& Tail(const ReportFrame& frame) {
+    auto [it, inserted] = tails_.try_emplace(&frame);
+    if (inserted) it->second = FrameLineTail(frame);
+    return it->second;
+  }
+  // Appends "    #3" and the frame's tail.
+  void Append(std::string& out, size_t number, const ReportFrame& frame) {
+    fmt::format_to(std::back_inserter(out), "    #{}", number);
+    out += Tail(frame);
+  }
+
+ private:
+  std::unordered_map<const ReportFrame*, std::string> tails_;
+};
 
 std::string RecordHeader(const LeakRecord& record) {
   std::string kind = record.kind == LeakKind::kDirect ? "Direct" : "Indirect";
@@ -50,11 +72,12 @@ std::string TypeLine(const LeakRecord& record) {
   return line + "\n";
 }
 
-std::string FormatRecord(const LeakRecord& record) {
-  std::string text = RecordHeader(record);
-  for (size_t i = 0; i < record.stack.size(); ++i) AppendFrameLine(text, i, record.stack[i]);
+void AppendRecord(std::string& text, const LeakRecord& record, FrameLines& frames) {
+  text += RecordHeader(record);
+  for (size_t i = 0; i < record.stack.size(); ++i) frames.Append(text, i, record.stack[i]);
   if (record.stack.empty()) text += "    <no stack recorded>\n";
-  return text + TypeLine(record) + "\n";
+  text += TypeLine(record);
+  text += '\n';
 }
 
 // Where a block was allocated, as briefly as what is known allows: the innermost frame with a
@@ -129,16 +152,31 @@ std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle
   return text;
 }
 
-std::string FormatRecords(const LeakReport& report, const TextReportOptions& options) {
+// Appends the first `shown` records. `text` is reserved for them at once (an upper bound: pages
+// never written cost nothing) rather than doubling through copies of megabytes.
+void AppendRecords(std::string& text, const LeakReport& report, size_t shown) {
+  constexpr size_t kRecordFixed = 512;  // > header, type line without the type, separators
+  constexpr size_t kFrameNumber = 16;   // > "    #12"
+  FrameLines frames;
+  size_t bound = text.size();
+  for (size_t i = 0; i < shown; ++i) {
+    const LeakRecord& r = report.leaks[i];
+    bound += kRecordFixed + r.type.size();
+    for (const ReportFrame& f : r.stack) bound += kFrameNumber + frames.Tail(f).size();
+  }
+  text.reserve(bound);
+  for (size_t i = 0; i < shown; ++i) AppendRecord(text, report.leaks[i], frames);
+}
+
+void AppendRecords(std::string& text, const LeakReport& report, const TextReportOptions& options) {
   size_t shown = options.max_records == 0 ? report.leaks.size()
                                           : std::min(options.max_records, report.leaks.size());
-  std::string text;
-  for (size_t i = 0; i < shown; ++i) text += FormatRecord(report.leaks[i]);
-  if (shown == report.leaks.size()) return text;
+  AppendRecords(text, report, shown);
+  if (shown == report.leaks.size()) return;
   uint64_t bytes = 0;
   for (size_t i = shown; i < report.leaks.size(); ++i) bytes += report.leaks[i].size;
-  return text + fmt::format("... {} more records ({} bytes) omitted; see JSON\n\n",
-                            report.leaks.size() - shown, bytes);
+  fmt::format_to(std::back_inserter(text), "... {} more records ({} bytes) omitted; see JSON\n\n",
+                 report.leaks.size() - shown, bytes);
 }
 
 std::string FormatCycles(const LeakReport& report, const TextReportOptions& options) {
@@ -238,12 +276,14 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   if (!report.ok) return "heapgraph: scan failed: " + report.error + "\n";
   std::string text = report.leaks.empty() ? "heapgraph: no leaks found\n\n"
                                           : "heapgraph: detected memory leaks\n\n";
-  text += FormatRecords(report, options);
+  AppendRecords(text, report, options);
   text += FormatCycles(report, options);
   text += FormatCategories(report, options);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";
-  return text + SummaryLine(report.summary) + ScanLine(report);
+  text += SummaryLine(report.summary);
+  text += ScanLine(report);
+  return text;
 }
 
 }  // namespace heapgraph::report

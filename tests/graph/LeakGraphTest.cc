@@ -178,18 +178,18 @@ Reference Straightforward(const std::vector<LeakedBlock>& blocks, const Edges& e
   return ref;
 }
 
-// Every public result equal; component ids may differ but must partition the vertices alike.
-void ExpectSameAsReference(const std::vector<LeakedBlock>& blocks, const Edges& edges) {
-  Reference ref = Straightforward(blocks, edges);
-  {  // retained_bytes() before roots() is ever built: the representative's root's, else 0
-    LeakGraph fresh(blocks, edges);
-    std::vector<uint64_t> retained(blocks.size(), 0);
-    for (const RefRoot& r : ref.roots) retained[r.representative] = r.retained_bytes;
-    for (uint32_t v = 0; v < blocks.size(); ++v) {
-      EXPECT_EQ(fresh.retained_bytes(v), retained[v]) << "vertex " << v;
-    }
+// The scanner's form of `blocks` (sequence = seq), for the graph that reads blocks in place.
+std::vector<scanner::LeakedBlock> ScannerBlocks(const std::vector<LeakedBlock>& blocks) {
+  std::vector<scanner::LeakedBlock> out;
+  for (const LeakedBlock& b : blocks) {
+    out.push_back({b.address, b.size, 7, static_cast<uint32_t>(b.sequence)});
   }
-  LeakGraph g(blocks, edges);
+  return out;
+}
+
+// Every public result of `g` equal to `ref`'s; component ids may differ but must partition the
+// vertices alike.
+void ExpectSameAs(const Reference& ref, const LeakGraph& g, size_t n) {
   ASSERT_EQ(g.roots().size(), ref.roots.size());
   for (size_t i = 0; i < ref.roots.size(); ++i) {
     const LeakRoot& a = g.roots()[i];
@@ -202,9 +202,9 @@ void ExpectSameAsReference(const std::vector<LeakedBlock>& blocks, const Edges& 
     EXPECT_EQ(a.retained_blocks, e.retained_blocks) << "root " << i;
   }
   EXPECT_EQ(g.cycles(), ref.cycles);
-  std::vector<uint32_t> same_as(ref.roots.size() + blocks.size(), UINT32_MAX);  // ref -> ours
-  std::vector<uint32_t> ours_to_ref(blocks.size() + ref.roots.size() + 1, UINT32_MAX);
-  for (uint32_t v = 0; v < blocks.size(); ++v) {
+  std::vector<uint32_t> same_as(ref.roots.size() + n, UINT32_MAX);  // ref -> ours
+  std::vector<uint32_t> ours_to_ref(n + ref.roots.size() + 1, UINT32_MAX);
+  for (uint32_t v = 0; v < n; ++v) {
     EXPECT_EQ(g.is_direct(v), ref.direct[v] != 0) << "vertex " << v;
     EXPECT_EQ(g.immediate_dominator(v), ref.idom[v]) << "vertex " << v;
     ASSERT_LT(g.component(v), ours_to_ref.size());
@@ -213,6 +213,30 @@ void ExpectSameAsReference(const std::vector<LeakedBlock>& blocks, const Edges& 
     if (same_as[ref.component[v]] == UINT32_MAX) same_as[ref.component[v]] = g.component(v);
     EXPECT_EQ(same_as[ref.component[v]], g.component(v)) << "vertex " << v;
   }
+}
+
+// retained_bytes() before roots() is ever built: the representative's root's, else 0.
+void ExpectRetainedBeforeRoots(const Reference& ref, const LeakGraph& fresh, size_t n) {
+  std::vector<uint64_t> retained(n, 0);
+  for (const RefRoot& r : ref.roots) retained[r.representative] = r.retained_bytes;
+  for (uint32_t v = 0; v < n; ++v) {
+    EXPECT_EQ(fresh.retained_bytes(v), retained[v]) << "vertex " << v;
+  }
+}
+
+// The graph over `blocks` and the one reading their scanner form in place, both against the
+// straightforward computation.
+void ExpectSameAsReference(const std::vector<LeakedBlock>& blocks, const Edges& edges) {
+  Reference ref = Straightforward(blocks, edges);
+  std::vector<scanner::LeakedBlock> scanned = ScannerBlocks(blocks);
+  ExpectRetainedBeforeRoots(ref, LeakGraph(blocks, edges), blocks.size());
+  ExpectRetainedBeforeRoots(ref, LeakGraph(std::span(scanned), edges), blocks.size());
+  {
+    SCOPED_TRACE("owned blocks");
+    ExpectSameAs(ref, LeakGraph(blocks, edges), blocks.size());
+  }
+  SCOPED_TRACE("blocks in place");
+  ExpectSameAs(ref, LeakGraph(std::span(scanned), edges), blocks.size());
 }
 
 TEST(LeakGraphTest, IsolatedAndLinkedBlocksMatchTheStraightforwardComputation) {
@@ -253,9 +277,27 @@ TEST(LeakGraphTest, LargeRandomGraphMatchesTheStraightforwardComputation) {
   }
 }
 
+TEST(LeakGraphTest, BlocksWithoutEdgesMatchTheStraightforwardComputation) {
+  // No edges at all: the graph keeps no per-vertex arrays, every block its own direct root.
+  std::mt19937 random(7);
+  std::vector<LeakedBlock> blocks(500);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    blocks[i] = {0x1000 * (i + 1), 16 * (1 + random() % 4), random() % 50};
+  }
+  ExpectSameAsReference(blocks, {});
+  std::vector<scanner::LeakedBlock> scanned = ScannerBlocks(blocks);
+  LeakGraph g(std::span<const scanner::LeakedBlock>(scanned), Edges{});
+  for (uint32_t v = 0; v < blocks.size(); ++v) {
+    EXPECT_EQ(g.component(v), v);
+    EXPECT_EQ(g.retained_bytes(v), blocks[v].size);
+  }
+}
+
 TEST(LeakGraphTest, EmptyGraph) {
-  LeakGraph g({}, {});
+  LeakGraph g(std::vector<LeakedBlock>{}, {});
   EXPECT_TRUE(g.roots().empty());
+  std::vector<scanner::LeakedBlock> none;
+  EXPECT_TRUE(LeakGraph(std::span(none), {}).roots().empty());
 }
 
 }  // namespace

@@ -86,9 +86,7 @@ std::string LeaksJson(const report::LeakReport& report) {
 
 report::LeakReport Report(const scanner::ScanResult& scan, const RecordingReader& reader,
                           report::Symbolizer& symbolizer) {
-  std::vector<graph::LeakedBlock> blocks;
-  for (const scanner::LeakedBlock& b : scan.leaked) blocks.push_back({b.address, b.size, b.seq});
-  graph::LeakGraph graph(std::move(blocks), scan.edges);
+  graph::LeakGraph graph(scan.leaked, scan.edges);
   report::TypedAnalysis typed(scan, symbolizer);
   report::LeakReport report =
       report::BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());

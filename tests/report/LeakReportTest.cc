@@ -289,6 +289,32 @@ TEST_F(LeakReportTest, TypesAndExamples) {
   EXPECT_EQ(ring.type, "Malloc 16 B, Malloc 24 B");
 }
 
+// A record's examples are its lowest addresses, however its blocks come; sizes that differ make
+// the record's block_size 0 and list each size category once.
+TEST_F(LeakReportTest, ExamplesAreTheLowestAddressesInAnyOrder) {
+  scanner::ScanResult result;
+  result.ok = true;
+  result.recording_dir = dir_;
+  std::vector<graph::LeakedBlock> blocks;
+  uint32_t seq = 0;
+  for (uint64_t offset : {0x500, 0x100, 0x400, 0x600, 0x200, 0x300, 0x050}) {
+    uint64_t size = offset == 0x600 ? 32 : 16;
+    result.leaked.push_back({offset, size, scenario_.dup, seq, AllocFunction::kMalloc});
+    blocks.push_back({offset, size, seq++});
+  }
+  graph::LeakGraph graph(std::move(blocks), result.edges);
+  RecordingReader reader(dir_);
+  LeakReport report = BuildLeakReport(result, graph, reader, symbolizer_);
+  ASSERT_EQ(report.leaks.size(), 1u);
+  const LeakRecord& r = report.leaks[0];
+  EXPECT_EQ(r.examples, (std::vector<uint64_t>{0x050, 0x100, 0x200}));
+  EXPECT_EQ(r.count, 7u);
+  EXPECT_EQ(r.size, 6 * 16u + 32);
+  EXPECT_EQ(r.retained_bytes, 6 * 16u + 32);
+  EXPECT_EQ(r.block_size, 0u);
+  EXPECT_EQ(r.type, "Malloc 16 B, Malloc 32 B");
+}
+
 TEST_F(LeakReportTest, Summary) {
   LeakReport report = Build();
   const LeakSummary& s = report.summary;
