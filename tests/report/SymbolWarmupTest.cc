@@ -12,17 +12,14 @@
 #include <filesystem>
 #include <string>
 
+#include "../ShellCommand.h"
+
 namespace {
 
 const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_warmup_child";
 
 int Shell(const std::string& command, std::string* output) {
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output->append(buffer, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return heapgraph::testing::RunShellCommand(command, output);
 }
 
 TEST(SymbolWarmupTest, WarmedReportsEqualColdOnesInARealProgram) {

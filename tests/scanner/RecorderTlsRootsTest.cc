@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "../ShellCommand.h"
+
 namespace {
 
 const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/recorder_tls_roots";
@@ -26,13 +28,9 @@ Outcome RunChild(const std::string& args) {
   char pattern[] = "/tmp/heapgraph-recorder-tls-XXXXXX";
   std::string root = mkdtemp(pattern);
   Outcome o;
-  FILE* pipe = popen(("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args).c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) o.out.append(buffer, n);
-  int status = pclose(pipe);
+  o.status = heapgraph::testing::RunShellCommand(
+      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args), &o.out);
   std::filesystem::remove_all(root);
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu planted_leaked=%zu planted=%d state_bytes=%llu "
               "root_bytes=%llu",

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "../ShellCommand.h"
+
 namespace {
 
 const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/unwinder_roots";
@@ -27,13 +29,9 @@ Outcome RunChild(const std::string& args) {
   char pattern[] = "/tmp/heapgraph-unwinder-roots-XXXXXX";
   std::string root = mkdtemp(pattern);
   Outcome o;
-  FILE* pipe = popen(("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args).c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) o.out.append(buffer, n);
-  int status = pclose(pipe);
+  o.status = heapgraph::testing::RunShellCommand(
+      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args), &o.out);
   std::filesystem::remove_all(root);
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu unwinder_ranges=%zu unwinder_bytes=%llu "
               "root_bytes=%llu",
