@@ -9,6 +9,9 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <optional>
+
+#include "report/GuardedStack.h"
 
 namespace heapgraph::report {
 
@@ -35,7 +38,7 @@ class SideThread {
   std::function<void()> body_;
   std::exception_ptr error_;
   pthread_t thread_{};
-  char* stack_ = nullptr;  // the mapping, guard page first
+  std::optional<GuardedStack> stack_;  // unmapped only after the join
   bool started_ = false;
 };
 
