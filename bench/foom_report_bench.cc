@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "heap/LiveAllocationTree.h"
-#include "heap/ModuleMap.h"
-#include "heap/RecordingReader.h"
-#include "heap/SessionFile.h"
-#include "heap/StackStore.h"
+#include "heap/session/SessionFile.h"
+#include "heap/store/LiveAllocationTree.h"
+#include "heap/store/ModuleMap.h"
+#include "heap/store/StackStore.h"
+#include "reader/RecordingReader.h"
 #include "report/FoomReport.h"
 #include "report/FoomReportJson.h"
 

@@ -1,5 +1,5 @@
 // bench/: leak_workload with the check re-run step by step (leak_workload_phases). It does what
-// report/LeakCheck.cc's RunLeakCheck does, in the same order and with the same libraries, with a
+// check/LeakCheck.cc's RunLeakCheck does, in the same order and with the same libraries, with a
 // timer around each step, then measures two diagnostics outside the check's total: reading every
 // reported stack's frames from the recording, and resolving (reading + symbolizing) them again
 // with a fresh Symbolizer. It then includes leak_workload.cc, which calls RunPhasedCheck.
@@ -19,11 +19,11 @@
 #include <functional>
 #include <string>
 
+#include "check/FreshStack.h"
+#include "check/LeakCheck.h"
 #include "graph/LeakGraph.h"
-#include "heap/RecorderAccess.h"
-#include "heap/RecordingReader.h"
-#include "report/FreshStack.h"
-#include "report/LeakCheck.h"
+#include "heap/plugin/ScanInterface.h"
+#include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"

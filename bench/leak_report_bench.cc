@@ -18,7 +18,7 @@
 
 #include "../tests/reader/SyntheticRecording.h"
 #include "graph/LeakGraph.h"
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportText.h"
 #include "report/Symbolizer.h"

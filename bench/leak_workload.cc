@@ -70,7 +70,7 @@
 #elif defined(LEAKBENCH_PHASES)
 // leak_phases.cc defines leakbench::RunPhasedCheck and PhaseTimes, then includes this file.
 #else
-#include "heap/heapgraph.h"
+#include "heapgraph/heapgraph.h"
 #endif
 
 namespace {

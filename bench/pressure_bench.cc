@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "heap/CategoryTotals.h"
-#include "heap/LiveAllocationTree.h"
-#include "heap/MemoryLimit.h"
-#include "report/TypeRefresh.h"
+#include "check/TypeRefresh.h"
+#include "heap/pressure/CategoryTotals.h"
+#include "heap/pressure/MemoryLimit.h"
+#include "heap/store/LiveAllocationTree.h"
 
 namespace {
 

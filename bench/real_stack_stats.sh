@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/: records a real command under libheapgraph.so and prints, per recorded process, the stack
-# store's counters (stacks file header, heap/PersistedFormat.h StackHeader): nodes, unique stacks,
+# store's counters (stacks file header, heap/store/PersistedFormat.h StackHeader): nodes, unique stacks,
 # new nodes per unique stack and payload bytes per stack (nodes x 8). The ground truth that
 # stack_store_bench's synthetic call trees are compared with in docs/performance.md.
 #

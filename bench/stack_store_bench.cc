@@ -1,15 +1,16 @@
-// bench/: stack_store_bench — the suffix-sharing stack store (heap/StackStore.h) on call-tree-shaped
-// stacks. A plain program (prints a markdown table): the measurements are phases, not loops.
+// bench/: stack_store_bench — the suffix-sharing stack store (heap/store/StackStore.h) on
+// call-tree-shaped stacks. A plain program (prints a markdown table): the measurements are phases,
+// not loops.
 //
 // Stacks come from synthetic call trees 35 frames deep (_start, __libc_start_call_main and main on
 // top): every tree node is a call site (a return address in one of four modules: the executable
 // near 0x5555..., libc, libstdc++ and an application library near 0x7fff...), one return address
 // appearing in many contexts as a utility function's call sites do. In the tree's branching levels
-// every node has 1 + Geometric(p) children, p chosen so that the tree has `unique` leaves; each leaf
-// is one unique allocation stack. Three shapes: branching spread over all levels below main (what
-// recorded programs look like, see docs/performance.md), only in the innermost 12 levels, and only
-// in the outermost 12 (the worst case for suffix sharing). The unique stacks are interned in random
-// order, then `occurrences` stack occurrences drawn from them with Zipf(1) popularity.
+// every node has 1 + Geometric(p) children, p chosen so that the tree has `unique` leaves; each
+// leaf is one unique allocation stack. Three shapes: branching spread over all levels below main
+// (what recorded programs look like, see docs/performance.md), only in the innermost 12 levels, and
+// only in the outermost 12 (the worst case for suffix sharing). The unique stacks are interned in
+// random order, then `occurrences` stack occurrences drawn from them with Zipf(1) popularity.
 //
 // Reported per tree shape (median of --reps runs, each on a fresh store):
 //   new nodes per unique stack   node_count / unique stacks
@@ -36,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "heap/StackStore.h"
+#include "heap/store/StackStore.h"
 
 namespace {
 
@@ -49,7 +50,9 @@ uint64_t Mix(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-double Uniform(uint64_t& s) { return double(Mix(s) >> 11) * (1.0 / 9007199254740992.0); }
+double Uniform(uint64_t& s) {
+  return double(Mix(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 // Zipf(s) over [0, n) by inverse CDF on precomputed weights.
 class Zipf {
@@ -110,7 +113,7 @@ CallTree GrowTree(const Shape& shape, uint32_t unique, uint64_t seed) {
     for (uint32_t l = 0; l < kDepth; ++l) {
       uint32_t module = l == 1 ? 1 : l + 3 >= kDepth ? 2 + l % 2 : (l % 3 == 0 ? 3 : 0);
       uint64_t pool = std::max<uint64_t>(256, t.parent[l].size() / 3);  // > any sibling count
-      uint64_t base = kModules[module] + (uint64_t(l) << 20);  // 1 MiB of text per level
+      uint64_t base = kModules[module] + (uint64_t(l) << 20);           // 1 MiB of text per level
       for (uint32_t i = 0; i < t.parent[l].size(); ++i) {
         uint64_t a;
         bool clash;
@@ -142,7 +145,8 @@ Workload MakeWorkload(const Shape& shape, uint32_t unique, uint32_t occurrences,
   for (uint64_t i = 0; i < leaves && chosen.size() < unique; ++i) {
     if (Mix(rng) % (leaves - i) < unique - chosen.size()) chosen.push_back(uint32_t(i));
   }
-  for (uint32_t i = uint32_t(chosen.size()); i > 1; --i) std::swap(chosen[i - 1], chosen[Mix(rng) % i]);
+  for (uint32_t i = uint32_t(chosen.size()); i > 1; --i)
+    std::swap(chosen[i - 1], chosen[Mix(rng) % i]);
   for (uint32_t leaf : chosen) {
     uint32_t index = leaf;
     for (uint32_t l = kDepth; l-- > 0;) {
@@ -192,8 +196,9 @@ class TempDir {
   ~TempDir() {
     close(fd_);
     nftw(
-        path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); },
-        16, FTW_DEPTH | FTW_PHYS);
+        path_.c_str(),
+        [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   int fd() const { return fd_; }
 
@@ -229,12 +234,14 @@ Result RunOnce(const Workload& w, uint32_t slot_bits, int rep) {
   // Phase 2: all occurrences (every one seen before).
   t0 = NowNs(CLOCK_MONOTONIC);
   c0 = NowNs(CLOCK_THREAD_CPUTIME_ID);
-  for (uint32_t k : w.occurrences) check += store.Intern(frames + size_t(k) * kDepth, kDepth) != ids[k];
+  for (uint32_t k : w.occurrences)
+    check += store.Intern(frames + size_t(k) * kDepth, kDepth) != ids[k];
   t1 = NowNs(CLOCK_MONOTONIC);
   c1 = NowNs(CLOCK_THREAD_CPUTIME_ID);
   r.ns_seen = (t1 - t0) / double(w.occurrences.size());
   r.cpu_ns_seen = (c1 - c0) / double(w.occurrences.size());
-  if (check != 0) std::fprintf(stderr, "stack ids changed for %lu occurrences!\n", (unsigned long)check);
+  if (check != 0)
+    std::fprintf(stderr, "stack ids changed for %lu occurrences!\n", (unsigned long)check);
 
   // Recorder cache hits: hash the frames and look the entry up (the cache filled by a first pass).
   static CacheEntry cache[256];
@@ -281,10 +288,14 @@ int main(int argc, char** argv) {
   uint32_t unique = 50'000, occurrences = 1'000'000, reps = 5, slot_bits = 22;
   for (int i = 1; i + 1 < argc; i += 2) {
     uint32_t v = uint32_t(std::strtoul(argv[i + 1], nullptr, 10));
-    if (!std::strcmp(argv[i], "--unique")) unique = v;
-    else if (!std::strcmp(argv[i], "--occurrences")) occurrences = v;
-    else if (!std::strcmp(argv[i], "--reps")) reps = v;
-    else if (!std::strcmp(argv[i], "--slot-bits")) slot_bits = v;
+    if (!std::strcmp(argv[i], "--unique"))
+      unique = v;
+    else if (!std::strcmp(argv[i], "--occurrences"))
+      occurrences = v;
+    else if (!std::strcmp(argv[i], "--reps"))
+      reps = v;
+    else if (!std::strcmp(argv[i], "--slot-bits"))
+      slot_bits = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -299,12 +310,14 @@ int main(int argc, char** argv) {
       // Stacks diverge only in the outermost 12 frames below main: the worst case for sharing.
       {"outer (levels 3-14)", 3, 14},
   };
-  std::printf("stack store: %u-frame stacks, %u unique, %u occurrences, %u slots (2^%u), "
-              "median of %u runs\n\n",
-              kDepth, unique, occurrences, 1u << slot_bits, slot_bits, reps);
-  std::printf("| graph | unique stacks | new nodes / unique stack | bytes / stack (nodes x 8) | "
-              "bytes / stack at 60%% fill | table bytes / stack (fill) | ns / Intern new | "
-              "ns / Intern seen | cpu ns new / seen | ns / recorder cache hit |\n");
+  std::printf(
+      "stack store: %u-frame stacks, %u unique, %u occurrences, %u slots (2^%u), "
+      "median of %u runs\n\n",
+      kDepth, unique, occurrences, 1u << slot_bits, slot_bits, reps);
+  std::printf(
+      "| graph | unique stacks | new nodes / unique stack | bytes / stack (nodes x 8) | "
+      "bytes / stack at 60%% fill | table bytes / stack (fill) | ns / Intern new | "
+      "ns / Intern seen | cpu ns new / seen | ns / recorder cache hit |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape& shape : shapes) {
     Workload w = MakeWorkload(shape, unique, occurrences, 1234);
@@ -316,11 +329,12 @@ int main(int argc, char** argv) {
       return Median(v);
     };
     const Result& r0 = results[0];
-    std::printf("| %s | %lu | %.2f | %.1f | %.1f | %.0f (%.1f%%) | %.0f | %.0f | %.0f / %.0f | %.1f |\n",
-                shape.name, (unsigned long)r0.unique, r0.new_nodes_per_stack, r0.payload_bytes,
-                r0.seed_fill_bytes, r0.table_bytes, r0.fill * 100, med(&Result::ns_new),
-                med(&Result::ns_seen), med(&Result::cpu_ns_new), med(&Result::cpu_ns_seen),
-                med(&Result::ns_cache_hit));
+    std::printf(
+        "| %s | %lu | %.2f | %.1f | %.1f | %.0f (%.1f%%) | %.0f | %.0f | %.0f / %.0f | %.1f |\n",
+        shape.name, (unsigned long)r0.unique, r0.new_nodes_per_stack, r0.payload_bytes,
+        r0.seed_fill_bytes, r0.table_bytes, r0.fill * 100, med(&Result::ns_new),
+        med(&Result::ns_seen), med(&Result::cpu_ns_new), med(&Result::cpu_ns_seen),
+        med(&Result::ns_cache_hit));
     if (r0.dropped != 0) std::printf("  (dropped: %lu)\n", (unsigned long)r0.dropped);
     std::fflush(stdout);
   }

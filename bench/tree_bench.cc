@@ -1,6 +1,7 @@
-// bench/: tree_bench — the live-allocation tree as the recorder uses it (heap/LiveAllocationTree.h:
-// 64 hash shards in a MAP_SHARED file, heap.tree format version 2) against the splay-shard tree it
-// replaced (heap/VmRegionTree.h, which now serves only vm.tree):
+// bench/: tree_bench — the live-allocation tree as the recorder uses it
+// (heap/store/LiveAllocationTree.h: 64 hash shards in a MAP_SHARED file, heap.tree format version
+// 2) against the splay-shard tree it replaced (heap/store/VmRegionTree.h, which now serves only
+// vm.tree):
 //   hash         LiveAllocationTree as the recorder creates it (64 shards of up to 2^22 slots,
 //                shard = (addr>>12)&63; open addressing, linear probing, backward-shift deletion,
 //                24-byte slots, grown by 1/8 past a load of 7/8)
@@ -38,8 +39,8 @@
 #include <tuple>
 #include <vector>
 
-#include "heap/LiveAllocationTree.h"
-#include "heap/VmRegionTree.h"
+#include "heap/store/LiveAllocationTree.h"
+#include "heap/store/VmRegionTree.h"
 
 namespace {
 
@@ -309,7 +310,7 @@ class HashImpl {
  public:
   HashImpl() {
     tree_ = std::make_unique<LiveAllocationTree>();
-    // The recorder's defaults (heap/Config.h): 64 shards of up to 2^22 slots.
+    // The recorder's defaults (heap/config/Config.h): 64 shards of up to 2^22 slots.
     if (!tree_->Create(Scratch().fd(), UniqueName("hash").c_str(), 64, 22)) {
       std::perror("LiveAllocationTree::Create");
       std::exit(1);

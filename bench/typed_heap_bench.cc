@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "heap/RecorderAccess.h"
+#include "heap/plugin/ScanInterface.h"
 #include "report/Symbolizer.h"
 #include "report/TypedAnalysis.h"
 #include "scanner/LeakScan.h"

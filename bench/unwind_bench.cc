@@ -1,9 +1,10 @@
 // bench/: unwind_bench — the per-allocation steps of the recorder in isolation (Google Benchmark):
 //   BM_UnwBacktrace/<frames>  libunwind's unw_backtrace (what StackCapture::Capture calls) with
-//                             UNW_CACHE_PER_THREAD as the recorder sets it, called `frames` distinct
-//                             noinline frames deep in code without frame pointers (this file is
-//                             built -O2, default frame-pointer omission); counter frames = what
-//                             unw_backtrace returned (our frames + the benchmark harness's + libc's)
+//                             UNW_CACHE_PER_THREAD as the recorder sets it, called `frames`
+//                             distinct noinline frames deep in code without frame pointers (this
+//                             file is built -O2, default frame-pointer omission); counter frames =
+//                             what unw_backtrace returned (our frames + the benchmark harness's +
+//                             libc's)
 //   BM_Capture/<frames>       heapgraph::StackCapture::Capture(depth 32), i.e. unw_backtrace plus
 //                             the own-frame skip
 //   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
@@ -21,7 +22,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "heap/StackCapture.h"
+#include "heap/runtime/StackCapture.h"
 
 namespace {
 
@@ -35,7 +36,8 @@ struct Context {
 
 #define KEEP_FRAME() asm volatile("" ::: "memory")
 
-__attribute__((noinline, optimize("no-omit-frame-pointer"))) int FramePointerWalk(void** out, int max) {
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) int FramePointerWalk(void** out,
+                                                                                  int max) {
   auto** fp = static_cast<void**>(__builtin_frame_address(0));
   int n = 0;
   while (fp != nullptr && n < max) {
@@ -133,10 +135,18 @@ void Run(benchmark::State& state, Method method) {
   state.counters["frames"] = double(c.returned);
 }
 
-void BM_UnwBacktrace(benchmark::State& state) { Run(state, Method::kUnw); }
-void BM_Capture(benchmark::State& state) { Run(state, Method::kCapture); }
-void BM_GlibcBacktrace(benchmark::State& state) { Run(state, Method::kGlibc); }
-void BM_FramePointerWalk(benchmark::State& state) { Run(state, Method::kFramePointer); }
+void BM_UnwBacktrace(benchmark::State& state) {
+  Run(state, Method::kUnw);
+}
+void BM_Capture(benchmark::State& state) {
+  Run(state, Method::kCapture);
+}
+void BM_GlibcBacktrace(benchmark::State& state) {
+  Run(state, Method::kGlibc);
+}
+void BM_FramePointerWalk(benchmark::State& state) {
+  Run(state, Method::kFramePointer);
+}
 
 BENCHMARK(BM_UnwBacktrace)->Arg(0)->Arg(4)->Arg(8)->Arg(16)->Arg(24)->Arg(32)->Arg(48);
 BENCHMARK(BM_Capture)->Arg(0)->Arg(8)->Arg(24);

@@ -10,7 +10,7 @@
 #include <memory>
 #include <sstream>
 
-#include "heap/ExitEvidenceProbe.h"
+#include "heap/session/ExitEvidenceProbe.h"
 
 namespace heapgraph::report {
 namespace {

@@ -1,5 +1,5 @@
 // report/: how a recorded run ended, for the FOOM report: either read from the `exit` file that
-// the next start of the program wrote into the run's directory (heap/DumpRetention.h), or
+// the next start of the program wrote into the run's directory (heap/session/DumpRetention.h), or
 // classified now from the session with heap/ExitClassifier. Parsing is strict about the fields it
 // uses and gives one-line errors ("exit: ...").
 #pragma once
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "heap/ExitClassifier.h"
-#include "heap/RecordingReader.h"
+#include "heap/session/ExitClassifier.h"
+#include "reader/RecordingReader.h"
 
 namespace heapgraph::report {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "heap/TypesFile.h"
+#include "reader/TypesFile.h"
 #include "report/CallerSelector.h"
 #include "report/StackResolver.h"
 

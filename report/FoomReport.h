@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "heap/PressureTimeline.h"
-#include "heap/RecordingReader.h"
+#include "reader/PressureTimeline.h"
+#include "reader/RecordingReader.h"
 #include "report/ExitRecord.h"
 #include "report/LeakReport.h"
 #include "report/SuspectRules.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-#include "heap/ByteSize.h"
+#include "report/ByteSize.h"
 
 namespace heapgraph::report {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph/LeakGraph.h"
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/FrameList.h"
 #include "report/ReportFrame.h"
 #include "report/Symbolizer.h"

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/FrameList.h"
 #include "report/LeakReport.h"
 #include "report/Symbolizer.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "heap/Config.h"
+#include "heap/config/Config.h"
 
 namespace heapgraph::report {
 namespace {

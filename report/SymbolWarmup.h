@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/Symbolizer.h"
 
 namespace heapgraph::report {

@@ -9,7 +9,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/TypeNamer.h"
 #include "scanner/types/ReaderSet.h"
 

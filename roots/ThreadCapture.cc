@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "heap/UnwinderMappings.h"
+#include "heap/runtime/UnwinderMappings.h"
 #include "roots/RawSyscall.h"
 #include "roots/SelfRegisters.h"
 #include "roots/VectorState.h"

@@ -17,9 +17,9 @@
 #include <cstring>
 #include <utility>
 
-#include "heap/AllocationSampler.h"
-#include "heap/LiveAllocationTree.h"
-#include "heap/RecorderAccess.h"
+#include "heap/plugin/ScanInterface.h"
+#include "heap/runtime/AllocationSampler.h"
+#include "heap/store/LiveAllocationTree.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
 #include "roots/VectorState.h"

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "heap/StaticTlsArea.h"
-#include "heap/UnwinderMappings.h"
+#include "heap/platform/StaticTlsArea.h"
+#include "heap/runtime/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadInfo.h"
 #include "scanner/BlockIndex.h"
@@ -50,13 +50,13 @@ class RootRanges {
   // O((ranges + own) log own).
   void Exclude(std::span<const std::pair<uint64_t, uint64_t>> own);
   // Removes the memory heapgraph's unwinder mapped for itself (libunwind's per-thread trace
-  // caches, heap/UnwinderMappings.h). Only the parts of each entry that `mappings` shows as
+  // caches, heap/runtime/UnwinderMappings.h). Only the parts of each entry that `mappings` shows as
   // private anonymous memory are removed: an entry is never trusted beyond what the kernel shows.
   void ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
                              const roots::ProcessMappings& mappings);
-  // Removes the recorder's per-thread state (`area`, heap/StaticTlsArea.h) from every thread
-  // whose thread pointer is known: each of `threads` (x86-64: fs_base) and each cached stack of
-  // an exited thread that Compute found. An area is cut only where it lies wholly inside that
+  // Removes the recorder's per-thread state (`area`, heap/platform/StaticTlsArea.h) from every
+  // thread whose thread pointer is known: each of `threads` (x86-64: fs_base) and each cached stack
+  // of an exited thread that Compute found. An area is cut only where it lies wholly inside that
   // thread's static TLS (x86-64: the static_tls_size bytes below the thread pointer; aarch64:
   // above it), so the program's own thread-locals stay roots. static_tls_size 0: nothing is cut.
   void ExcludeThreadState(const StaticTlsArea& area, std::span<const roots::ThreadInfo> threads,

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "heap/PersistedFormat.h"
+#include "heap/store/PersistedFormat.h"
 #include "scanner/TypedScanResult.h"
 
 namespace heapgraph::scanner {

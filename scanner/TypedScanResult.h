@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "heap/PersistedFormat.h"
+#include "heap/store/PersistedFormat.h"
 #include "scanner/types/ObjectModelReader.h"
 
 namespace heapgraph::scanner {

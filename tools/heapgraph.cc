@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "heap/ByteSize.h"
-#include "heap/DumpRetention.h"
-#include "heap/ExitEvidenceProbe.h"
-#include "heap/RecordingReader.h"
+#include "heap/session/DumpRetention.h"
+#include "heap/session/ExitEvidenceProbe.h"
+#include "reader/RecordingReader.h"
+#include "report/ByteSize.h"
 #include "report/FoomReport.h"
 #include "report/FoomReportJson.h"
 #include "report/FoomReportText.h"

@@ -26,7 +26,7 @@ endif()
 if(TARGET heapgraph_scan)
   heapgraph_add_program(leak_warmup_child
                         SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_warmup_child.cc
-                        LIBS heapgraph heapgraph_leak_check nlohmann_json::nlohmann_json)
+                        LIBS heapgraph heapgraph_check nlohmann_json::nlohmann_json)
 endif()
 
 # tests/scanner/RecorderTlsRootsTest's child: the recorder's per-thread state is no root, the

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "ProgramSupport.h"
-#include "heap/heapgraph.h"
+#include "heapgraph/heapgraph.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "ProgramSupport.h"
-#include "heap/heapgraph.h"
+#include "heapgraph/heapgraph.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "heap/heapgraph.h"
+#include "heapgraph/heapgraph.h"
 
 namespace {
 

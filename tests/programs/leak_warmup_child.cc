@@ -25,11 +25,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "check/FreshStack.h"
+#include "check/LeakCheck.h"
 #include "graph/LeakGraph.h"
-#include "heap/RecorderAccess.h"
-#include "heap/RecordingReader.h"
-#include "report/FreshStack.h"
-#include "report/LeakCheck.h"
+#include "heap/plugin/ScanInterface.h"
+#include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"

@@ -24,8 +24,8 @@
 #include <cstring>
 #include <vector>
 
-#include "heap/RecorderAccess.h"
-#include "heap/StaticTlsArea.h"
+#include "heap/platform/StaticTlsArea.h"
+#include "heap/plugin/ScanInterface.h"
 #include "scanner/LeakScan.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // tests/programs: libunwind's per-thread trace caches (the memory heapgraph's unwinder maps for
-// itself, heap/UnwinderMappings.h) are left out of a leak scan's roots, and nothing else is. For
-// tests/scanner/UnwinderRootsTest. Linked with libheapgraph.so and the scanner. Modes:
+// itself, heap/runtime/UnwinderMappings.h) are left out of a leak scan's roots, and nothing else
+// is. For tests/scanner/UnwinderRootsTest. Linked with libheapgraph.so and the scanner. Modes:
 //   threads N   N threads allocate (each gets its libunwind cache) and block; each keeps one
 //               4,096-byte block referenced only from its stack. The main thread leaks 25 blocks
 //               of 4,242 bytes, and keeps blocks of 4,343 bytes referenced only from memory it
@@ -32,8 +32,8 @@
 #include <cstring>
 #include <vector>
 
-#include "heap/RecorderAccess.h"
-#include "heap/UnwinderMappings.h"
+#include "heap/plugin/ScanInterface.h"
+#include "heap/runtime/UnwinderMappings.h"
 #include "scanner/LeakScan.h"
 
 namespace {

@@ -26,8 +26,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "heap/PersistedFormat.h"
-#include "heap/RecordingReader.h"
+#include "heap/store/PersistedFormat.h"
+#include "reader/RecordingReader.h"
 #include "report/ExitRecord.h"
 #include "report/FoomReport.h"
 #include "report/FoomReportJson.h"

@@ -26,8 +26,8 @@
 #include <filesystem>
 #include <string>
 
-#include "heap/PressureTimeline.h"
-#include "heap/RecordingReader.h"
+#include "reader/PressureTimeline.h"
+#include "reader/RecordingReader.h"
 #include "tests/reader/SyntheticRecording.h"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "tests/reader/SyntheticRecording.h"
 
 namespace heapgraph {
@@ -400,10 +400,10 @@ TEST_F(RecordingReaderTest, WrongVersionIsNamed) {
   for (const auto& entry : files_) {
     Files files = files_;
     Patch(files, entry.first, offsetof(format::FileHeader, version), uint32_t{7});
-    std::string known = entry.first == format::kHeapTreeFile ? "1, 2 and 3)"
-                        : (entry.first == format::kVmTreeFile || entry.first == format::kSessionFile)
-                            ? "1 and 2)"
-                            : "1)";
+    std::string known =
+        entry.first == format::kHeapTreeFile ? "1, 2 and 3)"
+        : (entry.first == format::kVmTreeFile || entry.first == format::kSessionFile) ? "1 and 2)"
+                                                                                      : "1)";
     ExpectError(files, entry.first + ": unsupported format version 7 (this reader knows " + known);
   }
 }

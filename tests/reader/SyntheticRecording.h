@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "heap/PersistedFormat.h"
-#include "heap/RecordingReader.h"
+#include "heap/store/PersistedFormat.h"
+#include "reader/RecordingReader.h"
 
 namespace heapgraph::synthetic {
 

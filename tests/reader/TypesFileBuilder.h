@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "heap/PersistedFormat.h"
+#include "heap/store/PersistedFormat.h"
 
 namespace heapgraph::synthetic {
 

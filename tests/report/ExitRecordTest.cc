@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include "heap/DumpRetention.h"
+#include "heap/session/DumpRetention.h"
 #include "report/ExitRecord.h"
 
 namespace heapgraph::report {

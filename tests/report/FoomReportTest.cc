@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "heap/SampleEstimate.h"
+#include "reader/SampleEstimate.h"
 #include "report/FoomReport.h"
 #include "report/FoomReportJson.h"
 #include "report/FoomReportText.h"

@@ -19,7 +19,7 @@
 
 #include "../reader/SyntheticRecording.h"
 #include "graph/LeakGraph.h"
-#include "heap/RecordingReader.h"
+#include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"

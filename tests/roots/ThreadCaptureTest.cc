@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "heap/UnwinderMappings.h"
+#include "heap/runtime/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/RawSyscall.h"
 #include "roots/TaskList.h"

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "heap/StaticTlsArea.h"
+#include "heap/platform/StaticTlsArea.h"
 #include "roots/ProcessMappings.h"
 #include "scanner/RootRanges.h"
 

@@ -61,13 +61,6 @@ else()
   message(STATUS "gnustep-config not found: Objective-C reader tests skipped")
 endif()
 
-# Retain cycles end to end: `heapgraph run` on tests/programs/cycle_blocks, cycle_objc and
-# cycle_objc_blocks (tests/programs/BlocksObjcPrograms.cmake builds those that can be built).
-if(TARGET heapgraph_scan)
-  heapgraph_add_test(blocks_objc_cycle_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/../BlocksObjcCycleTest.cc
-                     LIBS nlohmann_json::nlohmann_json)
-  add_dependencies(blocks_objc_cycle_test objc_blocks_programs heapgraph heapgraph_cli heapgraph_scan)
-endif()
 
 # libFuzzer target for the user's ivar rule files, built with clang++ like the recording reader's.
 if(EXISTS /usr/bin/clang++)

@@ -1,0 +1,21 @@
+// check/: runs a function on a stack of its own (mapped with a raw syscall, so neither recorded
+// nor reachable from the program). A leak check runs there so that its frames never overlay the
+// program's stack region: the uninitialized slots of frames laid over a region keep whatever
+// earlier calls left there (the allocation hooks leave block addresses), and a conservative scan
+// of the program's stack would read them as references.
+#pragma once
+
+#include <cstddef>
+
+namespace heapgraph::report {
+
+class FreshStack {
+ public:
+  static constexpr size_t kDefaultSize = 16u << 20;
+
+  // Runs body(argument) on a fresh stack and returns true; false (nothing run) if no stack could
+  // be mapped.
+  static bool Run(void (*body)(void*), void* argument, size_t size = kDefaultSize);
+};
+
+}  // namespace heapgraph::report

@@ -1,0 +1,193 @@
+#include "check/LeakCheck.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "check/FreshStack.h"
+#include "check/SideThread.h"
+#include "graph/LeakGraph.h"
+#include "heap/plugin/ScanInterface.h"
+#include "heapgraph/heapgraph.h"
+#include "reader/RecordingReader.h"
+#include "report/LeakReportJson.h"
+#include "report/LeakReportText.h"
+#include "report/SymbolWarmup.h"
+#include "report/TypedAnalysis.h"
+#include "scanner/LeakScan.h"
+
+namespace heapgraph::report {
+namespace {
+
+// Below this many records the text takes less time than starting a thread (≈ 6 µs per record).
+constexpr size_t kParallelTextRecords = 1000;
+
+int AvailableCpus() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+// Writes `text` to `path` ("-" = stderr); false with a one-line error on failure.
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return true;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out.good()) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// While it lives, the calling thread's allocations are not recorded: a check's own work (graph,
+// reader, report, symbolizer) is not the program's, must not cost recording, and must never show
+// up as the program's leaks. Frees are still applied.
+class RecordingIgnored {
+ public:
+  RecordingIgnored()
+      : ignore_(reinterpret_cast<HeapgraphIgnoreThreadFn>(
+            dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL))),
+        before_(ignore_ != nullptr ? ignore_(1) : 0) {}
+  ~RecordingIgnored() {
+    if (ignore_ != nullptr) ignore_(before_);
+  }
+  RecordingIgnored(const RecordingIgnored&) = delete;
+  RecordingIgnored& operator=(const RecordingIgnored&) = delete;
+
+ private:
+  HeapgraphIgnoreThreadFn ignore_;
+  int before_;
+};
+
+LeakReport Failed(std::string error) {
+  LeakReport report;
+  report.ok = false;
+  report.error = std::move(error);
+  return report;
+}
+
+// Runs on the fresh stack.
+LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
+  try {
+    scanner::ScanOptions scan_options;
+    scan_options.interior_pointers = options.interior_pointers;
+    scan_options.program_stack_pointer = program_stack_pointer;
+    SymbolWarmup warmup;  // nothing allocated before the snapshot
+    if (SymbolizesWhileMarking()) {
+      scan_options.while_marking = [&warmup](const std::string& dir,
+                                             const std::function<bool()>& marking_done) {
+        warmup.Run(dir, marking_done);
+      };
+    }
+    scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
+    if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
+    if (!scan.ok) return Failed(scan.error);
+    graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
+    const RecordingReader& reader = warmup.Reader(scan.recording_dir);
+    Symbolizer& symbolizer = warmup.symbolizer();
+    TypedAnalysis typed(scan, symbolizer);
+    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
+    typed.AddTo(report);
+    WriteLeakReportFiles(options, report);
+    return report;
+  } catch (const std::exception& e) {
+    return Failed(std::string("leak check failed: ") + e.what());
+  }
+}
+
+struct FreshStackCall {
+  const LeakCheckOptions* options;
+  uint64_t program_stack_pointer;
+  LeakReport report;
+};
+
+}  // namespace
+
+void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
+  const bool json = !options.json_path.empty(), text = !options.text_path.empty();
+  std::string text_error;
+  bool text_ok = true;
+  auto write_text = [&] {
+    text_ok = WriteFile(options.text_path, FormatLeakReportText(report), &text_error);
+  };
+  SideThread text_writer;
+  if (json && text && options.json_path != "-" && options.text_path != "-" &&
+      report.leaks.size() >= kParallelTextRecords && AvailableCpus() >= 2) {
+    text_writer.Start(write_text);  // when it cannot start, the text is written below
+  }
+  std::string json_error;
+  bool json_ok =
+      !json || WriteFile(options.json_path, LeakReportJsonText(report) + "\n", &json_error);
+  bool text_written = text_writer.running();
+  text_writer.Join();
+  if (text_writer.error()) std::rethrow_exception(text_writer.error());
+  if (!json_ok) report.warnings.push_back(json_error);
+  if (text && (!text_written || !json_ok)) write_text();
+  if (!text_ok) report.warnings.push_back(text_error);
+}
+
+bool SymbolizesWhileMarking() {
+  return AvailableCpus() >= 2;
+}
+
+LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
+  RecordingIgnored ignored;
+  FreshStackCall call{&options, program_stack_pointer, {}};
+  bool ran = FreshStack::Run(
+      [](void* argument) {
+        auto* c = static_cast<FreshStackCall*>(argument);
+        c->report = CheckOnThisStack(*c->options, c->program_stack_pointer);
+      },
+      &call);
+  if (!ran) call.report = CheckOnThisStack(options, 0);
+  return std::move(call.report);
+}
+
+__attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& options) {
+  return RunLeakCheckFrom(options, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+}
+
+}  // namespace heapgraph::report
+
+// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
+extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
+    uint64_t program_stack_pointer, int interior_pointers) {
+  heapgraph::report::RecordingIgnored ignored;  // before the options' strings are allocated
+  heapgraph::report::LeakCheckOptions options;
+  if (json_path != nullptr) options.json_path = json_path;
+  if (text_path != nullptr) options.text_path = text_path;
+  options.interior_pointers = interior_pointers != 0;
+  heapgraph::report::LeakReport report =
+      heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer);
+  if (summary != nullptr) {
+    std::memset(summary, 0, sizeof(*summary));
+    summary->ok = report.ok ? 1 : 0;
+    summary->direct_blocks = report.summary.direct_blocks;
+    summary->indirect_blocks = report.summary.indirect_blocks;
+    summary->leaked_bytes = report.summary.leaked_bytes;
+    summary->cycles = report.summary.cycles;
+    summary->live_blocks = report.summary.live_blocks;
+    summary->world_stopped_ms = report.timings.world_stopped_ms;
+    summary->total_ms = report.timings.total_ms;
+    std::snprintf(summary->error, sizeof(summary->error), "%s", report.error.c_str());
+  }
+  if (!report.ok) return -1;
+  return static_cast<int>(report.summary.direct_blocks + report.summary.indirect_blocks);
+}
+
+extern "C" __attribute__((visibility("default"), noinline)) int heapgraph_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
+  return heapgraph_internal_check_leaks(json_path, text_path, summary,
+                                        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
+                                        /*interior_pointers=*/1);
+}

@@ -1,0 +1,49 @@
+#include "heap/plugin/ScanPlugin.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "heap/platform/LineBuffer.h"
+
+namespace heapgraph {
+namespace {
+
+// libheapgraph_scan.so in the directory of the library holding this code.
+bool PluginPath(char* out, size_t size) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&PluginPath), &info) == 0 || info.dli_fname == nullptr) {
+    return false;
+  }
+  const char* slash = strrchr(info.dli_fname, '/');
+  size_t dir = slash == nullptr ? 0 : static_cast<size_t>(slash - info.dli_fname + 1);
+  const char* name = "libheapgraph_scan.so";
+  if (dir + strlen(name) + 1 > size) return false;
+  memcpy(out, info.dli_fname, dir);
+  strcpy(out + dir, name);
+  return true;
+}
+
+void Complain(const char* what, const char* detail) {
+  LineBuffer line;
+  line.Append("heapgraph: cannot load ").Append(what);
+  if (detail != nullptr) line.Append(": ").Append(detail);
+  line.Append("\n");
+  line.WriteTo(2);
+}
+
+}  // namespace
+
+void* ScanPlugin::Find(const char* name, const char* what) {
+  char path[1024];
+  // dlopen of a loaded library only takes a reference (no-op with -z nodelete semantics here).
+  void* plugin = PluginPath(path, sizeof(path)) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  if (plugin == nullptr) {
+    Complain(what, dlerror());
+    return nullptr;
+  }
+  void* entry = dlsym(plugin, name);
+  if (entry == nullptr) Complain(what, dlerror());
+  return entry;
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,185 @@
+#include "heap/pressure/MemoryLimit.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+namespace heapgraph {
+namespace {
+
+// Reads a small file into `buffer` (NUL-terminated); false if it cannot be read.
+bool ReadSmall(int dir_fd, const char* path, char* buffer, size_t size) {
+  int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t used = 0;
+  for (ssize_t n; used + 1 < size && (n = read(fd, buffer + used, size - 1 - used)) > 0;) {
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  buffer[used] = '\0';
+  return used > 0;
+}
+
+// The decimal number at `text` (after spaces); false when there is none.
+bool ParseNumber(const char* text, uint64_t* out) {
+  while (*text == ' ') ++text;
+  if (*text < '0' || *text > '9') return false;
+  uint64_t v = 0;
+  for (; *text >= '0' && *text <= '9'; ++text) v = v * 10 + static_cast<uint64_t>(*text - '0');
+  *out = v;
+  return true;
+}
+
+// The value of `key` in "key value\n" lines.
+bool KeyValue(const char* text, const char* key, uint64_t* out) {
+  size_t length = strlen(key);
+  for (const char* line = text; line != nullptr && *line != '\0';) {
+    if (strncmp(line, key, length) == 0 && line[length] == ' ') {
+      return ParseNumber(line + length, out);
+    }
+    line = strchr(line, '\n');
+    if (line != nullptr) ++line;
+  }
+  return false;
+}
+
+uint32_t PercentOf(uint64_t used, uint64_t limit) {
+  if (limit == 0) return 0;
+  unsigned __int128 percent = static_cast<unsigned __int128>(used) * 100 / limit;
+  return percent > 1000000 ? 1000000 : static_cast<uint32_t>(percent);
+}
+
+}  // namespace
+
+MemoryLimit::~MemoryLimit() {
+  if (cgroup_fd_ >= 0) close(cgroup_fd_);
+  if (psi_fd_ >= 0) close(psi_fd_);
+}
+
+bool MemoryLimit::ParseCgroupV2Path(const char* proc_self_cgroup, char* out, size_t size) {
+  for (const char* line = proc_self_cgroup; line != nullptr && *line != '\0';) {
+    const char* end = strchr(line, '\n');
+    size_t length = end != nullptr ? static_cast<size_t>(end - line) : strlen(line);
+    if (length >= 3 && strncmp(line, "0::", 3) == 0 && length - 3 < size) {
+      memcpy(out, line + 3, length - 3);
+      out[length - 3] = '\0';
+      return true;
+    }
+    line = end != nullptr ? end + 1 : nullptr;
+  }
+  return false;
+}
+
+// mountinfo: "id parent major:minor root mountpoint options [optional...] - fstype source ...".
+bool MemoryLimit::ParseCgroup2Mount(const char* mountinfo, char* out, size_t size) {
+  for (const char* line = mountinfo; line != nullptr && *line != '\0';) {
+    const char* end = strchr(line, '\n');
+    const char* dash = strstr(line, " - cgroup2 ");
+    if (dash != nullptr && (end == nullptr || dash < end)) {
+      const char* field = line;
+      for (int i = 0; i < 4 && field != nullptr; ++i) {
+        field = strchr(field, ' ');
+        if (field != nullptr) ++field;
+      }
+      const char* stop = field != nullptr ? strchr(field, ' ') : nullptr;
+      if (stop != nullptr && static_cast<size_t>(stop - field) < size) {
+        memcpy(out, field, static_cast<size_t>(stop - field));
+        out[stop - field] = '\0';
+        return true;
+      }
+    }
+    line = end != nullptr ? end + 1 : nullptr;
+  }
+  return false;
+}
+
+void MemoryLimit::ParseEvents(const char* memory_events, MemoryReading* reading) {
+  KeyValue(memory_events, "oom", &reading->oom_events);
+  KeyValue(memory_events, "oom_kill", &reading->oom_kills);
+}
+
+bool MemoryLimit::FindCgroup() {
+  char text[8192], mount[kMaxPath], path[kMaxPath];
+  if (!ReadSmall(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text)) ||
+      !ParseCgroupV2Path(text, path, sizeof(path))) {
+    return false;
+  }
+  // mountinfo can be long; the cgroup2 line is usually early. Missing: the usual place.
+  if (!ReadSmall(AT_FDCWD, "/proc/self/mountinfo", text, sizeof(text)) ||
+      !ParseCgroup2Mount(text, mount, sizeof(mount))) {
+    strcpy(mount, "/sys/fs/cgroup");
+  }
+  if (snprintf(cgroup_dir_, sizeof(cgroup_dir_), "%s%s", mount, path) >=
+      static_cast<int>(sizeof(cgroup_dir_))) {
+    cgroup_dir_[0] = '\0';
+    return false;
+  }
+  cgroup_fd_ = open(cgroup_dir_, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cgroup_fd_ >= 0 && faccessat(cgroup_fd_, "memory.current", R_OK, 0) == 0) return true;
+  if (cgroup_fd_ >= 0) close(cgroup_fd_);
+  cgroup_fd_ = -1;
+  cgroup_dir_[0] = '\0';
+  return false;
+}
+
+void MemoryLimit::ArmPsi(uint64_t stall_us, uint64_t window_us) {
+  int fd = -1;
+  if (cgroup_fd_ >= 0) fd = openat(cgroup_fd_, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  char trigger[64];
+  int length = snprintf(trigger, sizeof(trigger), "some %llu %llu",
+                        static_cast<unsigned long long>(stall_us),
+                        static_cast<unsigned long long>(window_us));
+  if (write(fd, trigger, static_cast<size_t>(length) + 1) < 0) {
+    close(fd);
+    return;
+  }
+  psi_fd_ = fd;
+  sources_ |= kPsi;
+}
+
+void MemoryLimit::Discover(uint64_t configured, uint64_t psi_stall_us, uint64_t psi_window_us) {
+  configured_ = configured;
+  sources_ = kRss;
+  if (FindCgroup()) sources_ |= kCgroup;
+  if (psi_stall_us != 0) ArmPsi(psi_stall_us, psi_window_us);
+}
+
+MemoryReading MemoryLimit::Read() const {
+  MemoryReading r;
+  char text[1024];
+  uint64_t pages;
+  if (ReadSmall(AT_FDCWD, "/proc/self/statm", text, sizeof(text))) {
+    const char* second = strchr(text, ' ');
+    if (second != nullptr && ParseNumber(second, &pages)) {
+      r.rss = pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    }
+  }
+  if (cgroup_fd_ < 0) return r;
+  if (ReadSmall(cgroup_fd_, "memory.current", text, sizeof(text)))
+    ParseNumber(text, &r.cgroup_current);
+  if (ReadSmall(cgroup_fd_, "memory.max", text, sizeof(text))) ParseNumber(text, &r.cgroup_max);
+  if (ReadSmall(cgroup_fd_, "memory.events", text, sizeof(text))) ParseEvents(text, &r);
+  return r;
+}
+
+uint32_t MemoryLimit::Percent(const MemoryReading& reading) const {
+  uint32_t by_rss = PercentOf(reading.rss, configured_);
+  uint32_t by_cgroup = PercentOf(reading.cgroup_current, reading.cgroup_max);
+  return by_rss > by_cgroup ? by_rss : by_cgroup;
+}
+
+uint64_t MemoryLimit::EffectiveLimit(const MemoryReading& reading) const {
+  uint32_t by_rss = PercentOf(reading.rss, configured_);
+  uint32_t by_cgroup = PercentOf(reading.cgroup_current, reading.cgroup_max);
+  if (configured_ != 0 && (by_rss >= by_cgroup || reading.cgroup_max == 0)) return configured_;
+  return reading.cgroup_max;
+}
+
+bool MemoryLimit::HasLimit() const {
+  return configured_ != 0 || Read().cgroup_max != 0;
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,61 @@
+// heap/pressure/: the memory-pressure watcher: a tool thread (its allocations are not recorded)
+// that reads MemoryLimit every watch_interval_ms, or sooner when the PSI trigger fires, and at each
+// rising watermark crossing (default 50/75/90 % of the limit) appends to the recording's `pressure`
+// file what can only be known while the process lives: a time-line entry (time, RSS, cgroup
+// current/limit and OOM counters, live blocks/bytes), the category totals of the live blocks
+// (CategoryTotals), and refreshes the `types` file (type names read from live blocks now, by
+// libheapgraph_scan.so's heapgraph_internal_refresh_types). A watermark re-arms when usage falls
+// kRearmPercent below it. Started by the recorder's constructor; not in forked children.
+#pragma once
+
+#include <cstdint>
+
+#include "heap/config/Config.h"
+#include "heap/platform/HighDescriptor.h"
+#include "heap/pressure/CategoryTotals.h"
+#include "heap/pressure/MemoryLimit.h"
+#include "heap/store/LiveAllocationTree.h"
+#include "heap/store/PersistedFormat.h"
+#include "heap/store/VmRegionTree.h"
+
+namespace heapgraph {
+
+class PressureWatcher {
+ public:
+  static constexpr uint32_t kRearmPercent = 10;
+
+  struct Recording {
+    int dir_fd;
+    LiveAllocationTree* heap;
+    VmRegionTree* vm;
+    const format::SessionHeader* session;
+  };
+
+  // From the recorder's constructor: starts the thread when `watch` says so (auto: a
+  // memory_limit or a finite cgroup v2 memory.max). One line on stderr if it cannot start.
+  static void Install(const Config& config, const Recording& recording);
+
+ private:
+  PressureWatcher(const Config& config, const Recording& recording);
+  static void* Main(void* self);
+  void Loop();
+  // Sleeps until the next poll; returns the trigger that woke it.
+  uint32_t Wait();
+  // Handles one reading: fires every armed watermark at or below `percent`, re-arms the others.
+  void Check(uint32_t trigger);
+  void WriteEntries(const MemoryReading& reading, uint32_t percent, uint32_t trigger,
+                    const uint32_t* crossed, uint32_t crossed_count);
+  void CollectTotals();
+  bool RefreshTypes();
+  bool OpenFile();
+
+  const Config& config_;
+  Recording recording_;
+  MemoryLimit limit_;
+  CategoryTotals totals_;
+  HighDescriptor file_;  // the pressure file; abandoned (thread ends) once the host took it
+  bool armed_[format::kMaxWatermarks] = {};
+  uint64_t start_ns_ = 0;
+};
+
+}  // namespace heapgraph

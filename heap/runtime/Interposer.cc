@@ -1,0 +1,237 @@
+// heap/runtime/: the interposed allocation functions of libheapgraph.so. Each forwards to glibc's
+// __libc_* entry point (no dlsym bootstrap: these exist before any constructor runs) and then
+// tells the Recorder. Frees are recorded before the block is released, so its address cannot be
+// handed out and recorded by another thread first. operator new/delete reach these through
+// libstdc++. Anonymous mmap/munmap/mremap are recorded as VM regions via raw syscalls.
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "heap/platform/LineBuffer.h"
+#include "heap/runtime/Recorder.h"
+
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* address, size_t size);
+void __libc_free(void* address);
+void* __libc_memalign(size_t alignment, size_t size);
+void* __libc_valloc(size_t size);
+void* __libc_pvalloc(size_t size);
+}
+
+namespace {
+
+using heapgraph::format::AllocFunction;
+namespace recorder = heapgraph::recorder;
+
+bool IsPowerOfTwo(size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+
+// glibc's chunk header gives the usable size when the real malloc_usable_size is not resolved.
+size_t ChunkUsableSize(void* address) {
+  size_t header = reinterpret_cast<size_t*>(address)[-1];
+  size_t chunk = header & ~size_t{7};
+  return chunk - ((header & 2) != 0 ? 2 * sizeof(size_t) : sizeof(size_t));
+}
+
+using UsableSizeFn = size_t (*)(void*);
+UsableSizeFn real_usable_size = nullptr;
+using DlopenFn = void* (*)(const char*, int);
+DlopenFn real_dlopen = nullptr;
+
+__attribute__((constructor(102))) void ResolveForwarders() {
+  real_usable_size = reinterpret_cast<UsableSizeFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+  real_dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
+}
+
+long RawMmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
+  return syscall(SYS_mmap, address, length, prot, flags, fd, offset);
+}
+
+void* SyscallResult(long r) {
+  if (r < 0 && r > -4096) {
+    errno = static_cast<int>(-r);
+    return MAP_FAILED;
+  }
+  return reinterpret_cast<void*>(r);
+}
+
+__attribute__((noinline)) void WarnDeepBind(const char* file) {
+  heapgraph::LineBuffer line;
+  line.Append("heapgraph: warning: dlopen(\"")
+      .Append(file != nullptr ? file : "")
+      .Append(
+          "\", RTLD_DEEPBIND): allocations that library makes bypass heapgraph and are not "
+          "recorded\n");
+  line.WriteTo(2);
+}
+
+}  // namespace
+
+#define HEAPGRAPH_EXPORT extern "C" __attribute__((visibility("default")))
+
+HEAPGRAPH_EXPORT void* malloc(size_t size) {
+  void* p = __libc_malloc(size);
+  recorder::RecordAlloc(p, size, AllocFunction::kMalloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void free(void* address) {
+  if (address == nullptr) return;
+  int saved = errno;
+  recorder::RecordFree(address);
+  __libc_free(address);
+  errno = saved;
+}
+
+HEAPGRAPH_EXPORT void* calloc(size_t count, size_t size) {
+  void* p = __libc_calloc(count, size);
+  recorder::RecordAlloc(p, count * size, AllocFunction::kCalloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void* realloc(void* address, size_t size) {
+  if (address == nullptr) {
+    void* p = __libc_realloc(nullptr, size);
+    recorder::RecordAlloc(p, size, AllocFunction::kRealloc);
+    return p;
+  }
+  recorder::ReallocTicket ticket = recorder::BeginRealloc(address);
+  void* p = __libc_realloc(address, size);
+  recorder::EndRealloc(ticket, p, size, AllocFunction::kRealloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void* reallocarray(void* address, size_t count, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (address == nullptr) {
+    void* p = __libc_realloc(nullptr, total);
+    recorder::RecordAlloc(p, total, AllocFunction::kReallocArray);
+    return p;
+  }
+  recorder::ReallocTicket ticket = recorder::BeginRealloc(address);
+  void* p = __libc_realloc(address, total);
+  recorder::EndRealloc(ticket, p, total, AllocFunction::kReallocArray);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void* memalign(size_t alignment, size_t size) {
+  void* p = __libc_memalign(alignment, size);
+  recorder::RecordAlloc(p, size, AllocFunction::kMemalign);
+  return p;
+}
+
+HEAPGRAPH_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
+  if (!IsPowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
+  int saved = errno;
+  void* p = __libc_memalign(alignment, size);
+  if (p == nullptr) {
+    errno = saved;
+    return ENOMEM;
+  }
+  *out = p;
+  recorder::RecordAlloc(p, size, AllocFunction::kPosixMemalign);
+  return 0;
+}
+
+HEAPGRAPH_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
+  if (!IsPowerOfTwo(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  void* p = __libc_memalign(alignment, size);
+  recorder::RecordAlloc(p, size, AllocFunction::kAlignedAlloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void* valloc(size_t size) {
+  void* p = __libc_valloc(size);
+  recorder::RecordAlloc(p, size, AllocFunction::kValloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT void* pvalloc(size_t size) {
+  void* p = __libc_pvalloc(size);
+  recorder::RecordAlloc(p, size, AllocFunction::kPvalloc);
+  return p;
+}
+
+HEAPGRAPH_EXPORT size_t malloc_usable_size(void* address) {
+  if (address == nullptr) return 0;
+  return real_usable_size != nullptr ? real_usable_size(address) : ChunkUsableSize(address);
+}
+
+namespace {
+
+// Any caller's MAP_FIXED mapping or unmap forgets the unwinder's ranges it touches before the
+// syscall: once the kernel may hand the address out again, no entry covers it.
+void* MapAndRecord(void* address, size_t length, int prot, int flags, int fd, off_t offset,
+                   void* caller) {
+  if ((flags & MAP_FIXED) != 0) recorder::ForgetUnwinderMaps(address, length);
+  void* p = SyscallResult(RawMmap(address, length, prot, flags, fd, offset));
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0) {
+    if ((flags & MAP_TYPE) == MAP_PRIVATE) {
+      recorder::NoteUnwinderMap(p, length, reinterpret_cast<uintptr_t>(caller));
+    }
+    recorder::RecordMap(p, length, AllocFunction::kMmap);
+  } else if (p != MAP_FAILED && (flags & MAP_FIXED) != 0) {
+    recorder::RecordUnmap(p, length);  // a file mapped over a recorded region replaces it
+  }
+  return p;
+}
+
+}  // namespace
+
+HEAPGRAPH_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int fd,
+                            off_t offset) {
+  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
+}
+
+HEAPGRAPH_EXPORT void* mmap64(void* address, size_t length, int prot, int flags, int fd,
+                              off_t offset) {
+  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
+}
+
+HEAPGRAPH_EXPORT int munmap(void* address, size_t length) {
+  recorder::ForgetUnwinderMaps(address, length);
+  long r = syscall(SYS_munmap, address, length);
+  if (r != 0) return -1;  // errno set by syscall()
+  recorder::RecordUnmap(address, length);
+  return 0;
+}
+
+HEAPGRAPH_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, int flags, ...) {
+  void* wanted = nullptr;
+  if ((flags & MREMAP_FIXED) != 0) {
+    va_list args;
+    va_start(args, flags);
+    wanted = va_arg(args, void*);
+    va_end(args);
+    recorder::ForgetUnwinderMaps(wanted, length);
+  }
+  recorder::ForgetUnwinderMaps(old_address, old_length);
+  long r = syscall(SYS_mremap, old_address, old_length, length, flags, wanted);
+  void* p = SyscallResult(r);
+  if (p != MAP_FAILED) recorder::RecordRemap(old_address, old_length, p, length);
+  return p;
+}
+
+// dlopen: warns about RTLD_DEEPBIND, then tail-calls the real dlopen so that glibc still sees the
+// application as the caller (its RUNPATH and $ORIGIN apply). New modules are picked up by the
+// recorder when their first frame is stored.
+HEAPGRAPH_EXPORT void* dlopen(const char* file, int mode) {
+  if ((mode & RTLD_DEEPBIND) != 0 && !recorder::InHook()) WarnDeepBind(file);
+  if (real_dlopen == nullptr) ResolveForwarders();
+  return real_dlopen(file, mode);
+}

@@ -1,0 +1,129 @@
+#include "heap/runtime/LeakCheckTrigger.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap/platform/HighDescriptor.h"
+#include "heap/platform/LineBuffer.h"
+#include "heap/platform/ToolThread.h"
+#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/ScanPlugin.h"
+#include "heap/runtime/AllocationSampler.h"
+#include "heapgraph/heapgraph.h"
+
+namespace heapgraph {
+namespace {
+
+// libheapgraph_scan.so's entry for triggers: the program's stack is scanned from
+// `program_stack_pointer` up (the trigger's own frames below it are not the program's).
+using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, uint64_t, int);
+
+const Config* g_config = nullptr;
+char g_dir[600] = "";
+// The signal pipe's ends, kept at high numbers and checked before use: a host that closed and
+// reused a number must get neither the handler's byte nor lose its data to our read.
+HighDescriptor g_pipe_read;
+HighDescriptor g_pipe_write;
+
+void Complain(const char* what, const char* detail) {
+  LineBuffer line;
+  line.Append("heapgraph: ").Append(what);
+  if (detail != nullptr) line.Append(": ").Append(detail);
+  line.Append("\n");
+  line.WriteTo(2);
+}
+
+}  // namespace
+
+__attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
+  uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  if (g_config->sample_mean != 0) {
+    char mean[32], line[160];
+    AllocationSampler::FormatMean(g_config->sample_mean, mean, sizeof(mean));
+    snprintf(line, sizeof(line), HEAPGRAPH_SAMPLED_REFUSAL, mean);
+    Complain(line, nullptr);
+    return -1;
+  }
+  // The check's own allocations (dlopen, reports) are not the program's.
+  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  int before = ignore != nullptr ? ignore(1) : 0;
+  int leaked = -1;
+  if (auto check = reinterpret_cast<CheckLeaksFn>(
+          ScanPlugin::Find("heapgraph_internal_check_leaks", "the leak checker"))) {
+    heapgraph_leak_summary summary;
+    leaked = check(json_path[0] != '\0' ? json_path : nullptr,
+                   text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,
+                   g_config->interior_pointers ? 1 : 0);
+    if (leaked < 0) Complain("leak check failed", summary.error);
+  }
+  if (ignore != nullptr) ignore(before);
+  return leaked;
+}
+
+void LeakCheckTrigger::AtExit() {
+  int leaked = Run(g_config->leak_json, g_config->leak_text);
+  if (leaked > 0) {
+    fflush(nullptr);  // _exit skips stdio: keep the program's output
+    _exit(static_cast<int>(g_config->leak_exitcode));
+  }
+}
+
+void LeakCheckTrigger::OnSignal(int) {
+  int saved = errno;
+  char one = 1;
+  if (g_pipe_write.StillOurs()) (void)!write(g_pipe_write.fd(), &one, 1);
+  errno = saved;
+}
+
+// Tool thread: one check per signal, reports numbered in the recording directory.
+void* LeakCheckTrigger::WatchSignals(void*) {
+  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
+      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  if (ignore != nullptr) ignore(1);
+  for (unsigned n = 1;; ++n) {
+    char byte;
+    if (!g_pipe_read.StillOurs()) {
+      Complain("the leak-check signal pipe was closed by the program", "no more checks");
+      return nullptr;
+    }
+    ssize_t r = read(g_pipe_read.fd(), &byte, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return nullptr;
+    char json[700], text[700];
+    snprintf(json, sizeof(json), "%s/leaks-%u.json", g_dir, n);
+    snprintf(text, sizeof(text), "%s/leaks-%u.txt", g_dir, n);
+    Run(json, text);
+  }
+}
+
+void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
+  g_config = &config;
+  snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
+  if (config.leak_check_at_exit) atexit(&LeakCheckTrigger::AtExit);
+  if (config.scan_signal == 0) return;
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0 || !g_pipe_read.Adopt(ends[0]) || !g_pipe_write.Adopt(ends[1])) {
+    Complain("cannot set up the leak-check signal", strerror(errno));
+    return;
+  }
+  struct sigaction action = {};
+  action.sa_handler = &LeakCheckTrigger::OnSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0) {
+    Complain("cannot set up the leak-check signal", strerror(errno));
+    return;
+  }
+  int error = ToolThread::Start(&LeakCheckTrigger::WatchSignals, nullptr);
+  if (error != 0) Complain("cannot set up the leak-check signal", strerror(error));
+}
+
+}  // namespace heapgraph

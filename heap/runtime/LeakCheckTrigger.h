@@ -1,0 +1,26 @@
+// heap/runtime/: starts leak checks from inside the recorded process: at exit (after static
+// destructors) and on a signal. The check itself lives in libheapgraph_scan.so next to
+// libheapgraph.so; it is loaded with dlopen only when a check runs, so the recorder keeps its
+// dependencies minimal and heap/ includes nothing of the layers above it (it knows only the C entry
+// point's name).
+#pragma once
+
+#include "heap/config/Config.h"
+
+namespace heapgraph {
+
+class LeakCheckTrigger {
+ public:
+  // From the library constructor: registers the at-exit check (first, so it runs last) and the
+  // signal watcher as configured. One line on stderr for anything that cannot be set up.
+  static void Install(const Config& config, const char* recording_dir);
+
+ private:
+  static void AtExit();
+  static void* WatchSignals(void*);
+  static void OnSignal(int);
+  // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
+  static int Run(const char* json_path, const char* text_path);
+};
+
+}  // namespace heapgraph

@@ -1,0 +1,616 @@
+#include "heap/runtime/Recorder.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "heap/config/Config.h"
+#include "heap/platform/LineBuffer.h"
+#include "heap/platform/StaticTlsArea.h"
+#include "heap/plugin/ScanInterface.h"
+#include "heap/pressure/PressureWatcher.h"
+#include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/LargeAllocationMonitor.h"
+#include "heap/runtime/LeakCheckTrigger.h"
+#include "heap/runtime/SampledAddressFilter.h"
+#include "heap/runtime/StackCapture.h"
+#include "heap/runtime/UnwinderMappings.h"
+#include "heap/session/FatalSignalHandler.h"
+#include "heap/session/SessionFile.h"
+#include "heap/session/SessionMonitor.h"
+#include "heap/store/LiveAllocationTree.h"
+#include "heap/store/ModuleMap.h"
+#include "heap/store/RecordingDirectory.h"
+#include "heap/store/StackStore.h"
+#include "heap/store/VmRegionTree.h"
+#include "heapgraph/heapgraph.h"
+
+namespace heapgraph::recorder {
+namespace {
+
+using format::AllocFunction;
+
+// Process-wide recorder state machine. Only kActive records allocations; kActive and kPaused
+// apply frees.
+enum Mode : uint32_t {
+  kUninitialized = 0,
+  kInitializing,
+  kActive,
+  kPaused,
+  kDisabled,
+  kClaimPending,  // forked child: recording into the staging directory, not yet renamed
+};
+
+constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
+constexpr uint32_t kVmCapacityLog2 = 18;
+constexpr uint32_t kStackCacheEntries = 1024;  // per thread, direct-mapped (16 KiB of TLS)
+
+struct StackCacheEntry {
+  uint64_t hash;
+  uint32_t id;
+};
+
+struct State {
+  std::atomic<uint32_t> mode{kUninitialized};
+  std::atomic<uint32_t> depth{32};
+  Config config;
+  RecordingDirectory directory;
+  LiveAllocationTree heap;
+  VmRegionTree vm;
+  StackStore stacks;
+  ModuleMap modules;
+  SessionFile session;
+  LargeAllocationMonitor large;
+  // Fork: the child's directory, prepared by the parent while every lock is held.
+  RecordingDirectory staging;
+  bool staging_ready = false;
+  uint64_t sequence_at_fork = 0;
+  uint32_t mode_before_fork = kUninitialized;
+  bool guard_before_snapshot = false;  // the snapshot taker's own guard, restored at its end
+};
+
+constinit State g;
+// Sampling mode only: which addresses may have a sampled block in g.heap.
+constinit SampledAddressFilter g_sampled;
+// Read by leak scans through HeapgraphRecorderView::unwinder; never reset (a forked child keeps
+// the parent's mappings, and with them the entries).
+constinit UnwinderMappings g_unwinder;
+
+// Everything the recorder keeps per thread, in one static-TLS object so that a leak scan can
+// leave it out of every thread's roots (HeapgraphRecorderView::thread_state: it holds stack
+// hashes, sequence numbers and the sampler's state, never a pointer of the program's).
+// Zero-initialized in every thread. The stack cache is last: tests/programs/recorder_tls_roots
+// plants a word in its final entry.
+struct ThreadState {
+  bool guard;
+  // A tool thread, or a thread inside a leak check: its allocations are not the program's and
+  // are not recorded, but its frees are still applied (a freed block must never stay in the tree).
+  bool ignored;
+  uint64_t seq_next;
+  uint64_t seq_end;
+  // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
+  AllocationSampler sampler;
+  StackCacheEntry stack_cache[kStackCacheEntries];
+};
+
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+// Sets the re-entrancy guard for the lifetime of a hook; no-op (and `entered` false) if it was set.
+class GuardScope {
+ public:
+  GuardScope() : entered_(!t_state.guard) { t_state.guard = true; }
+  ~GuardScope() {
+    if (entered_) t_state.guard = false;
+  }
+
+ private:
+  bool entered_;
+};
+
+void Complain(const char* what, const char* detail) {
+  LineBuffer line;
+  line.Append("heapgraph: ").Append(what);
+  if (detail != nullptr && detail[0] != '\0') line.Append(": ").Append(detail);
+  line.Append("; recording disabled, the program continues\n");
+  line.WriteTo(2);
+}
+
+void FindOwnCode() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&RecordAlloc), &info) == 0) return;
+  struct Search {
+    uintptr_t base;
+    uintptr_t begin, end;
+  } search = {reinterpret_cast<uintptr_t>(info.dli_fbase), 0, 0};
+  dl_iterate_phdr(
+      [](dl_phdr_info* phdr, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        for (int i = 0; i < phdr->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = phdr->dlpi_phdr[i];
+          uintptr_t begin = phdr->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          if (s->base < phdr->dlpi_addr + ph.p_vaddr - ph.p_offset) continue;
+          uintptr_t self = reinterpret_cast<uintptr_t>(&RecordAlloc);
+          if (self >= begin && self < begin + ph.p_memsz) {
+            s->begin = begin;
+            s->end = begin + ph.p_memsz;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+  StackCapture::SetOwnCode(search.begin, search.end);
+}
+
+// Creates every file of a recording directory; false after one line on stderr.
+bool CreateFiles() {
+  char error[256];
+  const Config& c = g.config;
+  if (!g.directory.Create(c.dir, error, sizeof(error))) {
+    Complain("cannot create the recording directory", error);
+    return false;
+  }
+  int fd = g.directory.fd();
+  if (!g.session.Create(fd, c.depth, 0, c.heartbeat_ms, c.hang_ms) ||
+      !g.heap.Create(fd, format::kHeapTreeFile, c.shards, c.shard_capacity_log2) ||
+      !g.vm.Create(fd, format::kVmTreeFile, kVmShards, kVmCapacityLog2) ||
+      !g.stacks.Create(fd, format::kStackFile, c.stack_slots_log2, format::kMaxStackDepth) ||
+      !g.modules.Create(fd, format::kModuleFile)) {
+    Complain("cannot create the recording files in", g.directory.path());
+    return false;
+  }
+  return true;
+}
+
+bool Recording(uint32_t mode) {
+  return mode == kActive || mode == kPaused;
+}
+void ClaimChildDirectory();
+
+// Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
+// or module update), copy the trees and the module map into a staging directory for the child
+// and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
+void ForkPrepare() {
+  if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  t_state.guard = true;
+  g.modules.Lock();
+  g.heap.LockAll();
+  g.vm.LockAll();
+  int from = g.directory.fd();
+  g.staging_ready = g.directory.CreateForkStaging(&g.staging);
+  int to = g.staging.fd();
+  g.staging_ready = g.staging_ready && g.heap.CopyTo(to, format::kHeapTreeFile) &&
+                    g.vm.CopyTo(to, format::kVmTreeFile) &&
+                    g.stacks.LinkInto(from, to, format::kStackFile) &&
+                    g.modules.CopyTo(to, format::kModuleFile);
+  g.sequence_at_fork = g.session.header()->sequence.load(std::memory_order_relaxed);
+}
+
+void ForkParent() {
+  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  g.vm.UnlockAll();
+  g.heap.UnlockAll();
+  g.modules.Unlock();
+  g.staging.CloseDirectory();  // the child claims it
+  t_state.guard = false;
+}
+
+// Fork, child side (single-threaded, async-signal-safe calls only): map the staging directory's
+// files over the parent's before touching any lock word, since the parent's lock words live in
+// files the parent keeps using. The directory is renamed to this process's name only at its first
+// hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
+void ForkChild() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (!Recording(mode)) return;
+  int fd = g.staging.fd();
+  bool ok = g.staging_ready && g.heap.Adopt(fd, format::kHeapTreeFile) &&
+            g.vm.Adopt(fd, format::kVmTreeFile) && g.modules.Adopt(fd, format::kModuleFile) &&
+            g.session.Create(fd, g.config.depth, g.sequence_at_fork);
+  g.modules.Unlock();  // process-local lock word
+  if (!ok) {
+    // Still mapping the parent's files: never write them again.
+    g.mode.store(kDisabled, std::memory_order_release);
+    Complain("cannot set up the recording of a forked child", g.staging.path());
+    return;
+  }
+  g.heap.ReleaseCopiedLocks();
+  g.vm.ReleaseCopiedLocks();
+  if (g.modules.count() > 0) {
+    const format::ModuleRecord& program = g.modules.record(0);
+    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
+  }
+  g.directory = g.staging;
+  t_state.seq_next = t_state.seq_end = 0;
+  g.mode_before_fork = mode;
+  g.mode.store(kClaimPending, std::memory_order_release);
+  t_state.guard = false;
+}
+
+// First hook of a forked child: give the staging directory this process's name. If the rename
+// fails the recording simply stays under the staging name.
+void ClaimChildDirectory() {
+  uint32_t expected = kClaimPending;
+  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  g.directory.ClaimForCurrentProcess();
+  g.mode.store(g.mode_before_fork, std::memory_order_release);
+}
+
+// Sampling is fixed for the life of the recording: the tree file says which blocks it holds.
+void ConfigureSampling() {
+  uint64_t mean = g.config.sample_mean;
+  if (mean == 0) return;
+  g.heap.MarkSampled(static_cast<uint32_t>(mean));
+  uint64_t seed = g.config.sample_seed;
+  if (seed == 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    seed = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(now.tv_sec) << 30) ^
+           (static_cast<uint64_t>(getpid()) << 48);
+  }
+  AllocationSampler::SetProcessSeed(seed);
+}
+
+void Initialize() {
+  uint32_t expected = kUninitialized;
+  if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  g.config.Parse(getenv("HEAPGRAPH_OPTIONS"));
+  if (!g.config.enabled) {
+    g.mode.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  g.depth.store(g.config.depth, std::memory_order_relaxed);
+  StackCapture::Initialize();
+  FindOwnCode();
+  if (!CreateFiles()) {
+    g.mode.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  g.large.Configure(g.config.large_threshold, g.config.large_log);
+  ConfigureSampling();
+  g.modules.Refresh();
+  if (g.modules.count() > 0) {  // dl_iterate_phdr reports the main program first
+    const format::ModuleRecord& program = g.modules.record(0);
+    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
+  }
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
+}
+
+// Slow path of every hook: brings the recorder up on first use, names a forked child's directory.
+uint32_t SettleMode() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode == kUninitialized) Initialize();
+  if (mode == kClaimPending) ClaimChildDirectory();
+  return g.mode.load(std::memory_order_acquire);
+}
+
+// The mode for hooks that apply frees: those must settle a pending claim too.
+uint32_t FreeMode() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  return mode == kClaimPending ? SettleMode() : mode;
+}
+
+uint32_t NextSequence() {
+  if (t_state.seq_next == t_state.seq_end) {
+    t_state.seq_next = g.session.TakeSequenceBlock();
+    t_state.seq_end = t_state.seq_next + SessionFile::kSequenceBlock;
+  }
+  return static_cast<uint32_t>(t_state.seq_next++);
+}
+
+uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
+  uint64_t h = 0x84222325cbf29ce4ull ^ depth;
+  for (uint32_t i = 0; i < depth; ++i) h = (h ^ frames[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+// Stack id for the captured frames. A per-thread cache keyed by a 64-bit hash of the frames
+// skips the table walk for stacks this thread saw recently (a false hit needs a 64-bit collision).
+uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
+  uint64_t hash = HashFrames(frames, depth);
+  StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
+  if (entry.hash == hash && entry.id != 0) return entry.id;
+  uint32_t new_nodes = 0;
+  uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
+  // A frame we have never seen may come from a module loaded since the last refresh.
+  if (new_nodes != 0) g.modules.Refresh();
+  entry.hash = hash;
+  entry.id = id;
+  return id;
+}
+
+// Records the block in `tree` (unless !insert: an unsampled block that is still reported as large).
+template <typename Tree>
+void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool insert = true) {
+  uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
+  uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
+  BlockRecord block;
+  block.address = reinterpret_cast<uintptr_t>(address);
+  block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
+  block.stack = InternStack(frames, depth);
+  block.function = function;
+  if (insert) {
+    block.seq = NextSequence();
+    tree.Insert(block);
+  }
+  if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
+}
+
+}  // namespace
+
+bool InHook() {
+  return t_state.guard;
+}
+
+void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
+  if (!StackCapture::IsUnwinderCall(caller)) return;
+  auto begin = reinterpret_cast<uint64_t>(address);
+  g_unwinder.Add(begin, begin + length);
+}
+
+void ForgetUnwinderMaps(void* address, size_t length) {
+  auto begin = reinterpret_cast<uint64_t>(address);
+  g_unwinder.Forget(begin, begin + length);
+}
+
+void RecordExit(format::ExitKind kind, int status) {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (Recording(mode) || mode == kClaimPending) g.session.RecordExit(kind, status);
+}
+
+void RecordAlloc(void* address, size_t size, AllocFunction function) {
+  if (t_state.guard || t_state.ignored || address == nullptr) return;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  uint64_t mean = g.config.sample_mean;
+  if (mean != 0 && !t_state.sampler.Sample(size, mean)) {
+    // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
+    if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
+    return;
+  }
+  if (mean != 0) g_sampled.Add(reinterpret_cast<uintptr_t>(address));
+  Record(g.heap, address, size, function);
+}
+
+// Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
+static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
+  if (g.config.sample_mean == 0) return g.heap.Remove(address, removed);
+  if (!g_sampled.MayContain(address) || !g.heap.Remove(address, removed)) return false;
+  g_sampled.Remove(address);
+  return true;
+}
+
+void RecordFree(void* address) {
+  if (t_state.guard || address == nullptr) return;
+  GuardScope guard;
+  if (!Recording(FreeMode())) return;
+  RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
+}
+
+ReallocTicket BeginRealloc(void* old_address) {
+  ReallocTicket ticket;
+  if (t_state.guard) return ticket;
+  GuardScope guard;
+  if (!Recording(FreeMode())) return ticket;
+  ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  return ticket;
+}
+
+void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFunction function) {
+  if (result != nullptr) {
+    RecordAlloc(result, size, function);
+  } else if (size != 0 && ticket.recorded && !t_state.guard) {
+    GuardScope guard;
+    if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
+    g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
+  }
+}
+
+void RecordMap(void* address, size_t length, AllocFunction function) {
+  if (t_state.guard || address == nullptr || !g.config.record_mmap) return;
+  RecordUnmap(address, length);
+  if (t_state.ignored) return;
+  GuardScope guard;
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  Record(g.vm, address, length, function);
+}
+
+void RecordRemap(void* old_address, size_t old_length, void* address, size_t length) {
+  if (t_state.guard || old_address == nullptr || !g.config.record_mmap) return;
+  bool recorded;
+  {
+    GuardScope guard;
+    BlockRecord region;
+    uint64_t old_begin = reinterpret_cast<uintptr_t>(old_address);
+    recorded = g.vm.Floor(old_begin, &region) && region.address + region.size > old_begin;
+  }
+  if (!recorded) return;
+  RecordUnmap(old_address, old_length);
+  RecordMap(address, length, AllocFunction::kMremap);
+}
+
+// Removes [address, address + length) from the VM regions; a region cut in the middle keeps its
+// outer parts (with the original stack and sequence number).
+void RecordUnmap(void* address, size_t length) {
+  if (t_state.guard || address == nullptr || length == 0) return;
+  GuardScope guard;
+  if (!Recording(FreeMode())) return;
+  uint64_t begin = reinterpret_cast<uintptr_t>(address);
+  uint64_t end = begin + length;
+  BlockRecord region;
+  // Regions starting inside the range, then a region that starts before it and overlaps it.
+  for (int guard_steps = 0; guard_steps < 4096; ++guard_steps) {
+    if (!g.vm.Floor(end - 1, &region) || region.address + region.size <= begin) break;
+    g.vm.Remove(region.address, nullptr);
+    if (region.address < begin) {
+      BlockRecord head = region;
+      head.size = begin - region.address;
+      g.vm.Insert(head);
+    }
+    if (region.address + region.size > end) {
+      BlockRecord tail = region;
+      tail.address = end;
+      tail.size = region.address + region.size - end;
+      g.vm.Insert(tail);
+    }
+  }
+}
+
+}  // namespace heapgraph::recorder
+
+using namespace heapgraph;
+using namespace heapgraph::recorder;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int heapgraph_set_options(const char* options) {
+  GuardScope guard;
+  SettleMode();
+  Config runtime = g.config;
+  int rejected = runtime.Parse(options);
+  g.depth.store(runtime.depth, std::memory_order_relaxed);
+  g.large.set_threshold(runtime.large_threshold);
+  if (runtime.start_paused != g.config.start_paused) {
+    runtime.start_paused ? heapgraph_pause() : heapgraph_resume();
+  }
+  g.config.depth = runtime.depth;
+  g.config.large_threshold = runtime.large_threshold;
+  g.config.start_paused = runtime.start_paused;
+  return rejected;
+}
+
+__attribute__((visibility("default"))) void heapgraph_pause(void) {
+  uint32_t expected = kActive;
+  g.mode.compare_exchange_strong(expected, kPaused);
+}
+
+__attribute__((visibility("default"))) void heapgraph_resume(void) {
+  uint32_t expected = kPaused;
+  g.mode.compare_exchange_strong(expected, kActive);
+}
+
+__attribute__((visibility("default"))) int heapgraph_is_recording(void) {
+  GuardScope guard;
+  return SettleMode() == kActive ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) const char* heapgraph_recording_dir(void) {
+  GuardScope guard;
+  return Recording(SettleMode()) ? g.directory.path() : nullptr;
+}
+
+__attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
+    heapgraph_large_alloc_callback callback, void* user_data) {
+  g.large.SetCallback(callback, user_data);
+}
+
+__attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void) {
+  t_state.ignored = true;
+}
+
+__attribute__((visibility("default"))) void heapgraph_set_app_state(int foreground) {
+  g.session.SetAppState(foreground != 0 ? format::kAppForeground : format::kAppBackground);
+}
+
+__attribute__((visibility("default"))) void heapgraph_heartbeat(void) {
+  g.session.CountAppHeartbeat();
+}
+
+__attribute__((visibility("default"))) void heapgraph_sync(void) {
+  g.heap.file().Sync();
+  g.vm.file().Sync();
+  g.stacks.file().Sync();
+}
+
+__attribute__((visibility("default"))) int heapgraph_internal_ignore_thread(int ignore) {
+  int before = t_state.ignored ? 1 : 0;
+  t_state.ignored = ignore != 0;
+  return before;
+}
+
+__attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
+    HeapgraphRecorderView* view) {
+  uint32_t mode = SettleMode();
+  if (!Recording(mode)) return -1;
+  g.guard_before_snapshot = t_state.guard;
+  t_state.guard = true;
+  g.modules.Lock();
+  g.heap.LockAll();
+  g.vm.LockAll();
+  view->heap = &g.heap;
+  view->vm = &g.vm;
+  view->recording_dir = g.directory.path();
+  view->recording = mode == kActive ? 1 : 0;
+  view->sample_mean = g.config.sample_mean;
+  view->unwinder = &g_unwinder;
+  StaticTlsArea state = StaticTlsArea::Of(&t_state, sizeof(t_state));
+  view->thread_state_offset = state.offset();
+  view->thread_state_size = state.size();
+  return 0;
+}
+
+__attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void) {
+  g.vm.UnlockAll();
+  g.heap.UnlockAll();
+  g.modules.Unlock();
+  t_state.guard = g.guard_before_snapshot;
+}
+
+}  // extern "C"
+
+namespace {
+
+void MarkToolThread() {
+  t_state.ignored = true;
+}
+
+// Changes whenever the program allocates or frees (a hash of the sequence and the live totals);
+// read without locks: a torn sum is just another value that differs.
+uint64_t AllocationProgress() {
+  uint64_t sequence = g.session.header()->sequence.load(std::memory_order_relaxed);
+  return sequence ^ (g.heap.LiveCount() * 0x9E3779B97F4A7C15ull) ^ (g.heap.LiveBytes() << 1);
+}
+
+// The session's signal handler and tool thread (FOOM dumps: docs/foom-report.md).
+void StartSessionRecord() {
+  if (g.config.signals) FatalSignalHandler::Install(&g.session);
+  SessionMonitor::Settings settings;
+  settings.session = &g.session;
+  settings.root_fd = g.directory.root_fd();
+  settings.own_name = g.directory.name();
+  settings.executable = g.session.header()->executable;
+  settings.keep = g.config.keep;
+  settings.interval_ms = g.config.heartbeat_ms;
+  settings.on_thread_start = &MarkToolThread;
+  settings.allocation_progress = &AllocationProgress;
+  if (!SessionMonitor::Start(settings)) {
+    LineBuffer line;
+    line.Append("heapgraph: cannot start the session thread; no heartbeat or dump retention\n");
+    line.WriteTo(2);
+  }
+}
+
+__attribute__((constructor(101))) void StartRecorder() {
+  GuardScope guard;
+  if (!Recording(SettleMode())) return;
+  LeakCheckTrigger::Install(g.config, g.directory.path());
+  StartSessionRecord();
+  PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()});
+}
+
+__attribute__((destructor(101))) void StopRecorder() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (Recording(mode) || mode == kClaimPending) g.session.MarkExited();
+}
+
+}  // namespace

@@ -1,0 +1,48 @@
+// heap/runtime/: the recorder inside libheapgraph.so: one process-wide instance of the tree, stack
+// store, module map and large-allocation monitor, started lazily by the first hook, moved to a new
+// directory in a forked child, and reached by the interposed functions through these entry
+// points. Invariant: no entry point calls the host's malloc, and every entry point returns at
+// once when re-entered on the same thread (thread-local guard, initial-exec TLS).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heap/store/BlockRecord.h"
+#include "heap/store/PersistedFormat.h"
+
+namespace heapgraph::recorder {
+
+void RecordAlloc(void* address, size_t size, format::AllocFunction function);
+void RecordFree(void* address);
+// realloc of a non-null block: BeginRealloc takes the old block out of the tree before the
+// allocator may hand its address to another thread; EndRealloc records the result, or puts the
+// old block back if the allocator failed and the old block is still valid.
+struct ReallocTicket {
+  BlockRecord old;
+  bool recorded = false;
+};
+ReallocTicket BeginRealloc(void* old_address);
+void EndRealloc(const ReallocTicket& ticket, void* result, size_t size,
+                format::AllocFunction function);
+
+// Anonymous mappings. RecordMap replaces whatever was recorded in the range (MAP_FIXED).
+void RecordMap(void* address, size_t length, format::AllocFunction function);
+void RecordUnmap(void* address, size_t length);
+// mremap: moves a recorded region; a region that was never recorded (file mapping) stays unknown.
+void RecordRemap(void* old_address, size_t old_length, void* address, size_t length);
+
+// libunwind's own mappings, made for StackCapture (UnwinderMappings.h). NoteUnwinderMap is called
+// by the mmap hook after an anonymous private mapping succeeded and `caller` (its return address)
+// is the unwinder's; ForgetUnwinderMaps by every hook that unmaps or replaces memory, before its
+// syscall. Neither allocates nor locks; both work in any recorder mode and inside hooks.
+void NoteUnwinderMap(void* address, size_t length, uintptr_t caller);
+void ForgetUnwinderMaps(void* address, size_t length);
+
+// True while the calling thread is inside a hook (or is a tool thread).
+bool InHook();
+
+// exit/_exit (SessionInterposer.cc): records how the process is leaving in its session.
+void RecordExit(format::ExitKind kind, int status);
+
+}  // namespace heapgraph::recorder

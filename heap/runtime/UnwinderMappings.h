@@ -1,0 +1,70 @@
+// heap/runtime/: the anonymous mappings that heapgraph's stack unwinder (libunwind, called by
+// StackCapture) made for itself: one trace cache per thread (a 256 KiB frame table, more when it
+// grows) and libunwind's memory pools. They hold unwind data, never a pointer of the program's,
+// so a leak scan leaves them out of its roots (on 4,000 threads they are ≈ 1 GB).
+// A fixed-capacity, lock-free registry: no malloc, no lock, so it is safe in the mmap hooks, in a
+// forked child (no lock can be left held) and when read by a snapshot of the stopped process.
+// Invariant: a published range is still mapped by the unwinder. Every munmap, MAP_FIXED mmap or
+// mremap through heapgraph's hooks forgets the ranges it touches *before* the syscall, so an
+// address the program may receive again is never published. Full registry: Add fails, the
+// mapping stays a root (as without the registry).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace heapgraph {
+
+class UnwinderMappings {
+ public:
+  static constexpr uint32_t kCapacity = 1u << 15;
+
+  // Publishes [begin, end). False if the range is empty or the registry is full.
+  bool Add(uint64_t begin, uint64_t end);
+  // Forgets every published range that overlaps [begin, end) (the whole range, even if only part
+  // of it is unmapped: forgetting is always safe, the memory is then scanned).
+  void Forget(uint64_t begin, uint64_t end);
+  // Calls f(begin, end) for each published range. In a snapshot of a stopped process a slot
+  // caught between claim and publish reads as unpublished.
+  template <typename F>
+  void ForEach(F&& f) const {
+    uint32_t used = used_.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < used && i < kCapacity; ++i) {
+      uint64_t begin = slots_[i].begin.load(std::memory_order_acquire);
+      if (begin <= kClaimed) continue;
+      uint64_t end = slots_[i].end.load(std::memory_order_relaxed);
+      if (end > begin) f(begin, end);
+    }
+  }
+  // Adds refused because the registry was full (their mappings are scanned).
+  uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr uint64_t kFree = 0;
+  static constexpr uint64_t kClaimed = 1;  // being written: end is not valid yet
+  // begin == kFree: free; kClaimed: being written; otherwise published, with end set before.
+  struct Slot {
+    std::atomic<uint64_t> begin{kFree};
+    std::atomic<uint64_t> end{0};
+  };
+
+  // Bounds of every range ever published in a group of kGroup consecutive slots (they only grow):
+  // Forget skips a group its range does not meet. Slots are claimed in time order and the kernel
+  // hands out nearby addresses at nearby times, so most groups are skipped.
+  static constexpr uint32_t kGroup = 64;
+  struct Group {
+    std::atomic<uint64_t> low{UINT64_MAX};
+    std::atomic<uint64_t> high{0};
+  };
+
+  bool Claim(uint32_t i);
+  void Widen(uint32_t slot, uint64_t begin, uint64_t end);
+
+  Slot slots_[kCapacity];
+  Group groups_[kCapacity / kGroup];
+  std::atomic<uint32_t> used_{0};  // slots [0, used_) have ever been claimed
+  std::atomic<uint32_t> hint_{0};  // where Add starts looking for a free slot
+  std::atomic<uint64_t> refused_{0};
+};
+
+}  // namespace heapgraph

@@ -1,0 +1,162 @@
+#include "heap/session/DumpRetention.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "heap/session/ExitEvidenceProbe.h"
+
+namespace heapgraph {
+namespace {
+
+struct FinishedRun {
+  char name[256];
+  uint64_t start_time_ns;
+};
+
+bool ReadExact(int fd, void* out, size_t length) {
+  ssize_t n = pread(fd, out, length, 0);
+  return n >= 0 && static_cast<size_t>(n) == length;
+}
+
+bool HasFile(int dir_fd, const char* name) {
+  struct stat st;
+  return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+uint64_t RealtimeNs() {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Newest first (insertion sort: at most kMaxRuns entries, once per process start).
+void SortNewestFirst(FinishedRun* runs, size_t count) {
+  for (size_t i = 1; i < count; ++i) {
+    FinishedRun r = runs[i];
+    size_t j = i;
+    for (; j > 0 && runs[j - 1].start_time_ns < r.start_time_ns; --j) runs[j] = runs[j - 1];
+    runs[j] = r;
+  }
+}
+
+}  // namespace
+
+bool DumpRetention::ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record) {
+  int fd = openat(dir_fd, format::kSessionFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  memset(static_cast<void*>(out), 0, sizeof(*out));
+  bool ok = ReadExact(fd, out, format::kSessionV1Size) &&
+            memcmp(out->file.magic, format::kSessionMagic, 8) == 0;
+  *has_record = ok && out->file.version >= format::kSessionVersion &&
+                out->file.header_size >= sizeof(format::SessionHeader) &&
+                ReadExact(fd, out, sizeof(*out));
+  close(fd);
+  out->executable[format::kMaxModulePath - 1] = '\0';
+  out->record.boot_id[format::kBootIdSize - 1] = '\0';
+  out->record.oom_counter_path[format::kCounterPath - 1] = '\0';
+  return ok;
+}
+
+void DumpRetention::Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid,
+                           LineBuffer* out) {
+  out->Append("heapgraph-exit 1\nkind ").Append(ExitClassifier::Name(c.kind));
+  out->Append("\nreason ").Append(c.reason);
+  out->Append("\nsignal ").AppendDecimal(c.signal);
+  out->Append("\nsignal_code ").AppendDecimal(static_cast<uint32_t>(c.signal_code));
+  out->Append("\nsignal_address ").AppendDecimal(c.signal_address);
+  out->Append("\nexit_status_known ").AppendDecimal(c.exit_status_known ? 1 : 0);
+  out->Append("\nexit_status ").AppendDecimal(static_cast<uint32_t>(c.exit_status));
+  out->Append("\noom_kills_before ").AppendDecimal(c.oom_kills_before);
+  out->Append("\noom_kills_now ").AppendDecimal(c.oom_kills_now);
+  out->Append("\nstall_ms ").AppendDecimal(c.stall_ms);
+  out->Append("\nforeground ").AppendDecimal(c.foreground ? 1 : 0);
+  out->Append("\nclassified_realtime_ns ").AppendDecimal(realtime_ns);
+  out->Append("\nclassified_by_pid ").AppendDecimal(static_cast<uint64_t>(classifier_pid));
+  out->AppendChar('\n');
+}
+
+bool DumpRetention::WriteExitFile(int dir_fd, const ExitClassification& c) {
+  LineBuffer text;
+  Format(c, RealtimeNs(), getpid(), &text);
+  unlinkat(dir_fd, "exit.tmp", 0);
+  int fd = openat(dir_fd, "exit.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok && renameat(dir_fd, "exit.tmp", dir_fd, format::kExitFile) == 0;
+}
+
+// One level: a recording directory holds only files.
+bool DumpRetention::RemoveDirectory(int root_fd, const char* name) {
+  int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  DIR* dir = fdopendir(fd);
+  if (dir == nullptr) {
+    close(fd);
+    return false;
+  }
+  while (dirent* e = readdir(dir)) {
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(fd, e->d_name, 0);
+  }
+  closedir(dir);
+  return unlinkat(root_fd, name, AT_REMOVEDIR) == 0;
+}
+
+bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has_record,
+                                        uint64_t now_realtime_ns) {
+  if (s.state.load(std::memory_order_relaxed) == format::kSessionExited) return false;
+  uint64_t last = s.start_time_ns;
+  uint64_t bound = kNoHeartbeatBoundNs;
+  if (has_record && s.record.heartbeat_interval_ms != 0) {
+    if (s.record.heartbeat_realtime_ns > last) last = s.record.heartbeat_realtime_ns;
+    bound = uint64_t{kStaleHeartbeats} * s.record.heartbeat_interval_ms * 1000000ull;
+    if (bound < kMinStaleNs) bound = kMinStaleNs;
+  }
+  return now_realtime_ns < last + bound;
+}
+
+size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable,
+                          uint32_t keep) {
+  static FinishedRun runs[kMaxRuns];  // one tool thread per process runs this, once
+  size_t count = 0;
+  int scan_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* root = scan_fd < 0 ? nullptr : fdopendir(scan_fd);
+  if (root == nullptr) {
+    if (scan_fd >= 0) close(scan_fd);
+    return 0;
+  }
+  while (dirent* e = readdir(root)) {
+    if (e->d_name[0] == '.' || strcmp(e->d_name, own_name) == 0 || count == kMaxRuns) continue;
+    if (strlen(e->d_name) >= sizeof(runs[0].name)) continue;
+    int dir_fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) continue;
+    static format::SessionHeader session;
+    bool has_record = false;
+    if (ReadSession(dir_fd, &session, &has_record) && strcmp(session.executable, executable) == 0) {
+      ExitEvidence now = ExitEvidenceProbe::Gather(session, has_record);
+      // Not in our /proc is not enough: the run may live in another pid namespace.
+      if (!now.alive && !MayBeAliveElsewhere(session, has_record, RealtimeNs())) {
+        if (!HasFile(dir_fd, format::kExitFile)) {
+          WriteExitFile(dir_fd, ExitClassifier::Classify(session, has_record, now));
+        }
+        memcpy(runs[count].name, e->d_name, strlen(e->d_name) + 1);
+        runs[count].start_time_ns = session.start_time_ns;
+        ++count;
+      }
+    }
+    close(dir_fd);
+  }
+  closedir(root);
+  if (keep == 0) return 0;
+  SortNewestFirst(runs, count);
+  size_t removed = 0;
+  for (size_t i = keep; i < count; ++i) removed += RemoveDirectory(root_fd, runs[i].name) ? 1 : 0;
+  return removed;
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,22 @@
+// heap/session/: gathers what is true now about a recorded run (ExitEvidence): the current boot id,
+// whether the recorded process still runs, the build-id of its executable file, and its cgroup's
+// OOM-kill counter. libc only, no allocation (the recorder's tool thread uses it too).
+#pragma once
+
+#include <cstdint>
+
+#include "heap/session/ExitClassifier.h"
+#include "heap/store/PersistedFormat.h"
+
+namespace heapgraph {
+
+class ExitEvidenceProbe {
+ public:
+  static ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
+  // /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
+  static void ReadBootId(char (&out)[format::kBootIdSize]);
+  // Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22); 0 if not running.
+  static uint64_t StartTicks(int pid);
+};
+
+}  // namespace heapgraph

@@ -1,0 +1,38 @@
+// heap/session/: the recorder's session tool thread. Once at start it runs DumpRetention on the
+// recording root (classifies the previous runs of this executable, prunes to the last `keep`); then
+// it beats the session every `interval_ms` (SessionFile::Beat: tick time, program progress, cgroup
+// OOM-kill counter), which is what lets the next start tell a hang from an OOM kill. A forked child
+// has no monitor (its session says heartbeat_interval_ms 0). It stays apart from the
+// memory-pressure watcher's thread so that a type refresh never delays a beat
+// (docs/configuration.md). libc + pthreads only.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+
+namespace heapgraph {
+
+class SessionFile;
+
+class SessionMonitor {
+ public:
+  struct Settings {
+    SessionFile* session = nullptr;
+    int root_fd = -1;
+    const char* own_name = "";    // this process's directory name in the root
+    const char* executable = "";  // the session's executable path
+    uint32_t keep = 3;
+    uint32_t interval_ms = 1000;                  // 0: housekeeping only, no heartbeat
+    void (*on_thread_start)() = nullptr;          // marks the thread as a tool thread
+    uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
+  };
+
+  // Starts the thread (detached); false if it could not be created.
+  static bool Start(const Settings& settings);
+
+ private:
+  static void* Main(void*);
+};
+
+}  // namespace heapgraph

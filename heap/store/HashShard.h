@@ -1,0 +1,88 @@
+// heap/store/: one shard of the live-allocation tree: an open-addressing hash table of 24-byte
+// slots (format::HashSlot) with linear probing and backward-shift deletion (no tombstones), stored
+// in the shard's region of a MappedFile. The table starts at kInitialCapacity slots and grows in
+// place (capacity x kGrowNum / kGrowDen) when an insert would push the load past 7/8; growth
+// reserves disk first and stops at the region's max_capacity, after which new blocks are refused
+// and counted as `dropped`. No operation allocates from the heap or throws.
+// Callers hold the shard lock around every operation except Lock/Unlock.
+#pragma once
+
+#include <cstdint>
+
+#include "heap/store/BlockRecord.h"
+#include "heap/store/MappedFile.h"
+#include "heap/store/PersistedFormat.h"
+#include "heap/store/RehashScratch.h"
+
+namespace heapgraph {
+
+class HashShard {
+ public:
+  static constexpr uint64_t kInitialCapacity = 64;
+  static constexpr uint64_t kMaxLoadNum = 7, kMaxLoadDen = 8;
+  static constexpr uint64_t kGrowNum = 9, kGrowDen = 8;
+
+  // The region holds `max_capacity` slots starting at `file_offset` in `file`; `scratch` must
+  // hold at least max_capacity slots (it may be shared with other shards).
+  void Attach(format::HashShardHeader* header, format::HashSlot* slots, uint64_t max_capacity,
+              MappedFile* file, uint64_t file_offset, RehashScratch* scratch);
+  // Formats an empty shard without a table (the first insert creates it).
+  void Reset();
+
+  void Lock();
+  void Unlock();
+
+  // Inserts, or overwrites the block at the same address. False (and `dropped` counted) if the
+  // shard is at its maximum load and cannot grow, or for address 0.
+  bool Upsert(const BlockRecord& block);
+  // Removes the block starting at `address`; false if there is none.
+  bool Remove(uint64_t address, BlockRecord* removed);
+  bool Find(uint64_t address, BlockRecord* found) const;
+
+  // Visits every live block once, in slot order (not address order).
+  template <typename Visit>
+  void ForEach(Visit&& visit) const;
+
+  uint64_t live_count() const { return header_->live_count; }
+  uint64_t live_bytes() const { return header_->live_bytes; }
+  uint64_t capacity() const { return header_->capacity; }
+  uint64_t max_capacity() const { return max_capacity_; }
+  const format::HashShardHeader* header() const { return header_; }
+  const format::HashSlot* slots() const { return slots_; }
+
+  // The home slot of `address` in a table of `capacity` slots: multiply-shift of address >> 4,
+  // reduced to [0, capacity) by the high half of a 128-bit product (no power of two needed).
+  static uint64_t Home(uint64_t address, uint64_t capacity) {
+    uint64_t h = (address >> 4) * format::kHashMultiplier;
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * capacity) >> 64);
+  }
+  static BlockRecord ToRecord(const format::HashSlot& slot);
+
+ private:
+  uint64_t Next(uint64_t i) const { return i + 1 == header_->capacity ? 0 : i + 1; }
+  // True with the slot of `address`; otherwise false with the empty slot ending its probe run.
+  bool Lookup(uint64_t address, uint64_t* index) const;
+  void Put(uint64_t index, const BlockRecord& block);
+  void SetWriting(uint32_t value);
+  void BackwardShift(uint64_t hole);
+  bool Grow();
+  bool ReserveFor(uint64_t capacity);
+  void Rehash(const format::HashSlot* old, uint64_t old_capacity);
+
+  format::HashShardHeader* header_ = nullptr;
+  format::HashSlot* slots_ = nullptr;
+  uint64_t max_capacity_ = 0;
+  MappedFile* file_ = nullptr;
+  uint64_t file_offset_ = 0;
+  RehashScratch* scratch_ = nullptr;
+};
+
+template <typename Visit>
+void HashShard::ForEach(Visit&& visit) const {
+  const uint64_t capacity = header_->capacity;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    if (slots_[i].address != 0) visit(ToRecord(slots_[i]));
+  }
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,62 @@
+// heap/store/: one file of a recording directory, mapped MAP_SHARED so that every store lands in
+// the page cache and survives a SIGKILL of the process. Uses raw syscalls only (callable from
+// hooks).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heap/platform/HighDescriptor.h"
+
+namespace heapgraph {
+
+class MappedFile {
+ public:
+  struct Range {
+    uint64_t offset;
+    uint64_t length;
+  };
+
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // Creates `name` in the directory `dir_fd` (must not exist; no symlink is followed; mode 0600),
+  // gives it `size` bytes (sparse) and maps it. Returns false with errno set on failure.
+  bool Create(int dir_fd, const char* name, uint64_t size);
+
+  // Makes sure [offset, offset + length) has disk blocks, so that stores into it cannot raise
+  // SIGBUS on a full file system. False if the file system refused (ENOSPC, ...). File systems
+  // without fallocate, and a descriptor the host closed or reused, are accepted as they are
+  // (the mapping keeps working; only the reservation is skipped).
+  bool Reserve(uint64_t offset, uint64_t length);
+
+  // Fork support, parent side: writes a new file `name` in `dir_fd` of the same size holding
+  // `ranges` of the current contents (the rest stays sparse), with those ranges reserved.
+  bool CopyTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) const;
+  // Fork support, child side: maps the existing file `name` in `dir_fd` (made by CopyTo) over the
+  // same addresses, so this process stops writing the file it shares with its parent.
+  bool Adopt(int dir_fd, const char* name);
+
+  // Flushes dirty pages to the file system (not needed for kill survival; for power loss).
+  void Sync() const;
+
+  void Unmap();
+
+  uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  int fd() const { return fd_.fd(); }
+
+ private:
+  bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  void AdviseRandom() const;
+
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  // Held at a high number and checked before each fallocate: a host that closes and reuses low
+  // descriptors (closefrom(3)) never gets heapgraph's reservations.
+  HighDescriptor fd_;
+  bool fallocate_unsupported_ = false;
+};
+
+}  // namespace heapgraph

@@ -1,0 +1,40 @@
+#include "heap/store/RehashScratch.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "heap/store/ShardLock.h"
+
+namespace heapgraph {
+
+bool RehashScratch::Map(uint64_t slots) {
+  uint64_t bytes = slots * sizeof(format::HashSlot);
+  long r = syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == -1 || (r < 0 && r > -4096)) return false;
+  slots_ = reinterpret_cast<format::HashSlot*>(r);
+  capacity_ = slots;
+  return true;
+}
+
+void RehashScratch::Unmap() {
+  if (slots_ != nullptr) syscall(SYS_munmap, slots_, capacity_ * sizeof(format::HashSlot));
+  slots_ = nullptr;
+  capacity_ = 0;
+}
+
+format::HashSlot* RehashScratch::Acquire(uint64_t slots) {
+  if (slots_ == nullptr || slots > capacity_) return nullptr;
+  LockShard(lock_);
+  return slots_;
+}
+
+void RehashScratch::Release(uint64_t slots) {
+  uint64_t bytes = slots * sizeof(format::HashSlot);
+  bytes = (bytes + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
+  syscall(SYS_madvise, slots_, bytes, MADV_DONTNEED);
+  UnlockShard(lock_);
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,176 @@
+#include "heap/store/StackStore.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace heapgraph {
+
+using format::kStackLowBits;
+using format::kStackPrefixBits;
+using format::StackHeader;
+
+namespace {
+
+constexpr uint64_t kLowMask = (uint64_t{1} << kStackLowBits) - 1;
+constexpr uint64_t kPrefixTableSize = uint64_t{1} << (48 - kStackLowBits);
+// Past this fill ratio (9/10) new nodes are refused so probe chains stay short.
+constexpr uint64_t kMaxFillNumerator = 9, kMaxFillDenominator = 10;
+
+uint64_t SlotsOffset() {
+  return (sizeof(StackHeader) + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
+}
+
+}  // namespace
+
+uint64_t StackStore::FileSize(uint32_t slot_bits) {
+  return SlotsOffset() + (uint64_t{1} << slot_bits) * sizeof(uint64_t);
+}
+
+bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth) {
+  if (slot_bits < 10 || slot_bits > format::kStackParentBits ||
+      max_depth > format::kMaxStackDepth) {
+    return false;
+  }
+  long table = syscall(SYS_mmap, nullptr, kPrefixTableSize, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (table < 0 && table > -4096) return false;
+  prefix_of_ = reinterpret_cast<std::atomic<uint8_t>*>(table);
+  uint64_t size = FileSize(slot_bits);
+  if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, size)) return false;
+  header_ = reinterpret_cast<StackHeader*>(file_.data());
+  slots_ = reinterpret_cast<std::atomic<uint64_t>*>(file_.data() + SlotsOffset());
+  slot_bits_ = slot_bits;
+  mask_ = (uint64_t{1} << slot_bits) - 1;
+  max_nodes_ = (mask_ + 1) / kMaxFillDenominator * kMaxFillNumerator;
+  header_->slot_bits = slot_bits;
+  header_->max_depth = max_depth;
+  header_->slots_offset = SlotsOffset();
+  header_->prefix_count.store(1, std::memory_order_relaxed);
+  header_->file.version = format::kVersion;
+  header_->file.header_size = static_cast<uint32_t>(SlotsOffset());
+  memcpy(header_->file.magic, format::kStackMagic, sizeof(header_->file.magic));
+  return true;
+}
+
+bool StackStore::LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const {
+  return linkat(from_dir_fd, name, to_dir_fd, name, 0) == 0;
+}
+
+void StackStore::Unmap() {
+  file_.Unmap();
+  if (prefix_of_ != nullptr) syscall(SYS_munmap, prefix_of_, kPrefixTableSize);
+  prefix_of_ = nullptr;
+}
+
+// Assigns prefix indices under the lock in the file header (another process sharing the table
+// after fork may have added the prefix: the persisted list is searched first). The persisted
+// prefix is written before its index is published, so every node using it can be decoded.
+// The lock word holds the owner's pid because parent and child share it after fork: a process
+// killed while holding it (a window of a few stores) must not hang the other forever, so a waiter
+// that finds the owner gone takes the lock over.
+void StackStore::LockPrefixes() {
+  int32_t self = getpid();
+  for (unsigned spins = 1;; ++spins) {
+    int32_t owner = 0;
+    if (header_->prefix_lock.compare_exchange_weak(owner, self, std::memory_order_acquire)) return;
+    if (spins % 1024 == 0 && owner != 0 && kill(owner, 0) != 0 && errno == ESRCH) {
+      header_->prefix_lock.compare_exchange_strong(owner, 0, std::memory_order_relaxed);
+    }
+    sched_yield();
+  }
+}
+
+uint32_t StackStore::PrefixIndex(uint64_t high) {
+  uint8_t known = prefix_of_[high].load(std::memory_order_acquire);
+  if (known != 0) return known;
+  LockPrefixes();
+  uint32_t count = header_->prefix_count.load(std::memory_order_relaxed);
+  uint32_t index = 0;
+  for (uint32_t i = 1; i < count && index == 0; ++i) {
+    if (header_->prefixes[i] == high) index = i;
+  }
+  if (index == 0 && count < format::kMaxStackPrefixes) {
+    header_->prefixes[count] = high;
+    header_->prefix_count.store(count + 1, std::memory_order_release);
+    index = count;
+  }
+  header_->prefix_lock.store(0, std::memory_order_release);
+  if (index != 0) prefix_of_[high].store(static_cast<uint8_t>(index), std::memory_order_release);
+  return index;
+}
+
+bool StackStore::Encode(uint64_t address, uint32_t parent, uint64_t* node) {
+  if ((address >> kAddressBits) != 0) return false;
+  uint32_t prefix = PrefixIndex(address >> kStackLowBits);
+  if (prefix == 0) return false;
+  *node = (uint64_t{parent} << (kStackLowBits + kStackPrefixBits)) |
+          (uint64_t{prefix} << kStackLowBits) | (address & kLowMask);
+  return true;
+}
+
+uint64_t StackStore::Decode(uint64_t node) const {
+  uint64_t prefix = (node >> kStackLowBits) & ((1u << kStackPrefixBits) - 1);
+  return (header_->prefixes[prefix] << kStackLowBits) | (node & kLowMask);
+}
+
+uint64_t StackStore::FirstSlot(uint64_t node) const {
+  uint64_t slot = (node * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits_);
+  return slot == 0 ? 1 : slot;
+}
+
+uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes) {
+  if (depth > header_->max_depth) depth = header_->max_depth;  // keep the innermost frames
+  uint32_t parent = 0;
+  uint32_t created = 0;
+  bool new_leaf = false;
+  for (uint32_t i = depth; i-- > 0;) {
+    uint64_t node;
+    if (!Encode(frames[i], parent, &node)) continue;  // unrepresentable frame: skipped
+    uint64_t slot = FirstSlot(node);
+    for (uint64_t probes = 0;; ++probes) {
+      uint64_t seen = slots_[slot].load(std::memory_order_acquire);
+      if (seen == 0 || probes > mask_) {
+        if (header_->node_count.load(std::memory_order_relaxed) >= max_nodes_ || probes > mask_) {
+          header_->dropped.fetch_add(1, std::memory_order_relaxed);
+          if (new_nodes != nullptr) *new_nodes = created;
+          return 0;
+        }
+        if (slots_[slot].compare_exchange_strong(seen, node, std::memory_order_acq_rel)) {
+          header_->node_count.fetch_add(1, std::memory_order_relaxed);
+          ++created;
+          new_leaf = true;
+          break;
+        }
+      }
+      if (seen == node) {
+        new_leaf = false;
+        break;
+      }
+      slot = (slot + 1) & mask_;
+      if (slot == 0) slot = 1;
+    }
+    parent = static_cast<uint32_t>(slot);
+  }
+  if (new_leaf) header_->stack_count.fetch_add(1, std::memory_order_relaxed);
+  if (new_nodes != nullptr) *new_nodes = created;
+  return parent;
+}
+
+uint32_t StackStore::Frames(uint32_t id, uintptr_t* out, uint32_t capacity) const {
+  uint32_t n = 0;
+  while (id != 0 && id <= mask_ && n < capacity) {
+    uint64_t node = slots_[id].load(std::memory_order_acquire);
+    if (node == 0) break;
+    out[n++] = Decode(node);
+    id = static_cast<uint32_t>(node >> (kStackLowBits + kStackPrefixBits));
+  }
+  return n;
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,60 @@
+// heap/store/: suffix-sharing stack store (seed 000). Frames are inserted outermost first as 64-bit
+// (return address, parent slot) nodes in an open-addressing table, so stacks that share their
+// outer frames share those nodes; a stack id is the slot of its innermost frame. Insertion is
+// lock-free (one CAS per new node) and never allocates; the table lives in a MappedFile.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "heap/store/MappedFile.h"
+#include "heap/store/PersistedFormat.h"
+
+namespace heapgraph {
+
+class StackStore {
+ public:
+  static uint64_t FileSize(uint32_t slot_bits);
+
+  bool Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth);
+  // Fork support: the table only ever gains nodes, each published by one CAS, and prefixes are
+  // appended under a lock kept in the file, so parent and child keep sharing one table; the
+  // child's directory gets a hard link to it.
+  bool LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const;
+  void Unmap();
+
+  // Stores frames[0..depth) (innermost first) and returns the stack id; 0 when depth is 0 or the
+  // table is too full to take a new node (counted in `dropped`). `new_nodes`, if given, receives
+  // how many nodes this call added (0 for a stack seen before).
+  uint32_t Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes = nullptr);
+
+  // Copies the frames of stack `id`, innermost first; returns how many.
+  uint32_t Frames(uint32_t id, uintptr_t* out, uint32_t capacity) const;
+
+  uint64_t node_count() const { return header_->node_count.load(std::memory_order_relaxed); }
+  uint64_t stack_count() const { return header_->stack_count.load(std::memory_order_relaxed); }
+  uint64_t dropped() const { return header_->dropped.load(std::memory_order_relaxed); }
+  uint64_t slot_count() const { return mask_ + 1; }
+  const MappedFile& file() const { return file_; }
+
+ private:
+  // Frames above 2^48 (never user code on x86-64/aarch64 Linux) are not representable.
+  static constexpr uint32_t kAddressBits = 48;
+
+  bool Encode(uint64_t address, uint32_t parent, uint64_t* node);
+  uint32_t PrefixIndex(uint64_t high);
+  void LockPrefixes();
+  uint64_t Decode(uint64_t node) const;
+  uint64_t FirstSlot(uint64_t node) const;
+
+  MappedFile file_;
+  format::StackHeader* header_ = nullptr;
+  std::atomic<uint64_t>* slots_ = nullptr;
+  uint64_t mask_ = 0;
+  uint32_t slot_bits_ = 0;
+  uint64_t max_nodes_ = 0;
+  // Process-local: address >> 28 -> prefix index (0 = not assigned yet). Anonymous memory.
+  std::atomic<uint8_t>* prefix_of_ = nullptr;
+};
+
+}  // namespace heapgraph

@@ -1,0 +1,78 @@
+#include "reader/PressureTimeline.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "reader/RecordingReader.h"
+
+namespace heapgraph {
+namespace {
+
+constexpr uint64_t kMaxCategories = (uint64_t{1} << 16) + 2;  // CategoryTotals' table
+
+[[noreturn]] void Fail(const std::string& problem) {
+  throw RecordingError(std::string(format::kPressureFile) + ": " + problem);
+}
+
+}  // namespace
+
+PressureTimeline::PressureTimeline(const std::string& directory) {
+  std::ifstream in(directory + "/" + format::kPressureFile, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return;
+    Fail(std::string("cannot open: ") + strerror(errno));
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  present_ = true;
+  Parse(bytes.str());
+}
+
+void PressureTimeline::Parse(const std::string& bytes) {
+  if (bytes.size() < sizeof(header_)) Fail("truncated header");
+  memcpy(&header_, bytes.data(), sizeof(header_));
+  if (memcmp(header_.file.magic, format::kPressureMagic, sizeof(header_.file.magic)) != 0) {
+    Fail("not a heapgraph pressure file (bad magic)");
+  }
+  if (header_.file.version != 1) {
+    Fail("unsupported format version " + std::to_string(header_.file.version) +
+         " (this reader knows 1)");
+  }
+  if (header_.file.header_size < sizeof(header_) || header_.file.header_size > bytes.size() ||
+      header_.record_size != sizeof(format::PressureRecord) ||
+      header_.category_size != sizeof(format::CategoryTotal) ||
+      header_.watermark_count > format::kMaxWatermarks) {
+    Fail("corrupt header");
+  }
+  header_.cgroup_dir[sizeof(header_.cgroup_dir) - 1] = '\0';
+  size_t at = header_.file.header_size;
+  while (at < bytes.size()) {
+    PressureEntry e;
+    if (bytes.size() - at < sizeof(e.record)) {
+      truncated_ = true;
+      return;
+    }
+    memcpy(&e.record, bytes.data() + at, sizeof(e.record));
+    if (e.record.tag != format::kPressureRecordTag) {
+      Fail("corrupt entry at offset " + std::to_string(at) + " (bad tag)");
+    }
+    if (e.record.category_count > kMaxCategories) {
+      Fail("corrupt entry at offset " + std::to_string(at) + " (category_count " +
+           std::to_string(e.record.category_count) + ")");
+    }
+    at += sizeof(e.record);
+    size_t length = e.record.category_count * sizeof(format::CategoryTotal);
+    if (bytes.size() - at < length) {
+      truncated_ = true;
+      return;
+    }
+    e.categories.resize(e.record.category_count);
+    if (length != 0) memcpy(e.categories.data(), bytes.data() + at, length);
+    at += length;
+    entries_.push_back(std::move(e));
+  }
+}
+
+}  // namespace heapgraph

@@ -1,0 +1,153 @@
+// The three ways a leak check starts, on real child processes: the in-process C API (repeatable),
+// the signal trigger (reports numbered in the recording directory), and `heapgraph run` (exit
+// status 23 only when leaks are found, the program's own otherwise).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "../ShellCommand.h"
+
+namespace {
+
+const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_check_child";
+
+std::string TempRoot() {
+  char pattern[] = "/tmp/heapgraph-trigger-XXXXXX";
+  return mkdtemp(pattern);
+}
+
+// Runs `command` with the shell; returns its exit status and stdout.
+int Shell(const std::string& command, std::string* output) {
+  return heapgraph::testing::RunShellCommand(command, output);
+}
+
+TEST(LeakCheckTriggerTest, ApiCheckIsRepeatableAndSeesNewLeaks) {
+  std::string root = TempRoot(), out;
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " api", &out);
+  ASSERT_EQ(status, 0) << out;
+  int n1 = -1, n2 = -1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "checks %d %d", &n1, &n2), 2) << out;
+  EXPECT_GE(n1, 3);
+  EXPECT_EQ(n2 - n1, 2);
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
+  std::string root = TempRoot();
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    setenv("HEAPGRAPH_OPTIONS", ("dir=" + root).c_str(), 1);
+    execl(kChild.c_str(), kChild.c_str(), "signal", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char line[1024] = {};
+  FILE* in = fdopen(out[0], "r");
+  ASSERT_NE(std::fgets(line, sizeof(line), in), nullptr);
+  std::string dir = std::string(line).substr(6);
+  dir.erase(dir.find_last_not_of("\n") + 1);
+  ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
+  std::string report = dir + "/leaks-1.json";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  nlohmann::json json;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream file(report);
+    if (file) {
+      json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+      if (!json.is_discarded()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // The text report is written after the JSON one (check/LeakCheck.cc): wait for it too.
+  while (!std::filesystem::exists(dir + "/leaks-1.txt") &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  fclose(in);
+  ASSERT_FALSE(json.is_null()) << "no report at " << report;
+  EXPECT_GE(json["summary"]["direct_blocks"].get<int>(), 4);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/leaks-1.txt"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) {
+  std::string out;
+  int status =
+      Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " + kChild + " clean", &out);
+  EXPECT_EQ(status, 7);
+}
+
+TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
+  std::string root = TempRoot(), out;
+  std::string json_path = root + "/report.json";
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --exitcode 42 --text /dev/null --json " +
+                         json_path + " -- " + kChild + " leaky",
+                     &out);
+  EXPECT_EQ(status, 42);
+  std::ifstream file(json_path);
+  nlohmann::json json = nlohmann::json::parse(file);
+  EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), 1);
+  EXPECT_EQ(json["leaks"][0]["size"].get<int>(), 200);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+
+namespace {
+
+// --start-only: a block kept only by a pointer into its middle is then a leak (464 bytes, besides
+// the trap program's 272-byte control leak); by default it is not.
+TEST(LeakCheckTriggerTest, StartOnlyModeReportsBlocksKeptOnlyByInteriorPointers) {
+  std::string root = TempRoot(), out;
+  std::string traps = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_traps interior";
+  auto direct_bytes = [&](const std::string& flags) {
+    std::string json_path = root + "/report.json";
+    Shell(std::string(HEAPGRAPH_CLI) + " run " + flags + " --text /dev/null --json " + json_path +
+              " -- " + traps,
+          &out);
+    std::ifstream file(json_path);
+    return nlohmann::json::parse(file)["summary"]["direct_bytes"].get<int>();
+  };
+  EXPECT_EQ(direct_bytes(""), 272);
+  EXPECT_EQ(direct_bytes("--start-only"), 272 + 464);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+
+// A sampled recording lacks most live blocks: a leak check would call their targets leaks. Every
+// way in refuses with one line, before stopping any thread.
+const char kRefusal[] =
+    "leak check needs full recording; this process records a sample (sample=512K)";
+
+TEST(LeakCheckTriggerTest, ApiCheckRefusesASampledRecording) {
+  std::string root = TempRoot(), out;
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + ",sample=1 " + kChild + " api", &out);
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_EQ(out, std::string("failed ") + kRefusal + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunRefusesASampledRecordingWithOneLine) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root + " -- " +
+                         kChild + " leaky 2>&1 >/dev/null",
+                     &out);
+  EXPECT_EQ(status, 7) << "the program's own status: no check ran\n" << out;
+  EXPECT_EQ(out, std::string("heapgraph: ") + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}
