@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "../reader/SyntheticRecording.h"
 #include "graph/LeakGraph.h"
 #include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
@@ -26,6 +25,7 @@
 #include "report/StackResolver.h"
 #include "report/Symbolizer.h"
 #include "scanner/ScanResult.h"
+#include "tests/reader/SyntheticRecording.h"
 
 // Allocation sites: each returns a return address inside itself, at a known line, as a stack
 // walker would have recorded it for an allocation made there (noipa: never inlined, cloned or

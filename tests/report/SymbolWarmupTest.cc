@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../ShellCommand.h"
+#include "tests/ShellCommand.h"
 
 namespace {
 

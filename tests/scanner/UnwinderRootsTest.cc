@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../ShellCommand.h"
+#include "tests/ShellCommand.h"
 
 namespace {
 
