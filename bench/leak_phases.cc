@@ -3,7 +3,6 @@
 // timer around each step, then measures two diagnostics outside the check's total: reading every
 // reported stack's frames from the recording, and resolving (reading + symbolizing) them again
 // with a fresh Symbolizer. It then includes leak_workload.cc, which calls RunPhasedCheck.
-#include <dlfcn.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,7 +21,7 @@
 #include "check/FreshStack.h"
 #include "check/LeakCheck.h"
 #include "graph/LeakGraph.h"
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 #include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
@@ -198,8 +197,7 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
       int before = 0;
       Ignore() {
         if (getenv("LEAKBENCH_RECORD_CHECK_ALLOCS") != nullptr) return;
-        fn = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-            dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+        fn = heapgraph::RecorderEntries::Get().ignore_thread;
         if (fn != nullptr) before = fn(1);
       }
       ~Ignore() {

@@ -16,7 +16,6 @@
 //                  N reachable shared_ptr retain cycles, each with its retention path.
 // R defaults to 3. Run with HEAPGRAPH_OPTIONS=dir=<tmp dir>,large_threshold=0. The analysis runs
 // with the thread's allocations not recorded, as report/LeakCheck runs it.
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -29,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 #include "report/Symbolizer.h"
 #include "report/TypedAnalysis.h"
 #include "scanner/LeakScan.h"
@@ -158,8 +157,7 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(scan.stats.live_blocks));
       continue;
     }
-    auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-        dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+    auto ignore = heapgraph::RecorderEntries::Get().ignore_thread;
     int before = ignore != nullptr ? ignore(1) : 0;
     heapgraph::report::Symbolizer symbolizer;
     double t2 = NowMs();

@@ -1,6 +1,5 @@
 #include "check/LeakCheck.h"
 
-#include <dlfcn.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -13,6 +12,8 @@
 #include "check/FreshStack.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
+#include "heap/plugin/RecorderEntries.h"
+#include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heapgraph/heapgraph.h"
 #include "reader/RecordingReader.h"
@@ -47,26 +48,6 @@ bool WriteFile(const std::string& path, const std::string& text, std::string* er
   }
   return true;
 }
-
-// While it lives, the calling thread's allocations are not recorded: a check's own work (graph,
-// reader, report, symbolizer) is not the program's, must not cost recording, and must never show
-// up as the program's leaks. Frees are still applied.
-class RecordingIgnored {
- public:
-  RecordingIgnored()
-      : ignore_(reinterpret_cast<HeapgraphIgnoreThreadFn>(
-            dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL))),
-        before_(ignore_ != nullptr ? ignore_(1) : 0) {}
-  ~RecordingIgnored() {
-    if (ignore_ != nullptr) ignore_(before_);
-  }
-  RecordingIgnored(const RecordingIgnored&) = delete;
-  RecordingIgnored& operator=(const RecordingIgnored&) = delete;
-
- private:
-  HeapgraphIgnoreThreadFn ignore_;
-  int before_;
-};
 
 LeakReport Failed(std::string error) {
   LeakReport report;
@@ -140,7 +121,7 @@ bool SymbolizesWhileMarking() {
 }
 
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
-  RecordingIgnored ignored;
+  RecordingIgnored ignored(RecorderEntries::Get().ignore_thread);  // the check is not the program
   FreshStackCall call{&options, program_stack_pointer, {}};
   bool ran = FreshStack::Run(
       [](void* argument) {
@@ -162,7 +143,8 @@ __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& option
 extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
     uint64_t program_stack_pointer, int interior_pointers) {
-  heapgraph::report::RecordingIgnored ignored;  // before the options' strings are allocated
+  // Before the options' strings are allocated.
+  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
   heapgraph::report::LeakCheckOptions options;
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;

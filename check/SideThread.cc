@@ -1,16 +1,13 @@
 #include "check/SideThread.h"
 
-#include <dlfcn.h>
-
 #include <utility>
 
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 
 namespace heapgraph::report {
 
 void* SideThread::Main(void* self) {
-  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  HeapgraphIgnoreThreadFn ignore = RecorderEntries::Get().ignore_thread;
   if (ignore != nullptr) ignore(1);  // the thread ends with it; its next use starts clear
   auto* thread = static_cast<SideThread*>(self);
   try {

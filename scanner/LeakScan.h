@@ -2,11 +2,13 @@
 // added or removed), every other thread is stopped and the process is snapshotted with a raw
 // fork-like clone by the ptrace helper itself, which then detaches every thread before the caller
 // wakes (roots/ThreadCapture::CloneStoppedWorld; glibc's fork would run atfork handlers that take
-// malloc locks a stopped thread may hold). The snapshot child copies the live
-// blocks out of the recorder's tree, which lets the parent release the recorder (allocations
-// resume), then finds the roots, marks conservatively, and writes the unreachable blocks and the
-// references among them to a memfd the parent reads. The world is stopped only for the capture
-// and the clone. The child never calls malloc; the parent allocates only before and after.
+// malloc locks a stopped thread may hold). The snapshot child (scanner/SnapshotProcess.h) copies
+// the live blocks out of the recorder's tree, which lets the parent release the recorder
+// (allocations resume), then finds the roots, marks conservatively, and writes the unreachable
+// blocks and the references among them to a memfd the parent reads (scanner/ResultChannel.h).
+// The world is stopped only for the capture and the clone. The child never calls malloc; the
+// parent allocates only before and after. This side (LeakScan.cc): prepare, lock, stop and clone,
+// wait for the copy, release, wait for the child, read its result and types.
 #pragma once
 
 #include <functional>

@@ -1,9 +1,21 @@
-// heap/plugin/: the internal C ABI that libheapgraph.so exports for heapgraph's own scanner (not a
-// user API). The scanner finds these with dlsym(RTLD_DEFAULT, ...), so it can run in any process
-// and say clearly when heapgraph is not recording there.
+// heap/plugin/: the internal C ABI between heapgraph's two libraries (not a user API), in both
+// directions, with each entry point's C type and symbol name:
+//   - the recorder's entries (libheapgraph.so exports them): the scanner side (scanner/, check/,
+//     in libheapgraph_scan.so or linked into a program) finds them with dlsym(RTLD_DEFAULT)
+//     through RecorderEntries (heap/plugin/RecorderEntries.h), so a scan can run in any process
+//     and say clearly when heapgraph is not recording there;
+//   - the plugin's entries (libheapgraph_scan.so exports them, check/heapgraph_scan.map): the
+//     recorder's tool threads and at-exit check find them through ScanPlugin
+//     (heap/plugin/ScanPlugin.h), which loads the plugin on first use.
+// Nobody else spells a symbol name or casts a looked-up address. The definitions (heap/runtime/
+// Recorder.cc, check/LeakCheck.cc, check/TypeRefresh.cc) include this header, so the compiler
+// checks them against these declarations. Inside libheapgraph.so, the recorder's entries are
+// called directly; a plugin entry is never called directly outside libheapgraph_scan.so.
 #pragma once
 
 #include <stdint.h>
+
+#include "heapgraph/heapgraph.h"
 
 #ifdef __cplusplus
 namespace heapgraph {
@@ -13,6 +25,10 @@ class UnwinderMappings;
 }  // namespace heapgraph
 extern "C" {
 #endif
+
+#define HEAPGRAPH_INTERNAL_ENTRY __attribute__((visibility("default")))
+
+// ---- The recorder's entries (libheapgraph.so) --------------------------------------------------
 
 struct HeapgraphRecorderView {
 #ifdef __cplusplus
@@ -40,20 +56,39 @@ struct HeapgraphRecorderView {
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
 // block can be added or removed. Fills `view`. Returns 0, or -1 if the recorder is not running.
-typedef int (*HeapgraphBeginSnapshotFn)(struct HeapgraphRecorderView* view);
-typedef void (*HeapgraphEndSnapshotFn)(void);
-
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_begin_snapshot(struct HeapgraphRecorderView* view);
+HEAPGRAPH_INTERNAL_ENTRY void heapgraph_internal_end_snapshot(void);
 // Sets whether the calling thread's allocations are recorded (1: ignored); returns the previous.
-typedef int (*HeapgraphIgnoreThreadFn)(int ignore);
+// Async-signal-safe (a thread-local flag).
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_ignore_thread(int ignore);
+
+typedef __typeof__(&heapgraph_internal_begin_snapshot) HeapgraphBeginSnapshotFn;
+typedef __typeof__(&heapgraph_internal_end_snapshot) HeapgraphEndSnapshotFn;
+typedef __typeof__(&heapgraph_internal_ignore_thread) HeapgraphIgnoreThreadFn;
+
+#define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
+#define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"
+#define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
 
 // Why a leak check refuses a sampled recording (printf format; %s = the sample mean as configured).
 #define HEAPGRAPH_SAMPLED_REFUSAL \
   "leak check needs full recording; this process records a sample (sample=%s)"
 
-// The watcher's type refresh (libheapgraph_scan.so): reads the type of every live heap block of
-// `heap` now (the typed-graph readers of scanner/types through process_vm_readv; best effort,
-// racing the program) and rewrites the recording's `types` file (PersistedFormat.h) in `dir_fd`.
-// Returns the records written or -1.
+// ---- The plugin's entries (libheapgraph_scan.so) -----------------------------------------------
+
+// The triggers' leak check (at exit, on the scan signal): as heapgraph_check_leaks
+// (include/heapgraph/heapgraph.h), with the program's stack scanned from `program_stack_pointer`
+// up (the trigger's own frames below it are not the program's).
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(const char* json_path,
+                                                            const char* text_path,
+                                                            heapgraph_leak_summary* summary,
+                                                            uint64_t program_stack_pointer,
+                                                            int interior_pointers);
+
+// The watcher's type refresh: reads the type of every live heap block of `heap` now (the
+// typed-graph readers of scanner/types through process_vm_readv; best effort, racing the program)
+// and rewrites the recording's `types` file (PersistedFormat.h) in `dir_fd`. Returns the records
+// written or -1.
 struct HeapgraphTypeRefresh {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;
@@ -64,12 +99,14 @@ struct HeapgraphTypeRefresh {
   uint64_t sequence;     // SessionHeader.sequence now
   uint64_t sample_mean;  // 0: full recording
 };
-typedef int (*HeapgraphRefreshTypesFn)(const struct HeapgraphTypeRefresh* request);
-#define HEAPGRAPH_REFRESH_TYPES_SYMBOL "heapgraph_internal_refresh_types"
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_refresh_types(
+    const struct HeapgraphTypeRefresh* request);
 
-#define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
-#define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
-#define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"
+typedef __typeof__(&heapgraph_internal_check_leaks) HeapgraphCheckLeaksFn;
+typedef __typeof__(&heapgraph_internal_refresh_types) HeapgraphRefreshTypesFn;
+
+#define HEAPGRAPH_CHECK_LEAKS_SYMBOL "heapgraph_internal_check_leaks"
+#define HEAPGRAPH_REFRESH_TYPES_SYMBOL "heapgraph_internal_refresh_types"
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,17 @@ void Complain(const char* what, const char* detail) {
 
 }  // namespace
 
-void* ScanPlugin::Find(const char* name, const char* what) {
+HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
+  return reinterpret_cast<HeapgraphCheckLeaksFn>(
+      Find(HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
+}
+
+HeapgraphRefreshTypesFn ScanPlugin::RefreshTypes() {
+  return reinterpret_cast<HeapgraphRefreshTypesFn>(
+      Find(HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
+}
+
+void* ScanPlugin::Find(const char* symbol, const char* what) {
   char path[1024];
   // dlopen of a loaded library only takes a reference (no-op with -z nodelete semantics here).
   void* plugin = PluginPath(path, sizeof(path)) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
@@ -41,7 +51,7 @@ void* ScanPlugin::Find(const char* name, const char* what) {
     Complain(what, dlerror());
     return nullptr;
   }
-  void* entry = dlsym(plugin, name);
+  void* entry = dlsym(plugin, symbol);
   if (entry == nullptr) Complain(what, dlerror());
   return entry;
 }

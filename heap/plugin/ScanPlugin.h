@@ -1,16 +1,30 @@
 // heap/plugin/: libheapgraph_scan.so, the part of heapgraph above heap/ that tool threads inside
 // the recorded process call (leak checks, the watcher's type refresh). It sits next to
 // libheapgraph.so and is loaded with dlopen on first use, so the recorder keeps its dependencies
-// minimal and heap/ includes nothing of the layers above it (it knows only C entry point names).
+// minimal and heap/ includes nothing of the layers above it (it knows only the C entry points of
+// heap/plugin/ScanInterface.h). The only place libheapgraph.so looks the plugin's entries up:
+// callers get typed pointers, never spell a symbol name or cast.
+// Each lookup takes a reference on the plugin (dlopen; it is never unloaded), so it allocates:
+// call it from a tool thread or the at-exit check with the thread's recording ignored, never
+// from a hook or a signal handler.
 #pragma once
+
+#include "heap/plugin/ScanInterface.h"
 
 namespace heapgraph {
 
 class ScanPlugin {
  public:
-  // The entry point `name` of the plugin, loading it if needed; null after one line on stderr
+  // heapgraph_internal_check_leaks, loading the plugin if needed; null after one line on stderr
+  // ("heapgraph: cannot load the leak checker: <why>").
+  static HeapgraphCheckLeaksFn CheckLeaks();
+  // heapgraph_internal_refresh_types, the same way ("... cannot load the type reader: <why>").
+  static HeapgraphRefreshTypesFn RefreshTypes();
+
+ private:
+  // The entry point `symbol` of the plugin; null after one line on stderr
   // ("heapgraph: cannot load <what>: <why>").
-  static void* Find(const char* name, const char* what);
+  static void* Find(const char* symbol, const char* what);
 };
 
 }  // namespace heapgraph

@@ -17,8 +17,6 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 
-extern "C" int heapgraph_internal_ignore_thread(int ignore);
-
 namespace heapgraph {
 namespace {
 
@@ -185,8 +183,7 @@ bool PressureWatcher::RefreshTypes() {
   static bool looked = false;
   if (!looked) {
     looked = true;
-    refresh = reinterpret_cast<HeapgraphRefreshTypesFn>(
-        ScanPlugin::Find(HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
+    refresh = ScanPlugin::RefreshTypes();
   }
   if (refresh == nullptr) return false;
   HeapgraphTypeRefresh request = {recording_.heap, recording_.dir_fd,

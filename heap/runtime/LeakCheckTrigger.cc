@@ -1,6 +1,5 @@
 #include "heap/runtime/LeakCheckTrigger.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,6 +12,7 @@
 #include "heap/platform/HighDescriptor.h"
 #include "heap/platform/LineBuffer.h"
 #include "heap/platform/ToolThread.h"
+#include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/AllocationSampler.h"
@@ -20,10 +20,6 @@
 
 namespace heapgraph {
 namespace {
-
-// libheapgraph_scan.so's entry for triggers: the program's stack is scanned from
-// `program_stack_pointer` up (the trigger's own frames below it are not the program's).
-using CheckLeaksFn = int (*)(const char*, const char*, heapgraph_leak_summary*, uint64_t, int);
 
 const Config* g_config = nullptr;
 char g_dir[600] = "";
@@ -52,19 +48,14 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
     return -1;
   }
   // The check's own allocations (dlopen, reports) are not the program's.
-  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
-  int before = ignore != nullptr ? ignore(1) : 0;
-  int leaked = -1;
-  if (auto check = reinterpret_cast<CheckLeaksFn>(
-          ScanPlugin::Find("heapgraph_internal_check_leaks", "the leak checker"))) {
-    heapgraph_leak_summary summary;
-    leaked = check(json_path[0] != '\0' ? json_path : nullptr,
-                   text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,
-                   g_config->interior_pointers ? 1 : 0);
-    if (leaked < 0) Complain("leak check failed", summary.error);
-  }
-  if (ignore != nullptr) ignore(before);
+  RecordingIgnored ignored(&heapgraph_internal_ignore_thread);
+  HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
+  if (check == nullptr) return -1;
+  heapgraph_leak_summary summary;
+  int leaked =
+      check(json_path[0] != '\0' ? json_path : nullptr, text_path[0] != '\0' ? text_path : nullptr,
+            &summary, program_stack_pointer, g_config->interior_pointers ? 1 : 0);
+  if (leaked < 0) Complain("leak check failed", summary.error);
   return leaked;
 }
 
@@ -85,9 +76,7 @@ void LeakCheckTrigger::OnSignal(int) {
 
 // Tool thread: one check per signal, reports numbered in the recording directory.
 void* LeakCheckTrigger::WatchSignals(void*) {
-  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
-  if (ignore != nullptr) ignore(1);
+  heapgraph_internal_ignore_thread(1);
   for (unsigned n = 1;; ++n) {
     char byte;
     if (!g_pipe_read.StillOurs()) {

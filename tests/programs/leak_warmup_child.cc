@@ -13,7 +13,6 @@
 // Prints one line:
 //   records R warmed W complete C same_warm S1 same_wait S2 same_check S3 files F hook H polled P
 //   cold_computed N warm_computed M same_thrown S4   (M: symbols the warm report computed itself)
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -28,7 +27,7 @@
 #include "check/FreshStack.h"
 #include "check/LeakCheck.h"
 #include "graph/LeakGraph.h"
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 #include "reader/RecordingReader.h"
 #include "report/LeakReport.h"
 #include "report/LeakReportJson.h"
@@ -177,8 +176,7 @@ int main(int argc, char** argv) {
   LeakWithMallocElsewhere(3);
   LeakWithStrdup(4);
   LeakWithNew(2);
-  auto ignore = reinterpret_cast<HeapgraphIgnoreThreadFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_IGNORE_THREAD_SYMBOL));
+  auto ignore = heapgraph::RecorderEntries::Get().ignore_thread;
   if (ignore == nullptr) return 3;
   ignore(1);  // from here on the program allocates only for the checks
   uint64_t sp = reinterpret_cast<uint64_t>(__builtin_frame_address(0));

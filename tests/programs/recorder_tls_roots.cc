@@ -14,7 +14,6 @@
 //   planted_leaked=<4,646-byte blocks reported> planted=<threads planted> state_bytes=<size>
 //   root_bytes=<b>   (all on one line)
 // (exits 1 with ok=0 error=<...> when the scan failed, 64 on a bad argument).
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -25,7 +24,7 @@
 #include <vector>
 
 #include "heap/platform/StaticTlsArea.h"
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 #include "scanner/LeakScan.h"
 
 namespace {
@@ -42,10 +41,8 @@ std::atomic<int> g_planted{0};
 
 // The recorder's per-thread state, read under its snapshot (as a scan reads it).
 heapgraph::StaticTlsArea RecorderState() {
-  auto begin = reinterpret_cast<HeapgraphBeginSnapshotFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL));
-  auto end =
-      reinterpret_cast<HeapgraphEndSnapshotFn>(dlsym(RTLD_DEFAULT, HEAPGRAPH_END_SNAPSHOT_SYMBOL));
+  auto begin = heapgraph::RecorderEntries::Get().begin_snapshot;
+  auto end = heapgraph::RecorderEntries::Get().end_snapshot;
   HeapgraphRecorderView view = {};
   if (begin == nullptr || end == nullptr || begin(&view) != 0) return {};
   end();

@@ -18,7 +18,6 @@
 //   reused=<0|1>]
 // (all on one line)
 // (exits 1 with ok=0 error=<...> when the scan failed, 64 on a bad argument).
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -32,7 +31,7 @@
 #include <cstring>
 #include <vector>
 
-#include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/RecorderEntries.h"
 #include "heap/runtime/UnwinderMappings.h"
 #include "scanner/LeakScan.h"
 
@@ -52,10 +51,8 @@ struct Range {
 
 // The registry's published ranges, read under the recorder's snapshot (as a scan reads them).
 std::vector<Range> UnwinderRanges() {
-  auto begin = reinterpret_cast<HeapgraphBeginSnapshotFn>(
-      dlsym(RTLD_DEFAULT, HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL));
-  auto end =
-      reinterpret_cast<HeapgraphEndSnapshotFn>(dlsym(RTLD_DEFAULT, HEAPGRAPH_END_SNAPSHOT_SYMBOL));
+  auto begin = heapgraph::RecorderEntries::Get().begin_snapshot;
+  auto end = heapgraph::RecorderEntries::Get().end_snapshot;
   Range found[256];
   size_t n = 0;
   HeapgraphRecorderView view = {};

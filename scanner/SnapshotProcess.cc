@@ -1,0 +1,235 @@
+#include "scanner/SnapshotProcess.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <utility>
+#include <vector>
+
+#include "heap/store/LiveAllocationTree.h"
+#include "scanner/BlockIndex.h"
+#include "scanner/HeapMarker.h"
+#include "scanner/MmapAllocator.h"
+#include "scanner/PagePool.h"
+#include "scanner/ResultChannel.h"
+#include "scanner/RootRanges.h"
+#include "scanner/SharedMarking.h"
+#include "scanner/TypedScan.h"
+
+namespace heapgraph::scanner {
+namespace {
+
+template <typename T>
+using MmapVector = std::vector<T, MmapAllocator<T>>;
+
+// Live heap blocks, copied out of the (locked) tree by a linear scan of every shard's slot table
+// (the same walk a reader of the files makes), in slot order.
+MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
+  MmapVector<LeakedBlock> blocks;
+  blocks.reserve(tree.LiveCount());
+  for (uint32_t s = 0; s < tree.shard_count(); ++s) {
+    tree.shard(s).ForEach([&](const BlockRecord& r) {
+      blocks.push_back({r.address, r.size, r.stack, r.seq, r.function});
+    });
+  }
+  return blocks;
+}
+
+// Sorts `items` by begin: an LSD radix sort over 8-bit digits through `scratch`. The digits start
+// at the lowest bit in which the keys differ (malloc's 16-byte alignment leaves the low 4 bits
+// equal) and a digit in which no key differs is skipped (heap addresses share their top bytes):
+// 3 passes over a heap span of up to 256 MiB.
+void RadixSortByBegin(MmapVector<BlockRange>& items, MmapVector<BlockRange>& scratch) {
+  uint64_t all_or = 0, all_and = ~uint64_t{0};
+  for (const BlockRange& r : items) {
+    all_or |= r.begin;
+    all_and &= r.begin;
+  }
+  const uint64_t differ = all_or ^ all_and;
+  if (differ == 0) return;
+  scratch.resize(items.size());
+  for (int shift = __builtin_ctzll(differ); shift < 64; shift += 8) {
+    if (((differ >> shift) & 0xff) == 0) continue;  // one value in every key
+    size_t start[257] = {};
+    for (const BlockRange& r : items) ++start[((r.begin >> shift) & 0xff) + 1];
+    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
+    for (const BlockRange& r : items) scratch[start[(r.begin >> shift) & 0xff]++] = r;
+    items.swap(scratch);
+  }
+}
+
+// The blocks' ranges in address order into `ranges`; returns order, with order[i] the index in
+// `blocks` of ranges[i]. Sorts 16-byte (address, index) pairs, held in `ranges` itself (size
+// stands for the index until the sizes are gathered), rather than the 40-byte blocks.
+MmapVector<uint32_t> SortByAddress(const MmapVector<LeakedBlock>& blocks,
+                                   MmapVector<BlockRange>& ranges) {
+  ranges.clear();
+  ranges.reserve(blocks.size());
+  for (uint32_t i = 0; i < blocks.size(); ++i) ranges.push_back({blocks[i].address, i});
+  {
+    MmapVector<BlockRange> scratch;
+    RadixSortByBegin(ranges, scratch);
+  }
+  MmapVector<uint32_t> order;
+  order.reserve(ranges.size());
+  constexpr size_t kAhead = 16;  // the gather is random: prefetch the blocks a few steps ahead
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i + kAhead < ranges.size()) __builtin_prefetch(&blocks[ranges[i + kAhead].size]);
+    auto index = static_cast<uint32_t>(ranges[i].size);
+    order.push_back(index);
+    ranges[i].size = blocks[index].size;
+  }
+  return order;
+}
+
+// `blocks` rearranged so that blocks[i] is the block order[i] named: a gather into a new array
+// (independent random reads, prefetched; several times faster than permuting in place, for a
+// transient second copy). Keeps the invariant the rest of the snapshot relies on: blocks sorted
+// by address, block i = index entry i.
+void ApplyOrder(MmapVector<LeakedBlock>& blocks, const MmapVector<uint32_t>& order) {
+  MmapVector<LeakedBlock> sorted;
+  sorted.reserve(blocks.size());
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i + kAhead < order.size()) __builtin_prefetch(&blocks[order[i + kAhead]]);
+    sorted.push_back(blocks[order[i]]);
+  }
+  blocks.swap(sorted);
+}
+
+// Sorts `blocks` by address and returns their ranges: blocks[i] is ranges[i]'s block. The order
+// array is freed before the caller indexes the ranges.
+MmapVector<BlockRange> SortBlocks(MmapVector<LeakedBlock>& blocks) {
+  MmapVector<BlockRange> ranges;
+  MmapVector<uint32_t> order = SortByAddress(blocks, ranges);
+  ApplyOrder(blocks, order);
+  return ranges;
+}
+
+uint64_t TotalBytes(const MmapVector<BlockRange>& ranges) {
+  uint64_t bytes = 0;
+  for (const BlockRange& r : ranges) bytes += r.size;
+  return bytes;
+}
+
+size_t CountUnmarked(const HeapMarker& marker, uint32_t blocks) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < blocks; ++i) count += marker.marked(i) ? 0 : 1;
+  return count;
+}
+
+// Writes the `count` unmarked blocks and the references among them (ResultChannel); sets
+// leaked_index[i] to block i's index among the leaked ones. Their arrays are sized exactly and
+// freed on return, for the typed scan to reuse.
+bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& marker, size_t count,
+                MmapVector<uint32_t>& leaked_index, const ResultChannel::Totals& totals) {
+  MmapVector<LeakedBlock> leaked;
+  leaked.reserve(count);
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (marker.marked(i)) continue;
+    leaked_index[i] = static_cast<uint32_t>(leaked.size());
+    leaked.push_back(blocks[i]);
+  }
+  MmapVector<ResultChannel::Edge> edges;
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (leaked_index[i] == UINT32_MAX) continue;
+    marker.ForEachReference(i, [&](uint32_t j) {
+      if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
+    });
+  }
+  return ResultChannel::Write(fd, totals, leaked, edges);
+}
+
+// heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
+// scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
+// holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
+std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const SnapshotProcess::Context& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 10> own = {};
+  own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
+  auto maps = c.mappings->BufferRanges();
+  auto capture = c.capture->BufferRanges();
+  std::copy(maps.begin(), maps.end(), own.begin() + 1);
+  std::copy(capture.begin(), capture.end(), own.begin() + 1 + maps.size());
+  return own;
+}
+
+}  // namespace
+
+int SnapshotProcess::Entry(void* context) {
+  SnapshotProcess(*static_cast<const Context*>(context)).Run();
+}
+
+void SnapshotProcess::Run() {
+  bool maps_ok = c_.mappings->ReadWithoutAllocating();  // step 1
+  // Every array from here on reuses the pages of those freed before it (a fresh page costs the
+  // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
+  PagePool pool;
+  PagePool::Activate(&pool);
+  MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c_.view.heap);
+  ReleaseRecorder();
+  MmapVector<BlockRange> ranges = SortBlocks(blocks);  // blocks[i] is ranges[i]'s block
+  uint64_t live_bytes = TotalBytes(ranges);
+  BlockIndex index(std::move(ranges));
+  if (!maps_ok) Fail("cannot read /proc/self/maps", c_.mappings->error());
+  RootRanges roots = ComputeRoots(index);
+  MarkAndWrite(blocks, index, live_bytes, roots, pool);
+}
+
+void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
+                                   uint64_t live_bytes, const RootRanges& roots, PagePool& pool) {
+  SharedMarking marking(index, c_.interior_pointers);
+  if (!marking.Map()) Fail("cannot map the mark array", strerror(errno));
+  if (c_.readers != nullptr) marking.ShareTyping(*c_.readers, *c_.mappings);
+  if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
+  HeapMarker marker(index, c_.interior_pointers, marking.marks());  // reads the final marks; edges
+
+  MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
+  const ResultChannel::Totals totals = {blocks.size(),
+                                        live_bytes,
+                                        roots.ranges().size(),
+                                        roots.total_bytes(),
+                                        marking.stats().heap_words,
+                                        marking.stats().unreadable_pages};
+  size_t count = CountUnmarked(marker, index.size());
+  // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
+  pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
+  bool ok = WriteLeaks(c_.result_fd, blocks, marker, count, leaked_index, totals);
+  if (ok && c_.readers != nullptr) {
+    marking.FinishTyping();
+    TypedScan::WriteTo(c_.types_fd,
+                       {index, marker, blocks, leaked_index, *c_.readers, *c_.mappings, roots,
+                        c_.capture->threads(), c_.static_tls_size, marking.identities()});
+  } else {
+    marking.AwaitHelper();
+  }
+  _exit(ok ? 0 : 4);
+}
+
+void SnapshotProcess::ReleaseRecorder() const {
+  char one = 1;
+  (void)!write(c_.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
+  close(c_.ready_fd);
+}
+
+RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index) const {
+  RootRanges roots;
+  const uint64_t own[] = {reinterpret_cast<uint64_t>(c_.capture->threads().data()),
+                          c_.scan_stack_pointer};
+  roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
+                c_.static_tls_size);
+  roots.Exclude(OwnBuffers(c_));
+  if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
+  roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
+                           c_.capture->threads(), c_.static_tls_size);
+  return roots;
+}
+
+void SnapshotProcess::Fail(const char* what, const char* detail) const {
+  ResultChannel::WriteError(c_.result_fd, what, detail);
+  _exit(3);
+}
+
+}  // namespace heapgraph::scanner

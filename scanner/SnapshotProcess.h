@@ -1,0 +1,74 @@
+// scanner/: the snapshot process of a leak scan (scanner/LeakScan.h): what runs in the fork-like
+// clone of the stopped world that roots/ThreadCapture::CloneStoppedWorld makes. It has its own
+// copy of the address space as it was while every thread was stopped, runs single-threaded on a
+// copy of the ptrace helper's stack, never calls the host's malloc (MmapAllocator over a PagePool:
+// every array reuses the pages of those freed before it) and never returns (_exit). Steps:
+//   1. read the process map, before mapping anything of its own: the scan's arrays hold the
+//      address of every block and must never be a root;
+//   2. copy the live blocks out of the recorder's locked tree, then write one byte on `ready_fd`:
+//      the scanning process may release the recorder (allocations resume);
+//   3. sort the copies by address and index them (BlockIndex);
+//   4. compute the roots (RootRanges), without heapgraph's own memory;
+//   5. mark, with the marking helper (scanner/SharedMarking.h);
+//   6. write the unmarked blocks and the references among them to `result_fd`
+//      (scanner/ResultChannel.h);
+//   7. when typing: the blocks' type identities (half of them by the helper) and the typed scan
+//      (scanner/TypedScan.h) to `types_fd`.
+// Exit status 0: done; 3: an error line was written to `result_fd` instead; 4: writing the result
+// failed. Killed during step 7, it leaves a complete leak result: the types are lost, not the
+// check.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "heap/plugin/ScanInterface.h"
+#include "roots/ProcessMappings.h"
+#include "roots/ThreadCapture.h"
+#include "scanner/ScanResult.h"
+#include "scanner/types/ReaderSet.h"
+
+namespace heapgraph::scanner {
+
+class BlockIndex;
+class PagePool;
+class RootRanges;
+
+class SnapshotProcess {
+ public:
+  // Set up by the scanning process before the world stops; the snapshot reads its copy.
+  struct Context {
+    HeapgraphRecorderView view;     // filled by heapgraph_internal_begin_snapshot
+    uint64_t caller_stack_pointer;  // the program's frames of the scanning thread are above it
+    uint64_t scan_stack_pointer;    // where the scan itself runs (skipped if on a stack of its own)
+    uint64_t static_tls_size;       // glibc's, TCB included; 0 if unknown
+    const roots::ThreadCapture* capture;
+    roots::ProcessMappings* mappings;  // reserved: read without allocating
+    bool interior_pointers;
+    int ready_fd;   // one byte once the blocks are copied: the parent may release the recorder
+    int result_fd;  // memfd (ResultChannel)
+    const types::ReaderSet* readers;  // prepared; nullptr: no typing
+    int types_fd;                     // memfd for TypedScan
+  };
+
+  // The snapshot's body (roots::ThreadCapture::SnapshotBody); `context` is a Context. Never
+  // returns.
+  static int Entry(void* context);
+
+ private:
+  explicit SnapshotProcess(const Context& context) : c_(context) {}
+
+  [[noreturn]] void Run();
+  // Steps 5 to 7 over the sorted, indexed blocks (`pool`: step 1's page pool).
+  [[noreturn]] void MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
+                                 uint64_t live_bytes, const RootRanges& roots, PagePool& pool);
+  // Step 2's signal.
+  void ReleaseRecorder() const;
+  RootRanges ComputeRoots(const BlockIndex& index) const;
+  // The error line "<what>[: <detail>]" instead of a result; exit status 3.
+  [[noreturn]] void Fail(const char* what, const char* detail = nullptr) const;
+
+  const Context& c_;
+};
+
+}  // namespace heapgraph::scanner
