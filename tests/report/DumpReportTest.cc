@@ -5,7 +5,6 @@
 // the report.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,10 +12,11 @@
 #include <string>
 
 #include "report/DumpReport.h"
+#include "tests/TempDir.h"
 #include "tests/reader/SyntheticRecording.h"
 
-// Return addresses inside this binary, as a stack walker records them: one in DumpSiteOuter()'s
-// code that was inlined from DumpSiteInner(), one in DumpSitePlain(). Outside the anonymous
+// Return addresses inside this binary, as a stack walker records them: one in code that
+// DumpSites() inlined from DumpSiteInner(), one in DumpSites()'s own. Outside the anonymous
 // namespace so that the symbolized names are exact.
 namespace heapgraph_dump_report_test {
 
@@ -30,16 +30,10 @@ __attribute__((always_inline)) inline uint64_t DumpSiteInner() {
   return address;
 }
 
-__attribute__((noipa)) uint64_t DumpSiteOuter() {
-  uint64_t address = DumpSiteInner();
+__attribute__((noipa)) void DumpSites(uint64_t* inlined, uint64_t* plain) {
+  *inlined = DumpSiteInner();
+  *plain = ReturnAddress();
   asm volatile("" ::: "memory");
-  return address;
-}
-
-__attribute__((noipa)) uint64_t DumpSitePlain() {
-  uint64_t address = ReturnAddress();
-  asm volatile("" ::: "memory");
-  return address;
 }
 
 }  // namespace heapgraph_dump_report_test
@@ -56,20 +50,14 @@ constexpr uint64_t kNowhere = 0xdeadbeef0000;  // outside every module
 class DumpReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = testing::TempDir() + "/dump-report-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    inlined_ = site::DumpSiteOuter();
-    plain_ = site::DumpSitePlain();
+    site::DumpSites(&inlined_, &plain_);
     // This binary as one module wide enough to hold both sites (PIE: the load bias is the base).
     Dl_info info{};
-    ASSERT_NE(dladdr(reinterpret_cast<void*>(&site::DumpSitePlain), &info), 0);
+    ASSERT_NE(dladdr(reinterpret_cast<void*>(&site::DumpSites), &info), 0);
     base_ = reinterpret_cast<uint64_t>(info.dli_fbase);
     rec_.AddModule(std::filesystem::read_symlink("/proc/self/exe").string(), base_, base_,
                    std::max(inlined_, plain_) + 1, {0x01, 0x02});
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   DumpReport Build(Symbolizer* symbolizer, size_t top = 20) {
     synthetic::Files files = rec_.Build();
     if (sample_mean_ != 0) {
@@ -82,13 +70,13 @@ class DumpReportTest : public ::testing::Test {
       synthetic::Patch(files, format::kStackFile, SyntheticRecording::SlotOffset(broken_stack_),
                        uint64_t{0});
     }
-    synthetic::WriteFiles(dir_, files);
-    RecordingReader reader(dir_);
+    synthetic::WriteFiles(dir_.path(), files);
+    RecordingReader reader(dir_.path());
     return BuildDumpReport(reader, symbolizer, {.top = top});
   }
 
   SyntheticRecording rec_;
-  std::string dir_;
+  TempDir dir_;
   uint64_t base_ = 0, inlined_ = 0, plain_ = 0;
   uint32_t sample_mean_ = 0;
   uint32_t broken_stack_ = 0;
@@ -104,7 +92,7 @@ TEST_F(DumpReportTest, TotalsAndGroupsInGroupByStackOrder) {
   rec_.SetDropped(TreeKind::kHeap, 1, 4);
   rec_.SetSession(777, "/nonexistent/app");
   DumpReport r = Build(nullptr);
-  EXPECT_EQ(r.directory, dir_);
+  EXPECT_EQ(r.directory, dir_.path());
   EXPECT_EQ(r.live_blocks, 5u);
   EXPECT_EQ(r.live_bytes, 3u * 48 + 100 + (1 << 20));
   EXPECT_EQ(r.unique_stacks, 2u);  // `stack` and 0
@@ -158,14 +146,17 @@ TEST_F(DumpReportTest, StacksSplitIntoReturnAddressesWithTheirInlineChains) {
   EXPECT_EQ(a[0].frames[0].function, "heapgraph_dump_report_test::DumpSiteInner()");
   EXPECT_TRUE(a[0].frames[0].inlined);
   EXPECT_NE(a[0].frames[0].file.find("DumpReportTest.cc"), std::string::npos);
-  EXPECT_EQ(a[0].frames[1].function, "heapgraph_dump_report_test::DumpSiteOuter()");
+  EXPECT_EQ(a[0].frames[1].function,
+            "heapgraph_dump_report_test::DumpSites(unsigned long*, unsigned long*)");
   EXPECT_FALSE(a[0].frames[1].inlined);
   EXPECT_EQ(a[0].where().build_id, "0102");
 
   for (size_t i : {1, 2}) {
     EXPECT_EQ(a[i].where().address, plain_);
     ASSERT_EQ(a[i].frames.size(), 1u);
-    EXPECT_EQ(a[i].frames[0].function, "heapgraph_dump_report_test::DumpSitePlain()");
+    EXPECT_EQ(a[i].frames[0].function,
+              "heapgraph_dump_report_test::DumpSites(unsigned long*, unsigned long*)");
+    EXPECT_FALSE(a[i].frames[0].inlined);
   }
 
   EXPECT_EQ(a[3].where().address, kNowhere);

@@ -2,12 +2,11 @@
 // of a synthetic recording. (Its symbolizing, caching and frame sharing are tested with the leak
 // report, tests/report/LeakReportTest.cc.)
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 
 #include "report/StackResolver.h"
+#include "tests/TempDir.h"
 #include "tests/reader/SyntheticRecording.h"
 
 namespace heapgraph::report {
@@ -16,19 +15,14 @@ namespace {
 class StackResolverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = testing::TempDir() + "/stack-resolver-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
     good_ = rec_.AddStack({0x555500001234, 0x7f0000000010});  // in the app; outside every module
     bad_ = rec_.AddStack({0x555500002000});
     rec_.AddModule("/nonexistent/app", 0x555500000000, 0x555500000000, 0x555500010000, {0xab});
     files_ = rec_.Build();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   RecordingReader Read() {
-    synthetic::WriteFiles(dir_, files_);
-    return RecordingReader(dir_);
+    synthetic::WriteFiles(dir_.path(), files_);
+    return RecordingReader(dir_.path());
   }
   // Empties stack `bad_`'s slot: the recording can no longer read it.
   void BreakBadStack() {
@@ -38,7 +32,7 @@ class StackResolverTest : public ::testing::Test {
 
   synthetic::SyntheticRecording rec_;
   synthetic::Files files_;
-  std::string dir_;
+  TempDir dir_;
   uint32_t good_ = 0, bad_ = 0;
 };
 
