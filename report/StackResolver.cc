@@ -32,6 +32,9 @@ std::string ModulePath(const format::ModuleRecord& module) {
 }  // namespace
 
 StackResolver::StackResolver(const RecordingReader& reader, Symbolizer& symbolizer)
+    : StackResolver(reader, &symbolizer) {}
+
+StackResolver::StackResolver(const RecordingReader& reader, Symbolizer* symbolizer)
     : reader_(reader), symbolizer_(symbolizer) {}
 
 const FrameList& StackResolver::Resolve(uint32_t stack_id) {
@@ -48,16 +51,26 @@ FrameList StackResolver::Take(uint32_t stack_id) {
   return frames;
 }
 
+const FrameList& StackResolver::ResolveOrThrow(uint32_t stack_id) {
+  auto it = cache_.find(stack_id);
+  if (it == cache_.end()) {
+    FrameList frames;
+    AppendStack(stack_id, frames);
+    it = cache_.emplace(stack_id, std::move(frames)).first;
+  }
+  return it->second;
+}
+
 void StackResolver::Build(uint32_t stack_id, FrameList& frames) {
-  if (stack_id == 0) return;
-  std::vector<uint64_t> addresses;
   try {
-    addresses = reader_.Frames(stack_id);
+    AppendStack(stack_id, frames);
   } catch (const RecordingError& e) {
     warnings_.push_back(fmt::format("stack {}: {}", stack_id, e.what()));
-    return;
   }
-  for (uint64_t address : addresses) frames.append(AddressFrames(address));
+}
+
+void StackResolver::AppendStack(uint32_t stack_id, FrameList& frames) {
+  for (uint64_t address : reader_.Frames(stack_id)) frames.append(AddressFrames(address));
 }
 
 const FrameList& StackResolver::AddressFrames(uint64_t address) {
@@ -73,9 +86,9 @@ void StackResolver::Warm(uint64_t address) {
 
 std::vector<SourceFrame> StackResolver::SourceOf(const std::string& module_path, uint64_t offset) {
   // A return address: the call instruction is the byte before it.
-  if (offset == 0) return {};
+  if (offset == 0 || symbolizer_ == nullptr) return {};
   try {
-    return symbolizer_.Symbolize(module_path, offset - 1);
+    return symbolizer_->Symbolize(module_path, offset - 1);
   } catch (const std::exception&) {
     return {};
   }

@@ -22,6 +22,8 @@ namespace heapgraph::report {
 class StackResolver {
  public:
   StackResolver(const RecordingReader& reader, Symbolizer& symbolizer);
+  // A null `symbolizer` looks up no source: frames keep module + offset only.
+  StackResolver(const RecordingReader& reader, Symbolizer* symbolizer);
 
   // Frames of `stack_id`, innermost first, each return address followed by its inline chain
   // flattened (inlined callees first). Every address yields at least one frame: unsymbolized
@@ -32,6 +34,10 @@ class StackResolver {
   // so its frames are not copied. A stack taken is built again, and warned about again, if it is
   // resolved or taken later.
   FrameList Take(uint32_t stack_id);
+  // As Resolve(), but a stack the recording cannot read throws its RecordingError (nothing is
+  // cached or warned): for a report that cannot go on without it. A stack Resolve() already
+  // warned about stays cached empty.
+  const FrameList& ResolveOrThrow(uint32_t stack_id);
 
   // Symbolizes one return address exactly as Resolve() would, caching only in the Symbolizer (no
   // frames built): warms the Symbolizer for a later resolver of the same recording.
@@ -42,6 +48,9 @@ class StackResolver {
 
  private:
   void Build(uint32_t stack_id, FrameList& frames);
+  // Appends the frames of `stack_id`; throws RecordingError, before appending any, when the
+  // recording cannot read it.
+  void AppendStack(uint32_t stack_id, FrameList& frames);
   void AppendAddress(uint64_t address, FrameList& frames);
   // The frames of one return address, computed once: stacks share most of their addresses.
   const FrameList& AddressFrames(uint64_t address);
@@ -49,7 +58,7 @@ class StackResolver {
   std::vector<SourceFrame> SourceOf(const std::string& module_path, uint64_t offset);
 
   const RecordingReader& reader_;
-  Symbolizer& symbolizer_;
+  Symbolizer* symbolizer_;  // null: no source lookups
   std::unordered_map<uint32_t, FrameList> cache_;
   std::unordered_map<uint64_t, FrameList> address_cache_;
   std::vector<std::string> warnings_;

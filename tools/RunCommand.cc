@@ -1,0 +1,61 @@
+#include "tools/RunCommand.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <system_error>
+
+namespace heapgraph::tools {
+namespace {
+
+// A report file for HEAPGRAPH_OPTIONS; empty (none) and "-" (stderr) stay as they are.
+std::string ReportPath(const std::string& path, const char* flag) {
+  if (path.empty() || path == "-") return path;
+  return OptionsPath(path, flag);
+}
+
+}  // namespace
+
+RunCommand::RunCommand(CLI::App& app)
+    : Subcommand(app.add_subcommand(
+          "run", "Run PROGRAM under the recorder and check it for leaks at exit")) {
+  command_->add_option("--json", json_, "Write the JSON leak report to FILE");
+  command_->add_option("--text", text_, "Write the text report to FILE ('-' = stderr)")
+      ->capture_default_str();
+  command_->add_option("--exitcode", exitcode_, "Exit status when leaks are found")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  command_->add_option("--objc-ivars", objc_ivars_,
+                       "Objective-C ivar ownership rules, lines `Class ivar strong|weak [label]`");
+  command_->add_flag("--start-only", start_only_,
+                     "Only pointers to a block's start keep it alive (default: interior pointers "
+                     "too)");
+  child_.AddTo(command_, "Root directory for recordings (kept)");
+}
+
+std::string RunCommand::CheckOptions() const {
+  std::string text = ReportPath(text_, "--text");
+  std::string options = fmt::format(
+      "leak_check=1,leak_json={},leak_text={},exitcode={},interior={}", ReportPath(json_, "--json"),
+      text == "-" ? "stderr" : text, exitcode_, start_only_ ? 0 : 1);
+  if (!child_.options.empty()) options += "," + child_.options;
+  return options;
+}
+
+int RunCommand::Run() {
+  ChildRun child(child_);
+  std::string options = CheckOptions();
+  if (!objc_ivars_.empty()) {
+    std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
+    setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
+  }
+  int code = child.Run(options);
+  if (child.temporary_root()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(child.root(), ignored);
+  }
+  return code;
+}
+
+}  // namespace heapgraph::tools

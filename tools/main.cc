@@ -1,0 +1,51 @@
+// tools/: the `heapgraph` command: builds the CLI11 app from its subcommands (one file each, the
+// shape of tools/Subcommand.h), parses the command line and runs the one it names.
+//   heapgraph dump DIR [--top N] [--json] [--no-symbols]
+//   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
+//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [...] -- PROGRAM ARGS...
+//   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
+//                  [--rules FILE] [--no-symbols]
+// Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
+// report itself (one line "heapgraph: <why>" on stderr), exit 2.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <initializer_list>
+
+#include "tools/DumpCommand.h"
+#include "tools/ExitStatus.h"
+#include "tools/FoomCommand.h"
+#include "tools/RecordCommand.h"
+#include "tools/RunCommand.h"
+
+namespace heapgraph::tools {
+namespace {
+
+int Main(int argc, char** argv) {
+  CLI::App app{"heapgraph: leak detector and allocation recorder"};
+  app.require_subcommand(1);
+  DumpCommand dump(app);
+  RecordCommand record(app);
+  RunCommand run(app);
+  FoomCommand foom(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitError;
+  }
+  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom}) {
+    if (command->parsed()) return command->Run();
+  }
+  return kExitError;  // unreachable: require_subcommand(1)
+}
+
+}  // namespace
+}  // namespace heapgraph::tools
+
+int main(int argc, char** argv) {
+  try {
+    return heapgraph::tools::Main(argc, argv);
+  } catch (const std::exception& e) {
+    heapgraph::tools::PrintError(e.what());
+    return heapgraph::tools::kExitError;
+  }
+}
