@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "heap/platform/LineBuffer.h"
+#include "heap/platform/WarningLine.h"
 #include "heap/runtime/AllocationSampler.h"
 
 namespace heapgraph {
@@ -51,29 +51,14 @@ bool CopyPath(const char* text, size_t length, char* out) {
   return true;
 }
 
-// Appends at most 128 bytes of user text, control characters as '?', so the line stays one line.
-void AppendEcho(LineBuffer& line, const char* text, size_t length) {
-  constexpr size_t kMaxEcho = 128;
-  for (size_t i = 0; i < length && i < kMaxEcho; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    line.AppendChar(c < 0x20 || c == 0x7f ? '?' : text[i]);
-  }
-  if (length > kMaxEcho) line.Append("...");
-}
-
 void Complain(const char* what, const char* key, size_t key_len, const char* value,
               size_t value_len, const char* expected) {
-  LineBuffer line;
-  line.Append("heapgraph: ").Append(what).Append(" '");
-  AppendEcho(line, key, key_len);
-  if (value != nullptr) {
-    line.Append("=");
-    AppendEcho(line, value, value_len);
-  }
+  WarningLine line;
+  line.Append(what).Append(" '").AppendUntrusted(key, key_len);
+  if (value != nullptr) line.Append("=").AppendUntrusted(value, value_len);
   line.Append("' in HEAPGRAPH_OPTIONS");
   if (expected != nullptr) line.Append(" (expected ").Append(expected).Append(")");
-  line.Append("; ignored\n");
-  line.WriteTo(2);
+  line.Append("; ignored").Write();
 }
 
 // "0"/"off" = full mode, "1"/"on" = the default mean, else a byte size (suffixes K, M, G) >= 2.
