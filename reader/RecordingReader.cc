@@ -13,6 +13,8 @@
 #include <thread>
 #include <utility>
 
+#include "reader/ByteSize.h"
+
 namespace heapgraph {
 
 using format::AllocFunction;
@@ -426,25 +428,11 @@ bool ReadModuleSnapshot(const InputFile& file, uint32_t records_offset,
   return sequence % 2 == 0 && sequence == after.sequence.load(std::memory_order_relaxed);
 }
 
-std::string FormatScaled(uint64_t size) {
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(size) / 1024.0;
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[64];
-  snprintf(text, sizeof(text), "%.2f%s", value, kUnits[unit]);
-  return text;
-}
-
 }  // namespace
 
 std::string CategoryName(AllocFunction function, uint64_t size) {
   if (format::IsVmFunction(function)) return "VM: anonymous";
-  if (size < 1024) return "Malloc " + Num(size) + " B";
-  return "Malloc " + FormatScaled(size);
+  return "Malloc " + ByteSize::Readable(size, ByteSize::Style::kCompact);
 }
 
 RecordingReader::RecordingReader(const std::string& directory)

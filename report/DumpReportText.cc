@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "report/ByteSize.h"
+#include "reader/ByteSize.h"
 
 namespace heapgraph::report {
 namespace {

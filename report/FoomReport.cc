@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "reader/TypesFile.h"
+#include "report/BaseName.h"
 #include "report/CallerSelector.h"
 #include "report/StackResolver.h"
 
@@ -112,8 +113,7 @@ std::vector<ReportFrame> Resolve(const RecordingReader& reader, StackResolver* r
     if (std::optional<ModuleLocation> where = reader.Locate(address)) {
       const format::ModuleRecord& m = reader.modules()[where->module];
       f.module_path = std::string(m.path, strnlen(m.path, sizeof(m.path)));
-      size_t slash = f.module_path.rfind('/');
-      f.module = slash == std::string::npos ? f.module_path : f.module_path.substr(slash + 1);
+      f.module = BaseName(f.module_path);
       f.offset = where->offset;
     }
     frames.push_back(std::move(f));
@@ -154,9 +154,7 @@ std::optional<FeatureValue> Feature(const FoomReport& report) {
 std::string FrameLabel(const ReportFrame& frame) {
   if (!frame.function.empty()) {
     if (frame.line > 0) {
-      size_t slash = frame.file.rfind('/');
-      std::string file = slash == std::string::npos ? frame.file : frame.file.substr(slash + 1);
-      return fmt::format("{} ({}:{})", frame.function, file, frame.line);
+      return fmt::format("{} ({}:{})", frame.function, BaseName(frame.file), frame.line);
     }
     return frame.function;
   }

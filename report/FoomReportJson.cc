@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <string.h>
 
+#include "report/BuildIdHex.h"
+
 namespace heapgraph::report {
 namespace {
 
@@ -14,13 +16,6 @@ std::string Hex(uint64_t v) {
 
 Json Counter(uint64_t v) {
   return v == format::kUnknownCounter ? Json(nullptr) : Json(v);
-}
-
-std::string HexBytes(const uint8_t* bytes, uint32_t n) {
-  std::string hex;
-  for (uint32_t i = 0; i < n && i < format::kMaxBuildId; ++i)
-    hex += fmt::format("{:02x}", bytes[i]);
-  return hex;
 }
 
 std::string SignalName(uint32_t signal) {
@@ -64,7 +59,7 @@ Json SessionJson(const std::optional<SessionInfo>& s) {
   if (s->has_record) {
     const format::SessionRecord& r = s->record;
     j["boot_id"] = std::string(r.boot_id);
-    j["build_id"] = HexBytes(r.exe_build_id, r.exe_build_id_len);
+    j["build_id"] = BuildIdHex(r.exe_build_id, r.exe_build_id_len);
     j["heartbeat_count"] = r.heartbeat_count;
     j["heartbeat_interval_ms"] = r.heartbeat_interval_ms;
     j["app_state"] = AppStateName(r.app_state);
@@ -220,7 +215,7 @@ Json FoomReportToRecord(const FoomReport& r) {
           {"pid", r.session ? r.session->pid : 0},
           {"executable", r.session ? r.session->executable : ""},
           {"build_id",
-           v2 ? HexBytes(r.session->record.exe_build_id, r.session->record.exe_build_id_len) : ""},
+           v2 ? BuildIdHex(r.session->record.exe_build_id, r.session->record.exe_build_id_len) : ""},
           {"start_time_ns", r.session ? r.session->start_time_ns : 0},
           {"exit_kind", r.exit.kind},
           {"exit_reason", r.exit.reason},

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-#include "report/ByteSize.h"
+#include "reader/ByteSize.h"
 
 namespace heapgraph::report {
 namespace {

@@ -7,13 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "report/BaseName.h"
+
 namespace heapgraph::report {
 namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // A frame's line after its number: " 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n";
 // the module part is always kept when a module is known, the function and position only when

@@ -7,21 +7,11 @@
 #include <optional>
 #include <utility>
 
+#include "report/BaseName.h"
+#include "report/BuildIdHex.h"
+
 namespace heapgraph::report {
 namespace {
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string BuildIdHex(const format::ModuleRecord& module) {
-  std::string hex;
-  for (uint32_t i = 0; i < module.build_id_len && i < format::kMaxBuildId; ++i) {
-    hex += fmt::format("{:02x}", module.build_id[i]);
-  }
-  return hex;
-}
 
 // The record's path, which the writer NUL-terminates; bounded in case a reader ever hands over one
 // that is not.
@@ -105,7 +95,7 @@ void StackResolver::AppendAddress(uint64_t address, FrameList& frames) {
   const format::ModuleRecord& module = reader_.modules()[where->module];
   base.module_path = ModulePath(module);
   base.module = BaseName(base.module_path);
-  base.build_id = BuildIdHex(module);
+  base.build_id = BuildIdHex(module.build_id, module.build_id_len);
   base.offset = where->offset;
   std::vector<SourceFrame> source = SourceOf(base.module_path, base.offset);
   if (source.empty()) {

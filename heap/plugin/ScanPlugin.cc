@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "heap/platform/LineBuffer.h"
+#include "heap/platform/WarningLine.h"
 
 namespace heapgraph {
 namespace {
@@ -24,11 +24,7 @@ bool PluginPath(char* out, size_t size) {
 }
 
 void Complain(const char* what, const char* detail) {
-  LineBuffer line;
-  line.Append("heapgraph: cannot load ").Append(what);
-  if (detail != nullptr) line.Append(": ").Append(detail);
-  line.Append("\n");
-  line.WriteTo(2);
+  WarningLine().Append("cannot load ").Append(what).AppendDetail(detail).Write();
 }
 
 }  // namespace

@@ -5,21 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap/platform/SmallFile.h"
+
 namespace heapgraph {
 namespace {
-
-// Reads a small file into `buffer` (NUL-terminated); false if it cannot be read.
-bool ReadSmall(int dir_fd, const char* path, char* buffer, size_t size) {
-  int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  size_t used = 0;
-  for (ssize_t n; used + 1 < size && (n = read(fd, buffer + used, size - 1 - used)) > 0;) {
-    used += static_cast<size_t>(n);
-  }
-  close(fd);
-  buffer[used] = '\0';
-  return used > 0;
-}
 
 // The decimal number at `text` (after spaces); false when there is none.
 bool ParseNumber(const char* text, uint64_t* out) {
@@ -101,12 +90,12 @@ void MemoryLimit::ParseEvents(const char* memory_events, MemoryReading* reading)
 
 bool MemoryLimit::FindCgroup() {
   char text[8192], mount[kMaxPath], path[kMaxPath];
-  if (!ReadSmall(AT_FDCWD, "/proc/self/cgroup", text, sizeof(text)) ||
+  if (SmallFile::Read("/proc/self/cgroup", text, sizeof(text)) <= 0 ||
       !ParseCgroupV2Path(text, path, sizeof(path))) {
     return false;
   }
   // mountinfo can be long; the cgroup2 line is usually early. Missing: the usual place.
-  if (!ReadSmall(AT_FDCWD, "/proc/self/mountinfo", text, sizeof(text)) ||
+  if (SmallFile::Read("/proc/self/mountinfo", text, sizeof(text)) <= 0 ||
       !ParseCgroup2Mount(text, mount, sizeof(mount))) {
     strcpy(mount, "/sys/fs/cgroup");
   }
@@ -151,17 +140,18 @@ MemoryReading MemoryLimit::Read() const {
   MemoryReading r;
   char text[1024];
   uint64_t pages;
-  if (ReadSmall(AT_FDCWD, "/proc/self/statm", text, sizeof(text))) {
+  if (SmallFile::Read("/proc/self/statm", text, sizeof(text)) > 0) {
     const char* second = strchr(text, ' ');
     if (second != nullptr && ParseNumber(second, &pages)) {
       r.rss = pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     }
   }
   if (cgroup_fd_ < 0) return r;
-  if (ReadSmall(cgroup_fd_, "memory.current", text, sizeof(text)))
+  if (SmallFile::Read(cgroup_fd_, "memory.current", text, sizeof(text)) > 0)
     ParseNumber(text, &r.cgroup_current);
-  if (ReadSmall(cgroup_fd_, "memory.max", text, sizeof(text))) ParseNumber(text, &r.cgroup_max);
-  if (ReadSmall(cgroup_fd_, "memory.events", text, sizeof(text))) ParseEvents(text, &r);
+  if (SmallFile::Read(cgroup_fd_, "memory.max", text, sizeof(text)) > 0)
+    ParseNumber(text, &r.cgroup_max);
+  if (SmallFile::Read(cgroup_fd_, "memory.events", text, sizeof(text)) > 0) ParseEvents(text, &r);
   return r;
 }
 

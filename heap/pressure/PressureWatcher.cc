@@ -12,8 +12,8 @@
 
 #include <new>
 
-#include "heap/platform/LineBuffer.h"
 #include "heap/platform/ToolThread.h"
+#include "heap/platform/WarningLine.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 
@@ -27,11 +27,12 @@ uint64_t Now(clockid_t clock) {
 }
 
 void Complain(const char* what, const char* detail) {
-  LineBuffer line;
-  line.Append("heapgraph: memory-pressure watcher: ").Append(what);
-  if (detail != nullptr) line.Append(": ").Append(detail);
-  line.Append("; not watching\n");
-  line.WriteTo(2);
+  WarningLine()
+      .Append("memory-pressure watcher: ")
+      .Append(what)
+      .AppendDetail(detail)
+      .Append("; not watching")
+      .Write();
 }
 
 bool WriteAll(int fd, struct iovec* parts, int count) {

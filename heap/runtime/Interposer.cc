@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "heap/platform/LineBuffer.h"
+#include "heap/platform/WarningLine.h"
 #include "heap/runtime/Recorder.h"
 
 extern "C" {
@@ -64,13 +64,13 @@ void* SyscallResult(long r) {
 }
 
 __attribute__((noinline)) void WarnDeepBind(const char* file) {
-  heapgraph::LineBuffer line;
-  line.Append("heapgraph: warning: dlopen(\"")
+  heapgraph::WarningLine()
+      .Append("warning: dlopen(\"")
       .Append(file != nullptr ? file : "")
       .Append(
           "\", RTLD_DEEPBIND): allocations that library makes bypass heapgraph and are not "
-          "recorded\n");
-  line.WriteTo(2);
+          "recorded")
+      .Write();
 }
 
 }  // namespace

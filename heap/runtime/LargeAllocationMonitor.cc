@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "heap/platform/LineBuffer.h"
+#include "heap/platform/WarningLine.h"
 
 namespace heapgraph {
 
@@ -53,13 +54,12 @@ void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path)
     if (fd >= 0) {
       fd_ = fd;
     } else {
-      LineBuffer line;
-      line.Append("heapgraph: cannot open large_log ")
+      WarningLine()
+          .Append("cannot open large_log ")
           .Append(log_path)
-          .Append(": ")
-          .Append(strerror(errno))
-          .Append("; logging to stderr\n");
-      line.WriteTo(2);
+          .AppendDetail(strerror(errno))
+          .Append("; logging to stderr")
+          .Write();
     }
   }
 }

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "heap/platform/HighDescriptor.h"
-#include "heap/platform/LineBuffer.h"
 #include "heap/platform/ToolThread.h"
+#include "heap/platform/WarningLine.h"
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
@@ -28,14 +28,6 @@ char g_dir[600] = "";
 HighDescriptor g_pipe_read;
 HighDescriptor g_pipe_write;
 
-void Complain(const char* what, const char* detail) {
-  LineBuffer line;
-  line.Append("heapgraph: ").Append(what);
-  if (detail != nullptr) line.Append(": ").Append(detail);
-  line.Append("\n");
-  line.WriteTo(2);
-}
-
 }  // namespace
 
 __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
@@ -44,7 +36,7 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
     char mean[32], line[160];
     AllocationSampler::FormatMean(g_config->sample_mean, mean, sizeof(mean));
     snprintf(line, sizeof(line), HEAPGRAPH_SAMPLED_REFUSAL, mean);
-    Complain(line, nullptr);
+    WarningLine::Print(line);
     return -1;
   }
   // The check's own allocations (dlopen, reports) are not the program's.
@@ -55,7 +47,7 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
   int leaked =
       check(json_path[0] != '\0' ? json_path : nullptr, text_path[0] != '\0' ? text_path : nullptr,
             &summary, program_stack_pointer, g_config->interior_pointers ? 1 : 0);
-  if (leaked < 0) Complain("leak check failed", summary.error);
+  if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   return leaked;
 }
 
@@ -80,7 +72,7 @@ void* LeakCheckTrigger::WatchSignals(void*) {
   for (unsigned n = 1;; ++n) {
     char byte;
     if (!g_pipe_read.StillOurs()) {
-      Complain("the leak-check signal pipe was closed by the program", "no more checks");
+      WarningLine::Print("the leak-check signal pipe was closed by the program", "no more checks");
       return nullptr;
     }
     ssize_t r = read(g_pipe_read.fd(), &byte, 1);
@@ -100,7 +92,7 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
   if (config.scan_signal == 0) return;
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0 || !g_pipe_read.Adopt(ends[0]) || !g_pipe_write.Adopt(ends[1])) {
-    Complain("cannot set up the leak-check signal", strerror(errno));
+    WarningLine::Print("cannot set up the leak-check signal", strerror(errno));
     return;
   }
   struct sigaction action = {};
@@ -108,11 +100,11 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0) {
-    Complain("cannot set up the leak-check signal", strerror(errno));
+    WarningLine::Print("cannot set up the leak-check signal", strerror(errno));
     return;
   }
   int error = ToolThread::Start(&LeakCheckTrigger::WatchSignals, nullptr);
-  if (error != 0) Complain("cannot set up the leak-check signal", strerror(error));
+  if (error != 0) WarningLine::Print("cannot set up the leak-check signal", strerror(error));
 }
 
 }  // namespace heapgraph

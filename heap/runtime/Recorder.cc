@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "heap/config/Config.h"
-#include "heap/platform/LineBuffer.h"
 #include "heap/platform/StaticTlsArea.h"
+#include "heap/platform/WarningLine.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
@@ -114,11 +114,7 @@ class GuardScope {
 };
 
 void Complain(const char* what, const char* detail) {
-  LineBuffer line;
-  line.Append("heapgraph: ").Append(what);
-  if (detail != nullptr && detail[0] != '\0') line.Append(": ").Append(detail);
-  line.Append("; recording disabled, the program continues\n");
-  line.WriteTo(2);
+  WarningLine::Print(what, detail, "; recording disabled, the program continues");
 }
 
 void FindOwnCode() {
@@ -594,9 +590,7 @@ void StartSessionRecord() {
   settings.on_thread_start = &MarkToolThread;
   settings.allocation_progress = &AllocationProgress;
   if (!SessionMonitor::Start(settings)) {
-    LineBuffer line;
-    line.Append("heapgraph: cannot start the session thread; no heartbeat or dump retention\n");
-    line.WriteTo(2);
+    WarningLine::Print("cannot start the session thread; no heartbeat or dump retention");
   }
 }
 

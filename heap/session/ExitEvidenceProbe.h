@@ -15,8 +15,6 @@ class ExitEvidenceProbe {
   static ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
   // /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
   static void ReadBootId(char (&out)[format::kBootIdSize]);
-  // Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22); 0 if not running.
-  static uint64_t StartTicks(int pid);
 };
 
 }  // namespace heapgraph

@@ -1,38 +1,15 @@
 #include "heap/session/OomCounter.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "heap/platform/LineBuffer.h"
+#include "heap/platform/SmallFile.h"
 #include "heap/store/PersistedFormat.h"
 
 namespace heapgraph {
 namespace {
-
-// Reads up to size-1 bytes of `path` and NUL-terminates; the byte count, or -1.
-ssize_t ReadSmallFile(const char* path, char* buffer, size_t size) {
-  // Non-blocking and regular files only (procfs and cgroupfs files are regular): the path may
-  // come from a corrupt session file.
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return -1;
-  }
-  size_t total = 0;
-  while (total + 1 < size) {
-    ssize_t n = read(fd, buffer + total, size - 1 - total);
-    if (n <= 0) break;
-    total += static_cast<size_t>(n);
-  }
-  close(fd);
-  buffer[total] = '\0';
-  return static_cast<ssize_t>(total);
-}
 
 bool Readable(const char* path) {
   return access(path, R_OK) == 0;
@@ -85,7 +62,7 @@ bool OomCounter::FindPath(int pid, char* out, size_t size) {
   }
   proc.Append("/cgroup").AppendChar('\0');
   char text[4096];
-  ssize_t n = ReadSmallFile(proc.data(), text, sizeof(text));
+  ssize_t n = SmallFile::Read(proc.data(), text, sizeof(text));
   if (n <= 0) return false;
   // Lines "hierarchy:controllers:path"; "0::path" is the unified (v2) hierarchy.
   const char* v1 = nullptr;
@@ -139,7 +116,7 @@ bool OomCounter::FindPath(int pid, char* out, size_t size) {
 uint64_t OomCounter::Read(const char* path) {
   if (path == nullptr || path[0] == '\0') return format::kUnknownCounter;
   char text[1024];
-  ssize_t n = ReadSmallFile(path, text, sizeof(text));
+  ssize_t n = SmallFile::Read(path, text, sizeof(text));
   uint64_t value;
   if (n <= 0 || !ParseKey(text, static_cast<size_t>(n), "oom_kill", &value)) {
     return format::kUnknownCounter;

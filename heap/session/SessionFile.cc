@@ -7,9 +7,9 @@
 #include <atomic>
 #include <cstring>
 
+#include "heap/platform/ProcessStartTicks.h"
 #include "heap/session/ExitEvidenceProbe.h"
 #include "heap/session/OomCounter.h"
-#include "heap/store/RecordingDirectory.h"
 
 namespace heapgraph {
 namespace {
@@ -43,7 +43,7 @@ bool SessionFile::Create(int dir_fd, uint32_t max_depth, uint64_t first_sequence
   header_->pid = getpid();
   header_->max_depth = max_depth;
   header_->start_time_ns = Now(CLOCK_REALTIME);
-  header_->boot_time_ticks = RecordingDirectory::ProcessStartTicks();
+  header_->boot_time_ticks = ProcessStartTicks::OfSelf();
   ssize_t n = readlink("/proc/self/exe", header_->executable, format::kMaxModulePath - 1);
   header_->executable[n > 0 ? n : 0] = '\0';
   header_->sequence.store(first_sequence, std::memory_order_relaxed);

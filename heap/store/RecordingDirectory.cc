@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "heap/platform/LineBuffer.h"
+#include "heap/platform/ProcessStartTicks.h"
 
 namespace heapgraph {
 namespace {
@@ -51,26 +52,6 @@ void DefaultRoot(char* out, size_t size) {
 }
 
 }  // namespace
-
-uint64_t RecordingDirectory::ProcessStartTicks() {
-  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buffer[1024];
-  ssize_t n = read(fd, buffer, sizeof(buffer) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buffer[n] = '\0';
-  // Field 2 (comm) may contain spaces; fields are counted after its closing parenthesis.
-  char* p = strrchr(buffer, ')');
-  if (p == nullptr) return 0;
-  int field = 2;
-  for (; *p != '\0' && field < 22; ++p) {
-    if (*p == ' ') ++field;
-  }
-  uint64_t ticks = 0;
-  for (; *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<uint64_t>(*p - '0');
-  return ticks;
-}
 
 bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_size) {
   char path[kMaxPath];
@@ -154,7 +135,7 @@ bool RecordingDirectory::CreateForkStaging(RecordingDirectory* staging) const {
 }
 
 bool RecordingDirectory::ClaimForCurrentProcess() {
-  uint64_t ticks = ProcessStartTicks();
+  uint64_t ticks = ProcessStartTicks::OfSelf();
   for (int attempt = 0; attempt < 100; ++attempt) {
     LineBuffer name;
     name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
@@ -177,7 +158,7 @@ void RecordingDirectory::CloseDirectory() {
 
 bool RecordingDirectory::Create(const char* root, char* error, size_t error_size) {
   if (!OpenRoot(root, error, error_size)) return false;
-  uint64_t ticks = ProcessStartTicks();
+  uint64_t ticks = ProcessStartTicks::OfSelf();
   for (int attempt = 0; attempt < 100; ++attempt) {
     LineBuffer name;
     name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);

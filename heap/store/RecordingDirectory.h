@@ -31,9 +31,6 @@ class RecordingDirectory {
   const char* name() const { return name_; }  // "<pid>-<ticks>" inside the root
   int root_fd() const { return root_fd_; }
 
-  // Start time of this process in clock ticks since boot (/proc/self/stat field 22), 0 if unknown.
-  static uint64_t ProcessStartTicks();
-
  private:
   static constexpr size_t kMaxName = 64;
 

@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "heap/platform/ProcessStartTicks.h"
 #include "heap/session/SessionFile.h"
 #include "heap/store/LiveAllocationTree.h"
 #include "heap/store/ModuleMap.h"
 #include "heap/store/PersistedFormat.h"
-#include "heap/store/RecordingDirectory.h"
 #include "heap/store/StackStore.h"
 #include "reader/RecordingReader.h"
 #include "tests/TempDir.h"
@@ -60,7 +60,7 @@ TEST(SessionFileTest, CreateDescribesThisProcess) {
   EXPECT_EQ(24u, h->max_depth);
   EXPECT_GE(h->start_time_ns, before);
   EXPECT_LE(h->start_time_ns, after);
-  EXPECT_EQ(RecordingDirectory::ProcessStartTicks(), h->boot_time_ticks);
+  EXPECT_EQ(ProcessStartTicks::OfSelf(), h->boot_time_ticks);
   EXPECT_EQ(0u, h->sequence.load());
   EXPECT_EQ(uint32_t{format::kSessionRecording}, h->state.load());
   EXPECT_EQ(std::filesystem::read_symlink("/proc/self/exe").string(), h->executable);
@@ -167,7 +167,7 @@ TEST(SessionFileTest, RecordingReaderReadsTheSession) {
   EXPECT_EQ(getpid(), info.pid);
   EXPECT_EQ(20u, info.max_depth);
   EXPECT_EQ(session.header()->start_time_ns, info.start_time_ns);
-  EXPECT_EQ(RecordingDirectory::ProcessStartTicks(), info.boot_time_ticks);
+  EXPECT_EQ(ProcessStartTicks::OfSelf(), info.boot_time_ticks);
   EXPECT_EQ(3000 + SessionFile::kSequenceBlock, info.sequence);
   EXPECT_EQ(uint32_t{format::kSessionExited}, info.state);
   EXPECT_EQ(std::filesystem::read_symlink("/proc/self/exe").string(), info.executable);

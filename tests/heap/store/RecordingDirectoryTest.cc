@@ -1,5 +1,5 @@
 // tests/heap: RecordingDirectory: <root>/<pid>-<ticks> with mode 0700, refusal of unsafe roots
-// with a one-line reason, the fork staging/claim pair, and ProcessStartTicks.
+// with a one-line reason, and the fork staging/claim pair.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "heap/platform/ProcessStartTicks.h"
 #include "heap/store/RecordingDirectory.h"
 #include "tests/TempDir.h"
 
@@ -41,28 +41,13 @@ std::vector<std::string> Entries(const std::string& dir) {
   return names;
 }
 
-// Field 22 (starttime) of /proc/self/stat, parsed here independently of the class.
-uint64_t StartTicksFromProc() {
-  std::ifstream in("/proc/self/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // fields 3, 4, ...
-  std::string field;
-  for (int number = 3; number <= 22; ++number) fields >> field;
-  return std::stoull(field);
-}
-
 std::string OwnName() {
-  return std::to_string(getpid()) + "-" + std::to_string(StartTicksFromProc());
+  return std::to_string(getpid()) + "-" + std::to_string(ProcessStartTicks::OfSelf());
 }
 
 void ExpectOneLineError(const char* error) {
   EXPECT_NE('\0', error[0]) << "no reason given";
   EXPECT_EQ(nullptr, strchr(error, '\n')) << error;
-}
-
-TEST(RecordingDirectoryTest, ProcessStartTicksMatchesField22OfProcSelfStat) {
-  EXPECT_EQ(StartTicksFromProc(), RecordingDirectory::ProcessStartTicks());
-  EXPECT_NE(0u, RecordingDirectory::ProcessStartTicks());
 }
 
 TEST(RecordingDirectoryTest, CreatesPidTicksDirectoryWithMode0700) {
@@ -241,9 +226,8 @@ TEST(RecordingDirectoryTest, ForkedChildClaimsTheStagingDirectory) {
     close(fds[0]);
     std::string report = "fail";
     if (staging.ClaimForCurrentProcess()) {
-      report = std::string(staging.path()) + "\n" +
-               std::to_string(RecordingDirectory::ProcessStartTicks()) + "\n" +
-               (SameFile(staging.fd(), staging.path()) ? "same" : "different");
+      report = std::string(staging.path()) + "\n" + std::to_string(ProcessStartTicks::OfSelf()) +
+               "\n" + (SameFile(staging.fd(), staging.path()) ? "same" : "different");
     }
     bool ok = write(fds[1], report.data(), report.size()) == ssize_t(report.size());
     _exit(ok ? 0 : 1);
