@@ -10,13 +10,14 @@
 
 namespace heapgraph {
 
-class ExitEvidenceProbe {
- public:
-  static ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
-  // /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
-  static void ReadBootId(char (&out)[format::kBootIdSize]);
-  // Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22); 0 if not running.
-  static uint64_t StartTicks(int pid);
-};
+namespace ExitEvidenceProbe {
+
+ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
+// /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
+void ReadBootId(char (&out)[format::kBootIdSize]);
+// Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22); 0 if not running.
+uint64_t StartTicks(int pid);
+
+}  // namespace ExitEvidenceProbe
 
 }  // namespace heapgraph

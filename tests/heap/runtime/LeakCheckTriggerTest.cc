@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "../ShellCommand.h"
+#include "../../ShellCommand.h"
 
 namespace {
 
