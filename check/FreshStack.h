@@ -9,13 +9,14 @@
 
 namespace heapgraph::report {
 
-class FreshStack {
- public:
-  static constexpr size_t kDefaultSize = 16u << 20;
+namespace FreshStack {
 
-  // Runs body(argument) on a fresh stack and returns true; false (nothing run) if no stack could
-  // be mapped.
-  static bool Run(void (*body)(void*), void* argument, size_t size = kDefaultSize);
-};
+inline constexpr size_t kDefaultSize = 16u << 20;
+
+// Runs body(argument) on a fresh stack and returns true; false (nothing run) if no stack could
+// be mapped.
+bool Run(void (*body)(void*), void* argument, size_t size = kDefaultSize);
+
+}  // namespace FreshStack
 
 }  // namespace heapgraph::report

@@ -140,9 +140,11 @@ __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& option
 }  // namespace heapgraph::report
 
 // The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
-extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
-    uint64_t program_stack_pointer, int interior_pointers) {
+extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_path,
+                                                            const char* text_path,
+                                                            heapgraph_leak_summary* summary,
+                                                            uint64_t program_stack_pointer,
+                                                            int interior_pointers) {
   // Before the options' strings are allocated.
   heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
   heapgraph::report::LeakCheckOptions options;
@@ -167,7 +169,7 @@ extern "C" __attribute__((visibility("default"))) int heapgraph_internal_check_l
   return static_cast<int>(report.summary.direct_blocks + report.summary.indirect_blocks);
 }
 
-extern "C" __attribute__((visibility("default"), noinline)) int heapgraph_check_leaks(
+extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
   return heapgraph_internal_check_leaks(json_path, text_path, summary,
                                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,

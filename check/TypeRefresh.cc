@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "heap/store/PersistedFormat.h"
+#include "heapgraph/heapgraph.h"
 #include "report/TypeNamer.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/types/BuiltInReaders.h"
@@ -204,8 +205,7 @@ bool TypeRefresh::Write(const TypeSnapshot& snapshot, int dir_fd, uint64_t seque
 }  // namespace heapgraph::report
 
 // libheapgraph_scan.so's entry for the memory-pressure watcher (heap/PressureWatcher).
-extern "C" __attribute__((visibility("default"))) int heapgraph_internal_refresh_types(
-    const HeapgraphTypeRefresh* request) {
+extern "C" HEAPGRAPH_API int heapgraph_internal_refresh_types(const HeapgraphTypeRefresh* request) {
   if (request == nullptr || request->heap == nullptr) return -1;
   try {
     // One refresh at a time (the watcher's thread); the readers stay prepared between refreshes.

@@ -49,13 +49,8 @@ struct LeakGraph::Linked {
   std::vector<std::vector<uint32_t>> members;  // per linked root: representative first
 };
 
-LeakGraph::LeakGraph(std::vector<LeakedBlock> blocks, const Edges& edges)
-    : owned_(std::move(blocks)) {
-  Build(edges);
-}
-
 LeakGraph::LeakGraph(std::span<const scanner::LeakedBlock> blocks, const Edges& edges)
-    : scanned_(blocks), in_place_(true) {
+    : blocks_(blocks) {
   Build(edges);
 }
 

@@ -19,12 +19,6 @@
 
 namespace heapgraph::graph {
 
-struct LeakedBlock {
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint64_t sequence = 0;
-};
-
 // The members of a root are LeakGraph::members(root): no allocation per root (a leak set is
 // often millions of single-block roots).
 struct LeakRoot {
@@ -38,10 +32,8 @@ struct LeakRoot {
 
 class LeakGraph {
  public:
-  // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
-  LeakGraph(std::vector<LeakedBlock> blocks,
-            const std::vector<std::pair<uint32_t, uint32_t>>& edges);
   // Reads the scanner's blocks in place (sequence = seq): `blocks` must outlive the graph.
+  // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
   LeakGraph(std::span<const scanner::LeakedBlock> blocks,
             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
@@ -74,11 +66,11 @@ class LeakGraph {
   struct Lists;
 
   void Build(const std::vector<std::pair<uint32_t, uint32_t>>& edges);
-  // Vertex v's block, from whichever array the graph was built over.
-  size_t BlockCount() const { return in_place_ ? scanned_.size() : owned_.size(); }
-  uint64_t Size(uint32_t v) const { return in_place_ ? scanned_[v].size : owned_[v].size; }
-  uint64_t Address(uint32_t v) const { return in_place_ ? scanned_[v].address : owned_[v].address; }
-  uint64_t Sequence(uint32_t v) const { return in_place_ ? scanned_[v].seq : owned_[v].sequence; }
+  // Vertex v's block.
+  size_t BlockCount() const { return blocks_.size(); }
+  uint64_t Size(uint32_t v) const { return blocks_[v].size; }
+  uint64_t Address(uint32_t v) const { return blocks_[v].address; }
+  uint64_t Sequence(uint32_t v) const { return blocks_[v].seq; }
   Linked LinkVertices(const std::vector<std::pair<uint32_t, uint32_t>>& edges) const;
   bool Earlier(uint32_t a, uint32_t b) const;  // allocated first: sequence, then address
   void FindComponents(Linked& linked);
@@ -92,9 +84,7 @@ class LeakGraph {
   void SubtreeSizes(const Linked& linked, const std::vector<uint32_t>& parent,
                     std::vector<uint64_t>& bytes, std::vector<uint64_t>& count) const;
 
-  std::vector<LeakedBlock> owned_;
-  std::span<const scanner::LeakedBlock> scanned_;
-  bool in_place_ = false;
+  std::span<const scanner::LeakedBlock> blocks_;
   // Per vertex; left empty when there are no edges (linked_vertices_ == 0): then every vertex is
   // its own component, direct, without a dominator.
   std::vector<uint32_t> component_;

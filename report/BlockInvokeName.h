@@ -17,9 +17,10 @@
 
 namespace heapgraph::report {
 
-class BlockInvokeName {
- public:
-  static std::string Readable(std::string_view symbol);
-};
+namespace BlockInvokeName {
+
+std::string Readable(std::string_view symbol);
+
+}  // namespace BlockInvokeName
 
 }  // namespace heapgraph::report

@@ -14,10 +14,11 @@
 
 namespace heapgraph::report {
 
-class TypeNamer {
- public:
-  static std::string Name(const scanner::types::TypeDescription& d,
-                          const scanner::types::ModuleSegments& modules, Symbolizer& symbolizer);
-};
+namespace TypeNamer {
+
+std::string Name(const scanner::types::TypeDescription& d,
+                 const scanner::types::ModuleSegments& modules, Symbolizer& symbolizer);
+
+}  // namespace TypeNamer
 
 }  // namespace heapgraph::report

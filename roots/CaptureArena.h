@@ -37,7 +37,6 @@ class CaptureArena {
   std::span<uint8_t> VectorBuffer(const ThreadInfo* slot);
 
   std::span<const ThreadInfo> Threads() const { return {slots_, count()}; }
-  std::span<ThreadInfo> MutableThreads() { return {slots_, count()}; }
   size_t count() const;
   // True when some Claim() found no free slot.
   bool overflowed() const { return count_.load(std::memory_order_acquire) > capacity_; }

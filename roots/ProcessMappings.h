@@ -72,8 +72,6 @@ class ProcessMappings {
 
   // The mapping containing `address`, or nullptr. Mappings are sorted and disjoint.
   const Mapping* Find(uintptr_t address) const;
-  // The "[stack]" mapping, or nullptr.
-  const Mapping* MainStack() const;
 
   static Kind Classify(std::string_view name, uint64_t inode);
   // Parses one line (without its newline). False if it is malformed.

@@ -21,90 +21,106 @@
 
 namespace heapgraph::roots {
 
-class RawSyscall {
- public:
-  static bool Failed(long result) { return result < 0 && result > -4096; }
+namespace RawSyscall {
 
-  // The six-argument primitive all wrappers below go through.
-  static long Call(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
-                   long a6 = 0);
+// The six-argument primitive all wrappers below go through.
+inline long Call(long nr, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
+                 long a6 = 0);
 
-  static long Ptrace(long request, pid_t tid, uintptr_t addr, uintptr_t data) {
-    return Call(SYS_ptrace, request, tid, static_cast<long>(addr), static_cast<long>(data));
-  }
-  static long Wait4(pid_t tid, int* status, int options) {
-    return Call(SYS_wait4, tid, Arg(status), options, 0);
-  }
-  static long Open(const char* path, int flags) {
-    return Call(SYS_openat, AT_FDCWD_VALUE, Arg(path), flags, 0);
-  }
-  static long Close(int fd) { return Call(SYS_close, fd); }
-  static long Read(int fd, void* buffer, size_t size) {
-    return Call(SYS_read, fd, Arg(buffer), static_cast<long>(size));
-  }
-  static long Getdents64(int fd, void* buffer, size_t size) {
-    return Call(SYS_getdents64, fd, Arg(buffer), static_cast<long>(size));
-  }
-  static pid_t Gettid() { return static_cast<pid_t>(Call(SYS_gettid)); }
-  static pid_t Getpid() { return static_cast<pid_t>(Call(SYS_getpid)); }
-  static pid_t Getppid() { return static_cast<pid_t>(Call(SYS_getppid)); }
-  static long Tgkill(pid_t tgid, pid_t tid, int signal) {
-    return Call(SYS_tgkill, tgid, tid, signal);
-  }
-  static long TgSigqueueinfo(pid_t tgid, pid_t tid, int signal, siginfo_t* info) {
-    return Call(SYS_rt_tgsigqueueinfo, tgid, tid, signal, Arg(info));
-  }
-  static long SchedYield() { return Call(SYS_sched_yield); }
-  static long Prctl(int option, unsigned long a2, unsigned long a3 = 0) {
-    return Call(SYS_prctl, option, static_cast<long>(a2), static_cast<long>(a3), 0, 0);
-  }
-  // Blocks while *word == expected, for at most `timeout` (relative; nullptr = forever).
-  static long FutexWait(const std::atomic<uint32_t>* word, uint32_t expected,
-                        const timespec* timeout) {
-    return Call(SYS_futex, Arg(word), kFutexWaitPrivate, static_cast<long>(expected), Arg(timeout));
-  }
-  // FutexWait() for a word the kernel wakes with a shared wake (CLONE_CHILD_CLEARTID's).
-  static long FutexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected,
-                              const timespec* timeout) {
-    return Call(SYS_futex, Arg(word), kFutexWaitShared, static_cast<long>(expected), Arg(timeout));
-  }
-  static long FutexWake(const std::atomic<uint32_t>* word, int count) {
-    return Call(SYS_futex, Arg(word), kFutexWakePrivate, count);
-  }
-  // A fork-like clone: no new stack, so the child returns here too (with 0) on its copy of this
-  // stack. `flags` carries the exit signal in its low byte (0: the parent gets no signal).
-  static long CloneProcess(unsigned long flags) {
-    return Call(SYS_clone, static_cast<long>(flags), 0, 0, 0, 0);
-  }
-  // Sets this task's signal mask to the kernel's 64-bit set `mask`.
-  static long SetSignalMask(const uint64_t* mask) {
-    return Call(SYS_rt_sigprocmask, SIG_SETMASK, Arg(mask), 0, sizeof(*mask));
-  }
-  [[noreturn]] static void ExitGroup(int status) {
-    for (;;) Call(SYS_exit_group, status);
-  }
-  // CLOCK_MONOTONIC in nanoseconds (the system call, not the vDSO).
-  static int64_t MonotonicNs() {
-    timespec ts{};
-    Call(SYS_clock_gettime, CLOCK_MONOTONIC, Arg(&ts));
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  }
-  static long Nanosleep(long nanoseconds) {
-    timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
-    return Call(SYS_nanosleep, Arg(&ts), 0);
-  }
+namespace detail {
+inline constexpr long kAtFdcwd = -100;
+inline constexpr long kFutexWaitShared = 0;         // FUTEX_WAIT
+inline constexpr long kFutexWaitPrivate = 0 | 128;  // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
+inline constexpr long kFutexWakePrivate = 1 | 128;  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
 
- private:
-  static constexpr long AT_FDCWD_VALUE = -100;
-  static constexpr long kFutexWaitShared = 0;         // FUTEX_WAIT
-  static constexpr long kFutexWaitPrivate = 0 | 128;  // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
-  static constexpr long kFutexWakePrivate = 1 | 128;  // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+template <typename T>
+inline long Arg(T* pointer) {
+  return static_cast<long>(reinterpret_cast<uintptr_t>(pointer));
+}
+}  // namespace detail
 
-  template <typename T>
-  static long Arg(T* pointer) {
-    return static_cast<long>(reinterpret_cast<uintptr_t>(pointer));
-  }
-};
+inline bool Failed(long result) {
+  return result < 0 && result > -4096;
+}
+
+inline long Ptrace(long request, pid_t tid, uintptr_t addr, uintptr_t data) {
+  return Call(SYS_ptrace, request, tid, static_cast<long>(addr), static_cast<long>(data));
+}
+inline long Wait4(pid_t tid, int* status, int options) {
+  return Call(SYS_wait4, tid, detail::Arg(status), options, 0);
+}
+inline long Open(const char* path, int flags) {
+  return Call(SYS_openat, detail::kAtFdcwd, detail::Arg(path), flags, 0);
+}
+inline long Close(int fd) {
+  return Call(SYS_close, fd);
+}
+inline long Read(int fd, void* buffer, size_t size) {
+  return Call(SYS_read, fd, detail::Arg(buffer), static_cast<long>(size));
+}
+inline long Getdents64(int fd, void* buffer, size_t size) {
+  return Call(SYS_getdents64, fd, detail::Arg(buffer), static_cast<long>(size));
+}
+inline pid_t Gettid() {
+  return static_cast<pid_t>(Call(SYS_gettid));
+}
+inline pid_t Getpid() {
+  return static_cast<pid_t>(Call(SYS_getpid));
+}
+inline pid_t Getppid() {
+  return static_cast<pid_t>(Call(SYS_getppid));
+}
+inline long Tgkill(pid_t tgid, pid_t tid, int signal) {
+  return Call(SYS_tgkill, tgid, tid, signal);
+}
+inline long TgSigqueueinfo(pid_t tgid, pid_t tid, int signal, siginfo_t* info) {
+  return Call(SYS_rt_tgsigqueueinfo, tgid, tid, signal, detail::Arg(info));
+}
+inline long SchedYield() {
+  return Call(SYS_sched_yield);
+}
+inline long Prctl(int option, unsigned long a2, unsigned long a3 = 0) {
+  return Call(SYS_prctl, option, static_cast<long>(a2), static_cast<long>(a3), 0, 0);
+}
+// Blocks while *word == expected, for at most `timeout` (relative; nullptr = forever).
+inline long FutexWait(const std::atomic<uint32_t>* word, uint32_t expected,
+                      const timespec* timeout) {
+  return Call(SYS_futex, detail::Arg(word), detail::kFutexWaitPrivate, static_cast<long>(expected),
+              detail::Arg(timeout));
+}
+// FutexWait() for a word the kernel wakes with a shared wake (CLONE_CHILD_CLEARTID's).
+inline long FutexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected,
+                            const timespec* timeout) {
+  return Call(SYS_futex, detail::Arg(word), detail::kFutexWaitShared, static_cast<long>(expected),
+              detail::Arg(timeout));
+}
+inline long FutexWake(const std::atomic<uint32_t>* word, int count) {
+  return Call(SYS_futex, detail::Arg(word), detail::kFutexWakePrivate, count);
+}
+// A fork-like clone: no new stack, so the child returns here too (with 0) on its copy of this
+// stack. `flags` carries the exit signal in its low byte (0: the parent gets no signal).
+inline long CloneProcess(unsigned long flags) {
+  return Call(SYS_clone, static_cast<long>(flags), 0, 0, 0, 0);
+}
+// Sets this task's signal mask to the kernel's 64-bit set `mask`.
+inline long SetSignalMask(const uint64_t* mask) {
+  return Call(SYS_rt_sigprocmask, SIG_SETMASK, detail::Arg(mask), 0, sizeof(*mask));
+}
+[[noreturn]] inline void ExitGroup(int status) {
+  for (;;) Call(SYS_exit_group, status);
+}
+// CLOCK_MONOTONIC in nanoseconds (the system call, not the vDSO).
+inline int64_t MonotonicNs() {
+  timespec ts{};
+  Call(SYS_clock_gettime, CLOCK_MONOTONIC, detail::Arg(&ts));
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+inline long Nanosleep(long nanoseconds) {
+  timespec ts{nanoseconds / 1000000000L, nanoseconds % 1000000000L};
+  return Call(SYS_nanosleep, detail::Arg(&ts), 0);
+}
+
+}  // namespace RawSyscall
 
 #if defined(__x86_64__)
 inline long RawSyscall::Call(long nr, long a1, long a2, long a3, long a4, long a5, long a6) {

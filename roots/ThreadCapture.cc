@@ -654,11 +654,4 @@ pid_t ThreadCapture::CloneFromCaller(SnapshotBody body, void* argument) {
   return static_cast<pid_t>(pid);
 }
 
-bool ThreadCapture::RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work) {
-  if (!StopAll()) return false;
-  work(threads());
-  ReleaseAll();
-  return true;
-}
-
 }  // namespace heapgraph::roots

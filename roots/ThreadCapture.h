@@ -51,7 +51,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -103,9 +102,6 @@ class ThreadCapture {
   bool StopAll();
   // Resumes every stopped thread, re-delivering signals taken while stopping. Idempotent.
   void ReleaseAll();
-  // StopAll(), work(threads()), ReleaseAll(). `work` runs on the calling thread with the world
-  // stopped, under the rules above. False (and `work` not run) if StopAll() failed.
-  bool RunWhileStopped(const std::function<void(std::span<const ThreadInfo>)>& work);
 
   // Runs in the snapshot process and returns its exit status (or ends it with _exit()).
   using SnapshotBody = int (*)(void* argument);

@@ -24,28 +24,29 @@
 
 namespace heapgraph::scanner {
 
-class TypedScan {
- public:
-  struct Input {
-    const BlockIndex& index;
-    const HeapMarker& marker;                // final marks; its lookup rules define the references
-    std::span<const LeakedBlock> blocks;     // every live block, by address (index order)
-    std::span<const uint32_t> leaked_index;  // per block: index into the leaked list, or ~0u
-    const types::ReaderSet& readers;         // prepared
-    const roots::ProcessMappings& mappings;  // the snapshot's map
-    const RootRanges& roots;
-    std::span<const roots::ThreadInfo> threads;
-    uint64_t static_tls_size;  // glibc's, TCB included; 0 if unknown (no root is then kTls)
-    // Empty: every block is identified here. Else one entry per block, each block's own identity
-    // already in it (ReaderSet::IdentifyRange, e.g. half by another process); completed here.
-    std::span<types::TypeIdentity> identities = {};
-  };
+namespace TypedScan {
 
-  // Snapshot child: computes everything and writes it to `fd` from offset 0. False if writing
-  // failed.
-  static bool WriteTo(int fd, const Input& input);
-  // Checking process: reads what WriteTo wrote. False and `error` set on a short or bad result.
-  static bool ReadFrom(int fd, TypedScanResult* out, std::string* error);
+struct Input {
+  const BlockIndex& index;
+  const HeapMarker& marker;                // final marks; its lookup rules define the references
+  std::span<const LeakedBlock> blocks;     // every live block, by address (index order)
+  std::span<const uint32_t> leaked_index;  // per block: index into the leaked list, or ~0u
+  const types::ReaderSet& readers;         // prepared
+  const roots::ProcessMappings& mappings;  // the snapshot's map
+  const RootRanges& roots;
+  std::span<const roots::ThreadInfo> threads;
+  uint64_t static_tls_size;  // glibc's, TCB included; 0 if unknown (no root is then kTls)
+  // Empty: every block is identified here. Else one entry per block, each block's own identity
+  // already in it (ReaderSet::IdentifyRange, e.g. half by another process); completed here.
+  std::span<types::TypeIdentity> identities = {};
 };
+
+// Snapshot child: computes everything and writes it to `fd` from offset 0. False if writing
+// failed.
+bool WriteTo(int fd, const Input& input);
+// Checking process: reads what WriteTo wrote. False and `error` set on a short or bad result.
+bool ReadFrom(int fd, TypedScanResult* out, std::string* error);
+
+}  // namespace TypedScan
 
 }  // namespace heapgraph::scanner

@@ -6,13 +6,14 @@
 
 namespace heapgraph {
 
-class ToolThread {
- public:
-  // Starts a detached thread running main(arg) with every signal blocked, so that a
-  // process-directed signal the program blocks in its own threads (to read it with sigwait or
-  // signalfd) is never delivered to a heapgraph thread instead. `stack_size` 0: the default.
-  // Returns 0 or the pthread_create error. Never called from inside a hook.
-  static int Start(void* (*main)(void*), void* arg, size_t stack_size = 0);
-};
+namespace ToolThread {
+
+// Starts a detached thread running main(arg) with every signal blocked, so that a
+// process-directed signal the program blocks in its own threads (to read it with sigwait or
+// signalfd) is never delivered to a heapgraph thread instead. `stack_size` 0: the default.
+// Returns 0 or the pthread_create error. Never called from inside a hook.
+int Start(void* (*main)(void*), void* arg, size_t stack_size = 0);
+
+}  // namespace ToolThread
 
 }  // namespace heapgraph

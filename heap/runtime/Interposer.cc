@@ -14,6 +14,7 @@
 
 #include "heap/platform/WarningLine.h"
 #include "heap/runtime/Recorder.h"
+#include "heapgraph/heapgraph.h"
 
 extern "C" {
 void* __libc_malloc(size_t size);
@@ -75,7 +76,7 @@ __attribute__((noinline)) void WarnDeepBind(const char* file) {
 
 }  // namespace
 
-#define HEAPGRAPH_EXPORT extern "C" __attribute__((visibility("default")))
+#define HEAPGRAPH_EXPORT extern "C" HEAPGRAPH_API
 
 HEAPGRAPH_EXPORT void* malloc(size_t size) {
   void* p = __libc_malloc(size);

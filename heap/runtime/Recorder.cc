@@ -469,7 +469,7 @@ using namespace heapgraph::recorder;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int heapgraph_set_options(const char* options) {
+HEAPGRAPH_API int heapgraph_set_options(const char* options) {
   GuardScope guard;
   SettleMode();
   Config runtime = g.config;
@@ -485,57 +485,56 @@ __attribute__((visibility("default"))) int heapgraph_set_options(const char* opt
   return rejected;
 }
 
-__attribute__((visibility("default"))) void heapgraph_pause(void) {
+HEAPGRAPH_API void heapgraph_pause(void) {
   uint32_t expected = kActive;
   g.mode.compare_exchange_strong(expected, kPaused);
 }
 
-__attribute__((visibility("default"))) void heapgraph_resume(void) {
+HEAPGRAPH_API void heapgraph_resume(void) {
   uint32_t expected = kPaused;
   g.mode.compare_exchange_strong(expected, kActive);
 }
 
-__attribute__((visibility("default"))) int heapgraph_is_recording(void) {
+HEAPGRAPH_API int heapgraph_is_recording(void) {
   GuardScope guard;
   return SettleMode() == kActive ? 1 : 0;
 }
 
-__attribute__((visibility("default"))) const char* heapgraph_recording_dir(void) {
+HEAPGRAPH_API const char* heapgraph_recording_dir(void) {
   GuardScope guard;
   return Recording(SettleMode()) ? g.directory.path() : nullptr;
 }
 
-__attribute__((visibility("default"))) void heapgraph_set_large_alloc_callback(
-    heapgraph_large_alloc_callback callback, void* user_data) {
+HEAPGRAPH_API void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback,
+                                                      void* user_data) {
   g.large.SetCallback(callback, user_data);
 }
 
-__attribute__((visibility("default"))) void heapgraph_ignore_current_thread(void) {
+HEAPGRAPH_API void heapgraph_ignore_current_thread(void) {
   t_state.ignored = true;
 }
 
-__attribute__((visibility("default"))) void heapgraph_set_app_state(int foreground) {
+HEAPGRAPH_API void heapgraph_set_app_state(int foreground) {
   g.session.SetAppState(foreground != 0 ? format::kAppForeground : format::kAppBackground);
 }
 
-__attribute__((visibility("default"))) void heapgraph_heartbeat(void) {
+HEAPGRAPH_API void heapgraph_heartbeat(void) {
   g.session.CountAppHeartbeat();
 }
 
-__attribute__((visibility("default"))) void heapgraph_sync(void) {
+HEAPGRAPH_API void heapgraph_sync(void) {
   g.heap.file().Sync();
   g.vm.file().Sync();
   g.stacks.file().Sync();
 }
 
-__attribute__((visibility("default"))) int heapgraph_internal_ignore_thread(int ignore) {
+HEAPGRAPH_API int heapgraph_internal_ignore_thread(int ignore) {
   int before = t_state.ignored ? 1 : 0;
   t_state.ignored = ignore != 0;
   return before;
 }
 
-__attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
-    HeapgraphRecorderView* view) {
+HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view) {
   uint32_t mode = SettleMode();
   if (!Recording(mode)) return -1;
   g.guard_before_snapshot = t_state.guard;
@@ -555,7 +554,7 @@ __attribute__((visibility("default"))) int heapgraph_internal_begin_snapshot(
   return 0;
 }
 
-__attribute__((visibility("default"))) void heapgraph_internal_end_snapshot(void) {
+HEAPGRAPH_API void heapgraph_internal_end_snapshot(void) {
   g.vm.UnlockAll();
   g.heap.UnlockAll();
   g.modules.Unlock();

@@ -12,6 +12,7 @@
 
 #include "heap/runtime/Recorder.h"
 #include "heap/session/FatalSignalHandler.h"
+#include "heapgraph/heapgraph.h"
 
 extern "C" int __sigaction(int signal, const struct sigaction* action, struct sigaction* old);
 
@@ -34,7 +35,7 @@ __attribute__((constructor(102))) void ResolveExit() {
 
 extern "C" {
 
-__attribute__((visibility("default"), noreturn)) void exit(int status) {
+[[noreturn]] HEAPGRAPH_API void exit(int status) {
   heapgraph::recorder::RecordExit(heapgraph::format::kExitCalled, status);
   if (real_exit == nullptr) ResolveExit();
   if (real_exit != nullptr) real_exit(status);
@@ -42,32 +43,32 @@ __attribute__((visibility("default"), noreturn)) void exit(int status) {
 }
 
 // quick_exit runs the at_quick_exit handlers, then glibc's internal _exit (not interposable).
-__attribute__((visibility("default"), noreturn)) void quick_exit(int status) noexcept {
+[[noreturn]] HEAPGRAPH_API void quick_exit(int status) noexcept {
   heapgraph::recorder::RecordExit(heapgraph::format::kExitCalled, status);
   if (real_quick_exit == nullptr) ResolveExit();
   if (real_quick_exit != nullptr) real_quick_exit(status);
   ExitGroup(status);
 }
 
-__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+[[noreturn]] HEAPGRAPH_API void _exit(int status) {
   heapgraph::recorder::RecordExit(heapgraph::format::kExitImmediate, status);
   ExitGroup(status);
 }
 
-__attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+[[noreturn]] HEAPGRAPH_API void _Exit(int status) {
   heapgraph::recorder::RecordExit(heapgraph::format::kExitImmediate, status);
   ExitGroup(status);
 }
 
-__attribute__((visibility("default"))) int sigaction(int signal, const struct sigaction* action,
-                                                     struct sigaction* old_action) {
+HEAPGRAPH_API int sigaction(int signal, const struct sigaction* action,
+                            struct sigaction* old_action) {
   int result = 0;
   if (heapgraph::FatalSignalHandler::Intercept(signal, action, old_action, &result)) return result;
   return __sigaction(signal, action, old_action);
 }
 
 // glibc's BSD semantics: the signal blocked in its own handler, interrupted calls restarted.
-__attribute__((visibility("default"))) sighandler_t signal(int signal, sighandler_t handler) {
+HEAPGRAPH_API sighandler_t signal(int signal, sighandler_t handler) {
   struct sigaction action = {}, old_action = {};
   action.sa_handler = handler;
   sigemptyset(&action.sa_mask);

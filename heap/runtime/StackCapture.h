@@ -7,24 +7,25 @@
 
 namespace heapgraph {
 
-class StackCapture {
- public:
-  static constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, the hook, slack
+namespace StackCapture {
 
-  // Frames whose return address lies in [begin, end) (heapgraph's own code) are skipped at the
-  // top of every captured stack.
-  static void SetOwnCode(uintptr_t begin, uintptr_t end);
-  // Selects libunwind's per-thread cache; call once before the first capture.
-  static void Initialize();
+inline constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, the hook, slack
 
-  // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
-  // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
-  // (not, e.g., by a signal handler that interrupted the unwinder).
-  static bool IsUnwinderCall(uintptr_t return_address);
+// Frames whose return address lies in [begin, end) (heapgraph's own code) are skipped at the
+// top of every captured stack.
+void SetOwnCode(uintptr_t begin, uintptr_t end);
+// Selects libunwind's per-thread cache; call once before the first capture.
+void Initialize();
 
-  // Return addresses of the calling thread, innermost first, own frames skipped. `out` must hold
-  // max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth).
-  static uint32_t Capture(uintptr_t* out, uint32_t max_depth);
-};
+// True while the calling thread is inside Capture's unwinder and `return_address` (of a call
+// into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
+// (not, e.g., by a signal handler that interrupted the unwinder).
+bool IsUnwinderCall(uintptr_t return_address);
+
+// Return addresses of the calling thread, innermost first, own frames skipped. `out` must hold
+// max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth).
+uint32_t Capture(uintptr_t* out, uint32_t max_depth);
+
+}  // namespace StackCapture
 
 }  // namespace heapgraph

@@ -44,6 +44,33 @@ void SortNewestFirst(FinishedRun* runs, size_t count) {
   }
 }
 
+bool WriteExitFile(int dir_fd, const ExitClassification& c) {
+  LineBuffer text;
+  DumpRetention::Format(c, RealtimeNs(), getpid(), &text);
+  unlinkat(dir_fd, "exit.tmp", 0);
+  int fd = openat(dir_fd, "exit.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok && renameat(dir_fd, "exit.tmp", dir_fd, format::kExitFile) == 0;
+}
+
+// One level: a recording directory holds only files.
+bool RemoveDirectory(int root_fd, const char* name) {
+  int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  DIR* dir = fdopendir(fd);
+  if (dir == nullptr) {
+    close(fd);
+    return false;
+  }
+  while (dirent* e = readdir(dir)) {
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(fd, e->d_name, 0);
+  }
+  closedir(dir);
+  return unlinkat(root_fd, name, AT_REMOVEDIR) == 0;
+}
+
 }  // namespace
 
 bool DumpRetention::ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record) {
@@ -78,33 +105,6 @@ void DumpRetention::Format(const ExitClassification& c, uint64_t realtime_ns, in
   out->Append("\nclassified_realtime_ns ").AppendDecimal(realtime_ns);
   out->Append("\nclassified_by_pid ").AppendDecimal(static_cast<uint64_t>(classifier_pid));
   out->AppendChar('\n');
-}
-
-bool DumpRetention::WriteExitFile(int dir_fd, const ExitClassification& c) {
-  LineBuffer text;
-  Format(c, RealtimeNs(), getpid(), &text);
-  unlinkat(dir_fd, "exit.tmp", 0);
-  int fd = openat(dir_fd, "exit.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  return ok && renameat(dir_fd, "exit.tmp", dir_fd, format::kExitFile) == 0;
-}
-
-// One level: a recording directory holds only files.
-bool DumpRetention::RemoveDirectory(int root_fd, const char* name) {
-  int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
-  DIR* dir = fdopendir(fd);
-  if (dir == nullptr) {
-    close(fd);
-    return false;
-  }
-  while (dirent* e = readdir(dir)) {
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(fd, e->d_name, 0);
-  }
-  closedir(dir);
-  return unlinkat(root_fd, name, AT_REMOVEDIR) == 0;
 }
 
 bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has_record,

@@ -17,32 +17,28 @@
 
 namespace heapgraph {
 
-class DumpRetention {
- public:
-  static constexpr size_t kMaxRuns = 512;  // directories considered per root
-  // A heartbeat is stale after kStaleHeartbeats periods (at least kMinStaleNs); a run without
-  // heartbeats counts as possibly alive for kNoHeartbeatBoundNs after its start.
-  static constexpr uint32_t kStaleHeartbeats = 3;
-  static constexpr uint64_t kMinStaleNs = 2'000'000'000ull;
-  static constexpr uint64_t kNoHeartbeatBoundNs = 600'000'000'000ull;
+namespace DumpRetention {
 
-  // `own_name`: this process's directory (never classified or removed). `keep` 0: keep all.
-  // Returns the number of directories removed.
-  static size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep);
+inline constexpr size_t kMaxRuns = 512;  // directories considered per root
+// A heartbeat is stale after kStaleHeartbeats periods (at least kMinStaleNs); a run without
+// heartbeats counts as possibly alive for kNoHeartbeatBoundNs after its start.
+inline constexpr uint32_t kStaleHeartbeats = 3;
+inline constexpr uint64_t kMinStaleNs = 2'000'000'000ull;
+inline constexpr uint64_t kNoHeartbeatBoundNs = 600'000'000'000ull;
 
-  // The `exit` file text for a classification (docs/foom-report.md).
-  static void Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid,
-                     LineBuffer* out);
-  // True when a run that did not record its exit has beaten (or, without heartbeats, started)
-  // too recently to be called dead: it may run in another pid namespace.
-  static bool MayBeAliveElsewhere(const format::SessionHeader& session, bool has_record,
-                                  uint64_t now_realtime_ns);
-  // Reads a session header (version 1 or 2) from `dir_fd`; false when missing or not a session.
-  static bool ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record);
+// `own_name`: this process's directory (never classified or removed). `keep` 0: keep all.
+// Returns the number of directories removed.
+size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep);
 
- private:
-  static bool WriteExitFile(int dir_fd, const ExitClassification& c);
-  static bool RemoveDirectory(int root_fd, const char* name);
-};
+// The `exit` file text for a classification (docs/foom-report.md).
+void Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid, LineBuffer* out);
+// True when a run that did not record its exit has beaten (or, without heartbeats, started)
+// too recently to be called dead: it may run in another pid namespace.
+bool MayBeAliveElsewhere(const format::SessionHeader& session, bool has_record,
+                         uint64_t now_realtime_ns);
+// Reads a session header (version 1 or 2) from `dir_fd`; false when missing or not a session.
+bool ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record);
+
+}  // namespace DumpRetention
 
 }  // namespace heapgraph

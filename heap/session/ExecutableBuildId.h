@@ -9,11 +9,12 @@
 
 namespace heapgraph {
 
-class ExecutableBuildId {
- public:
-  // Fills `id` (up to format::kMaxBuildId bytes) and `length`; false when the file is unreadable,
-  // not a 64-bit little-endian ELF file, or has no NT_GNU_BUILD_ID note in a PT_NOTE segment.
-  static bool Read(const char* path, uint8_t* id, uint32_t* length);
-};
+namespace ExecutableBuildId {
+
+// Fills `id` (up to format::kMaxBuildId bytes) and `length`; false when the file is unreadable,
+// not a 64-bit little-endian ELF file, or has no NT_GNU_BUILD_ID note in a PT_NOTE segment.
+bool Read(const char* path, uint8_t* id, uint32_t* length);
+
+}  // namespace ExecutableBuildId
 
 }  // namespace heapgraph

@@ -53,18 +53,19 @@ struct ExitClassification {
   bool foreground = true;
 };
 
-class ExitClassifier {
- public:
-  // `has_record`: the session is version 2 (SessionRecord valid); a version 1 session can only
-  // be told apart as clean exit or unknown.
-  static ExitClassification Classify(const format::SessionHeader& session, bool has_record,
-                                     const ExitEvidence& now);
-  // "clean_exit", "likely_oom_kill", ... (the JSON and `exit` file spelling).
-  static const char* Name(ExitClass kind);
-  // Parses Name()'s spelling; false for anything else.
-  static bool FromName(const char* name, ExitClass* kind);
-  // Fault signals (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS) are crashes; others terminations.
-  static bool IsCrashSignal(uint32_t signal);
-};
+namespace ExitClassifier {
+
+// `has_record`: the session is version 2 (SessionRecord valid); a version 1 session can only
+// be told apart as clean exit or unknown.
+ExitClassification Classify(const format::SessionHeader& session, bool has_record,
+                            const ExitEvidence& now);
+// "clean_exit", "likely_oom_kill", ... (the JSON and `exit` file spelling).
+const char* Name(ExitClass kind);
+// Parses Name()'s spelling; false for anything else.
+bool FromName(const char* name, ExitClass* kind);
+// Fault signals (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS) are crashes; others terminations.
+bool IsCrashSignal(uint32_t signal);
+
+}  // namespace ExitClassifier
 
 }  // namespace heapgraph

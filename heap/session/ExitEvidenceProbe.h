@@ -10,11 +10,12 @@
 
 namespace heapgraph {
 
-class ExitEvidenceProbe {
- public:
-  static ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
-  // /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
-  static void ReadBootId(char (&out)[format::kBootIdSize]);
-};
+namespace ExitEvidenceProbe {
+
+ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
+// /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
+void ReadBootId(char (&out)[format::kBootIdSize]);
+
+}  // namespace ExitEvidenceProbe
 
 }  // namespace heapgraph

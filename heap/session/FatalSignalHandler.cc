@@ -37,69 +37,9 @@ bool IsIgnored(const struct sigaction& action) {
   return action.sa_handler == SIG_IGN;
 }
 
-}  // namespace
-
-void FatalSignalHandler::Install(SessionFile* session) {
-  g_session = session;
-  for (int signal : kSignals) {
-    struct sigaction old = {};
-    if (__sigaction(signal, nullptr, &old) != 0) continue;
-    if (IsIgnored(old)) continue;
-    g_chained[signal] = old;
-    struct sigaction ours = {};
-    ours.sa_sigaction = &FatalSignalHandler::Handle;
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    if (__sigaction(signal, &ours, nullptr) == 0) {
-      g_managed[signal].store(true, std::memory_order_release);
-    }
-  }
-}
-
-bool FatalSignalHandler::Intercept(int signal, const struct sigaction* action,
-                                   struct sigaction* old_action, int* result) {
-  if (!Managed(signal)) return false;
-  // Something replaced Handle behind the interposer's back (raw rt_sigaction, sysv_signal, ...):
-  // the kernel's action is the truth again, and the call goes through unchanged.
-  struct sigaction current = {};
-  if (__sigaction(signal, nullptr, &current) != 0 ||
-      current.sa_sigaction != &FatalSignalHandler::Handle) {
-    g_managed[signal].store(false, std::memory_order_release);
-    return false;
-  }
-  // `action` and `old_action` may be the same object: read before writing.
-  struct sigaction requested = {};
-  if (action != nullptr) requested = *action;
-  if (old_action != nullptr) *old_action = g_chained[signal];
-  *result = 0;
-  if (action == nullptr) return true;
-  if (IsIgnored(requested)) {
-    g_managed[signal].store(false, std::memory_order_release);
-    *result = __sigaction(signal, &requested, nullptr);
-    return true;
-  }
-  g_chained[signal] = requested;
-  return true;
-}
-
-void FatalSignalHandler::Handle(int signal, siginfo_t* info, void* context) {
-  int saved_errno = errno;
-  if (g_session != nullptr) {
-    g_session->RecordSignal(signal, info != nullptr ? info->si_code : 0,
-                            info != nullptr ? reinterpret_cast<uintptr_t>(info->si_addr) : 0);
-  }
-  errno = saved_errno;
-  // The application's handler returned: the program survived the signal (a JVM's null check, a
-  // GC's write barrier, a handled SIGTERM), so it is forgotten; a fault that repeats is recorded
-  // again on its next delivery. SIGABRT stays: abort() re-raises it with the default action
-  // through glibc's internal sigaction, which this handler never sees.
-  if (Chain(signal, info, context) && g_session != nullptr && signal != SIGABRT) {
-    g_session->ClearSignal(signal);
-  }
-  errno = saved_errno;
-}
-
-bool FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
+// Runs the application's action; false when that was SIG_DFL (restored and re-raised: the
+// process dies when the handler returns).
+bool Chain(int signal, siginfo_t* info, void* context) {
   struct sigaction chained = g_chained[signal];
   bool siginfo = (chained.sa_flags & SA_SIGINFO) != 0;
   if (IsDefault(chained)) {
@@ -132,6 +72,67 @@ bool FatalSignalHandler::Chain(int signal, siginfo_t* info, void* context) {
     chained.sa_handler(signal);
   }
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return true;
+}
+
+void Handle(int signal, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  if (g_session != nullptr) {
+    g_session->RecordSignal(signal, info != nullptr ? info->si_code : 0,
+                            info != nullptr ? reinterpret_cast<uintptr_t>(info->si_addr) : 0);
+  }
+  errno = saved_errno;
+  // The application's handler returned: the program survived the signal (a JVM's null check, a
+  // GC's write barrier, a handled SIGTERM), so it is forgotten; a fault that repeats is recorded
+  // again on its next delivery. SIGABRT stays: abort() re-raises it with the default action
+  // through glibc's internal sigaction, which this handler never sees.
+  if (Chain(signal, info, context) && g_session != nullptr && signal != SIGABRT) {
+    g_session->ClearSignal(signal);
+  }
+  errno = saved_errno;
+}
+
+}  // namespace
+
+void FatalSignalHandler::Install(SessionFile* session) {
+  g_session = session;
+  for (int signal : kSignals) {
+    struct sigaction old = {};
+    if (__sigaction(signal, nullptr, &old) != 0) continue;
+    if (IsIgnored(old)) continue;
+    g_chained[signal] = old;
+    struct sigaction ours = {};
+    ours.sa_sigaction = &Handle;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    if (__sigaction(signal, &ours, nullptr) == 0) {
+      g_managed[signal].store(true, std::memory_order_release);
+    }
+  }
+}
+
+bool FatalSignalHandler::Intercept(int signal, const struct sigaction* action,
+                                   struct sigaction* old_action, int* result) {
+  if (!Managed(signal)) return false;
+  // Something replaced Handle behind the interposer's back (raw rt_sigaction, sysv_signal, ...):
+  // the kernel's action is the truth again, and the call goes through unchanged.
+  struct sigaction current = {};
+  if (__sigaction(signal, nullptr, &current) != 0 || current.sa_sigaction != &Handle) {
+    g_managed[signal].store(false, std::memory_order_release);
+    return false;
+  }
+  // `action` and `old_action` may be the same object: read before writing.
+  struct sigaction requested = {};
+  if (action != nullptr) requested = *action;
+  if (old_action != nullptr) *old_action = g_chained[signal];
+  *result = 0;
+  if (action == nullptr) return true;
+  if (IsIgnored(requested)) {
+    g_managed[signal].store(false, std::memory_order_release);
+    *result = __sigaction(signal, &requested, nullptr);
+    return true;
+  }
+  g_chained[signal] = requested;
   return true;
 }
 

@@ -16,19 +16,14 @@ namespace heapgraph {
 
 class SessionFile;
 
-class FatalSignalHandler {
- public:
-  static void Install(SessionFile* session);
-  // The interposed sigaction: true (with *result the return value) when `signal` is managed
-  // here; false means "call the real sigaction".
-  static bool Intercept(int signal, const struct sigaction* action, struct sigaction* old_action,
-                        int* result);
+namespace FatalSignalHandler {
 
- private:
-  static void Handle(int signal, siginfo_t* info, void* context);
-  // Runs the application's action; false when that was SIG_DFL (restored and re-raised: the
-  // process dies when the handler returns).
-  static bool Chain(int signal, siginfo_t* info, void* context);
-};
+void Install(SessionFile* session);
+// The interposed sigaction: true (with *result the return value) when `signal` is managed
+// here; false means "call the real sigaction".
+bool Intercept(int signal, const struct sigaction* action, struct sigaction* old_action,
+               int* result);
+
+}  // namespace FatalSignalHandler
 
 }  // namespace heapgraph

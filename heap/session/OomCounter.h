@@ -9,16 +9,17 @@
 
 namespace heapgraph {
 
-class OomCounter {
- public:
-  // The counter file of process `pid` (0 = self): the v2 memory.events of its unified cgroup when
-  // that file exists, else the v1 memory controller's memory.oom_control. False when neither is
-  // readable (no memory cgroup), leaving `out` empty.
-  static bool FindPath(int pid, char* out, size_t size);
-  // The "oom_kill N" value of `path`, or format::kUnknownCounter when unreadable or absent.
-  static uint64_t Read(const char* path);
-  // The value of "key N" in `text` (a memory.events-style list); false when absent.
-  static bool ParseKey(const char* text, size_t length, const char* key, uint64_t* out);
-};
+namespace OomCounter {
+
+// The counter file of process `pid` (0 = self): the v2 memory.events of its unified cgroup when
+// that file exists, else the v1 memory controller's memory.oom_control. False when neither is
+// readable (no memory cgroup), leaving `out` empty.
+bool FindPath(int pid, char* out, size_t size);
+// The "oom_kill N" value of `path`, or format::kUnknownCounter when unreadable or absent.
+uint64_t Read(const char* path);
+// The value of "key N" in `text` (a memory.events-style list); false when absent.
+bool ParseKey(const char* text, size_t length, const char* key, uint64_t* out);
+
+}  // namespace OomCounter
 
 }  // namespace heapgraph

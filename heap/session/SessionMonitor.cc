@@ -24,10 +24,8 @@ void SleepMs(uint32_t ms) {
   }
 }
 
-}  // namespace
-
-void* SessionMonitor::Main(void*) {
-  const Settings& s = g_settings;
+void* Main(void*) {
+  const SessionMonitor::Settings& s = g_settings;
   if (s.on_thread_start != nullptr) s.on_thread_start();
   if (s.interval_ms != 0) Beat();
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
@@ -38,9 +36,11 @@ void* SessionMonitor::Main(void*) {
   }
 }
 
+}  // namespace
+
 bool SessionMonitor::Start(const Settings& settings) {
   g_settings = settings;
-  return ToolThread::Start(&SessionMonitor::Main, nullptr, 256 * 1024) == 0;
+  return ToolThread::Start(&Main, nullptr, 256 * 1024) == 0;
 }
 
 }  // namespace heapgraph

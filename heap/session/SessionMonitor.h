@@ -15,24 +15,22 @@ namespace heapgraph {
 
 class SessionFile;
 
-class SessionMonitor {
- public:
-  struct Settings {
-    SessionFile* session = nullptr;
-    int root_fd = -1;
-    const char* own_name = "";    // this process's directory name in the root
-    const char* executable = "";  // the session's executable path
-    uint32_t keep = 3;
-    uint32_t interval_ms = 1000;                  // 0: housekeeping only, no heartbeat
-    void (*on_thread_start)() = nullptr;          // marks the thread as a tool thread
-    uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
-  };
+namespace SessionMonitor {
 
-  // Starts the thread (detached); false if it could not be created.
-  static bool Start(const Settings& settings);
-
- private:
-  static void* Main(void*);
+struct Settings {
+  SessionFile* session = nullptr;
+  int root_fd = -1;
+  const char* own_name = "";    // this process's directory name in the root
+  const char* executable = "";  // the session's executable path
+  uint32_t keep = 3;
+  uint32_t interval_ms = 1000;                  // 0: housekeeping only, no heartbeat
+  void (*on_thread_start)() = nullptr;          // marks the thread as a tool thread
+  uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
 };
+
+// Starts the thread (detached); false if it could not be created.
+bool Start(const Settings& settings);
+
+}  // namespace SessionMonitor
 
 }  // namespace heapgraph

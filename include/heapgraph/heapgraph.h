@@ -7,44 +7,53 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The one export marker: every function libheapgraph.so and libheapgraph_scan.so export carries
+ * it, on its declaration here and on its definition (everything else in them is hidden). */
+#if defined(__GNUC__)
+#define HEAPGRAPH_API __attribute__((visibility("default")))
+#else
+#define HEAPGRAPH_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Applies "key=value,key=value" at run time. Keys that can change after start: depth,
  * large_threshold, paused. Returns the number of rejected entries (each reported on stderr). */
-int heapgraph_set_options(const char* options);
+HEAPGRAPH_API int heapgraph_set_options(const char* options);
 
 /* Stops / restarts recording new allocations. Frees are still applied while paused, so the tree
  * never holds blocks that were freed. */
-void heapgraph_pause(void);
-void heapgraph_resume(void);
+HEAPGRAPH_API void heapgraph_pause(void);
+HEAPGRAPH_API void heapgraph_resume(void);
 /* 1 while allocations are being recorded, 0 otherwise (paused, disabled, or failed to start). */
-int heapgraph_is_recording(void);
+HEAPGRAPH_API int heapgraph_is_recording(void);
 
 /* The per-process recording directory (ends without '/'), or NULL when not recording. */
-const char* heapgraph_recording_dir(void);
+HEAPGRAPH_API const char* heapgraph_recording_dir(void);
 
 /* Called for every allocation at or above large_threshold, after it was logged. Runs on the
  * allocating thread with recording suspended for that thread. */
 typedef void (*heapgraph_large_alloc_callback)(void* address, size_t size, const uintptr_t* frames,
                                                size_t depth, void* user_data);
-void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback, void* user_data);
+HEAPGRAPH_API void heapgraph_set_large_alloc_callback(heapgraph_large_alloc_callback callback,
+                                                      void* user_data);
 
 /* Never record allocations of the calling thread (tool threads); its frees are still applied. */
-void heapgraph_ignore_current_thread(void);
+HEAPGRAPH_API void heapgraph_ignore_current_thread(void);
 
 /* FOOM dumps (docs/foom-report.md). Whether the app is in the foreground (1) or background (0):
  * a run killed without a trace in the background is not counted as a likely OOM kill. Programs
  * that never call it count as foreground. */
-void heapgraph_set_app_state(int foreground);
+HEAPGRAPH_API void heapgraph_set_app_state(int foreground);
 /* Marks progress of the program's main loop. Once called, the session heartbeat measures
  * progress by these calls instead of by allocations: no call for hang_ms before the process was
  * killed classifies the run as a hang. */
-void heapgraph_heartbeat(void);
+HEAPGRAPH_API void heapgraph_heartbeat(void);
 
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */
-void heapgraph_sync(void);
+HEAPGRAPH_API void heapgraph_sync(void);
 
 /* ---- Leak checks: implemented in libheapgraph_scan.so (link it, or let libheapgraph.so load it
  * through the leak_check / scan_signal options). The process must be recording. */
@@ -65,8 +74,8 @@ typedef struct heapgraph_leak_summary {
  * `json_path` and the text report to `text_path` when non-null ("-" = stderr). Returns the number
  * of leaked blocks (direct + indirect), or -1 if the check could not run. `summary` may be null.
  * Repeatable, from any thread. */
-int heapgraph_check_leaks(const char* json_path, const char* text_path,
-                          heapgraph_leak_summary* summary);
+HEAPGRAPH_API int heapgraph_check_leaks(const char* json_path, const char* text_path,
+                                        heapgraph_leak_summary* summary);
 
 #ifdef __cplusplus
 }

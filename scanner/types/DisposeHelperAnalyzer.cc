@@ -8,24 +8,6 @@
 
 namespace heapgraph::scanner::types {
 
-const char* CapturedSlotKindName(CapturedSlotKind kind) {
-  switch (kind) {
-    case CapturedSlotKind::kObject:
-      return "object";
-    case CapturedSlotKind::kBlock:
-      return "block";
-    case CapturedSlotKind::kByref:
-      return "byref";
-    case CapturedSlotKind::kWeak:
-      return "weak";
-    case CapturedSlotKind::kDestroyed:
-      return "destroyed";
-    case CapturedSlotKind::kReleased:
-      return "released";
-  }
-  return "?";
-}
-
 const CapturedSlot* DisposeAnalysis::Find(uint32_t offset) const {
   for (const CapturedSlot& s : captured()) {
     if (s.offset == offset) return &s;

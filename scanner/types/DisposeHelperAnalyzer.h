@@ -49,7 +49,6 @@ enum class CapturedSlotKind : uint8_t {
   kReleased,   // a pointer at +offset, released by inlined code (or passed to `callee`)
 };
 
-const char* CapturedSlotKindName(CapturedSlotKind kind);
 // The owning kinds: everything but kWeak.
 inline bool IsStrong(CapturedSlotKind kind) {
   return kind != CapturedSlotKind::kWeak;

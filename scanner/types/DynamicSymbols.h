@@ -14,11 +14,12 @@
 
 namespace heapgraph::scanner::types {
 
-class DynamicSymbols {
- public:
-  // Sorted, distinct addresses. Allocate: call them before the world is stopped.
-  static std::vector<uint64_t> FindDefinitions(const char* symbol);
-  static std::vector<uint64_t> FindImportSlots(const char* symbol);
-};
+namespace DynamicSymbols {
+
+// Sorted, distinct addresses. Allocate: call them before the world is stopped.
+std::vector<uint64_t> FindDefinitions(const char* symbol);
+std::vector<uint64_t> FindImportSlots(const char* symbol);
+
+}  // namespace DynamicSymbols
 
 }  // namespace heapgraph::scanner::types

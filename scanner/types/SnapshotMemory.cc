@@ -50,12 +50,4 @@ bool SnapshotMemory::Readable(uint64_t address, size_t length) const {
   return MappedSegment(address, length) != nullptr;
 }
 
-bool SnapshotMemory::ReadString(uint64_t address, char* out, size_t capacity) const {
-  for (size_t i = 0; i < capacity; ++i) {
-    if (!Read(address + i, &out[i], 1)) return false;
-    if (out[i] == '\0') return true;
-  }
-  return false;
-}
-
 }  // namespace heapgraph::scanner::types

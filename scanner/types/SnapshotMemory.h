@@ -52,9 +52,6 @@ class SnapshotMemory {
     return live_->Read(at, scratch, count * 8) ? scratch : nullptr;
   }
   bool ReadWord(uint64_t address, uint64_t* out) const { return Read(address, out, 8); }
-  // Reads a NUL-terminated string of at most `capacity` - 1 characters into `out`; false if it
-  // is unreadable or longer.
-  bool ReadString(uint64_t address, char* out, size_t capacity) const;
 
   bool Readable(uint64_t address, size_t length) const;
   // The module segment containing [address, address + length) if it is mapped, else nullptr.
@@ -72,8 +69,7 @@ class SnapshotMemory {
   const ModuleSegments& modules() const { return modules_; }
   uint32_t block_count() const { return blocks_.size(); }
   const BlockRange& block(uint32_t i) const { return blocks_.block(i); }
-  // The block containing `address` (interior included) / starting at it; BlockIndex::kNotFound.
-  uint32_t BlockContaining(uint64_t address) const { return blocks_.Find(address); }
+  // The block starting at `address`; BlockIndex::kNotFound if none.
   uint32_t BlockStartingAt(uint64_t address) const { return blocks_.FindStart(address); }
 
  private:

@@ -119,12 +119,8 @@ class Scenario {
   // Index in result.leaked of the block at kBase + offset.
   uint32_t Vertex(uint64_t offset) const { return vertex_.at(kBase + offset); }
 
-  graph::LeakGraph Graph() const {
-    std::vector<graph::LeakedBlock> blocks;
-    for (const scanner::LeakedBlock& b : result.leaked)
-      blocks.push_back({b.address, b.size, b.seq});
-    return graph::LeakGraph(std::move(blocks), result.edges);
-  }
+  // Reads result.leaked in place, as the leak check does.
+  graph::LeakGraph Graph() const { return graph::LeakGraph(result.leaked, result.edges); }
 
  private:
   void DefineStacks() {
@@ -253,16 +249,14 @@ TEST_F(LeakReportTest, ManyGroupsWithSpreadStackIds) {
   scanner::ScanResult result;
   result.ok = true;
   result.recording_dir = dir_;
-  std::vector<graph::LeakedBlock> blocks;
   for (uint32_t i = 0; i < 2 * kStacks; ++i) {  // two blocks per stack, sizes 16 (i even) or 32
     uint32_t stack = 1 + (i / 2) * 104729;      // ids far beyond the recording's stack table
     uint64_t size = 16 + 16 * (i % 2);
     result.leaked.push_back(
         {0x100000 + 0x100 * uint64_t{i}, size, stack, i, AllocFunction::kMalloc});
-    blocks.push_back({0x100000 + 0x100 * uint64_t{i}, size, i});
   }
   result.edges = {{0, 2}, {2, 0}};  // a cycle over the first two stacks' first blocks
-  graph::LeakGraph graph(std::move(blocks), result.edges);
+  graph::LeakGraph graph(result.leaked, result.edges);
   RecordingReader reader(dir_);
   LeakReport report = BuildLeakReport(result, graph, reader, symbolizer_);
   ASSERT_TRUE(report.ok);
@@ -295,14 +289,12 @@ TEST_F(LeakReportTest, ExamplesAreTheLowestAddressesInAnyOrder) {
   scanner::ScanResult result;
   result.ok = true;
   result.recording_dir = dir_;
-  std::vector<graph::LeakedBlock> blocks;
   uint32_t seq = 0;
   for (uint64_t offset : {0x500, 0x100, 0x400, 0x600, 0x200, 0x300, 0x050}) {
     uint64_t size = offset == 0x600 ? 32 : 16;
-    result.leaked.push_back({offset, size, scenario_.dup, seq, AllocFunction::kMalloc});
-    blocks.push_back({offset, size, seq++});
+    result.leaked.push_back({offset, size, scenario_.dup, seq++, AllocFunction::kMalloc});
   }
-  graph::LeakGraph graph(std::move(blocks), result.edges);
+  graph::LeakGraph graph(result.leaked, result.edges);
   RecordingReader reader(dir_);
   LeakReport report = BuildLeakReport(result, graph, reader, symbolizer_);
   ASSERT_EQ(report.leaks.size(), 1u);

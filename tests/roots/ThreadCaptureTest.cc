@@ -409,24 +409,6 @@ TEST_F(ThreadCaptureTest, HandlesAThousandIdleThreads) {
   ExpectMagicFound(capture.threads(), magic_);
 }
 
-TEST_F(ThreadCaptureTest, RunWhileStoppedHandsTheThreadsToTheCallback) {
-  ASSERT_TRUE(magic_.Start(2, 2));
-  const std::vector<pid_t> expected = magic_.Tids();
-  ThreadCapture capture;
-  size_t present = 0;
-  bool caller_first = false;
-  bool was_stopped = false;
-  ASSERT_TRUE(capture.RunWhileStopped([&](std::span<const ThreadInfo> threads) {
-    present = CountPresent(threads, expected);
-    caller_first = !threads.empty() && threads[0].is_caller;
-    was_stopped = capture.stopped();
-  }));
-  EXPECT_EQ(present, expected.size());
-  EXPECT_TRUE(caller_first);
-  EXPECT_TRUE(was_stopped);
-  EXPECT_FALSE(capture.stopped());
-}
-
 TEST_F(ThreadCaptureTest, SignalMethodDeliversTheSameResult) {
   ASSERT_TRUE(magic_.Start(4, 4));
   ThreadCapture::Options options;

@@ -99,7 +99,7 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
     ASSERT_GE(offset, 32);
     const CapturedSlot* s = a.Find(uint32_t(offset));
     ASSERT_NE(s, nullptr) << "no slot at +" << offset;
-    EXPECT_EQ(s->kind, kind) << CapturedSlotKindName(s->kind) << " at +" << offset;
+    EXPECT_EQ(s->kind, kind) << "kind " << static_cast<int>(s->kind) << " at +" << offset;
     EXPECT_EQ(s->flags, flags);
   }
   // A captured shared_ptr at +offset (two words): destroyed in place at -O0, its control block

@@ -33,10 +33,9 @@ TEST(SnapshotMemoryTest, ReadsInsideBlocksAndSegmentsOnly) {
   EXPECT_FALSE(m.ReadWord(reinterpret_cast<uint64_t>(&word), &word));          // the stack
   EXPECT_FALSE(m.ReadWord(0, &word));
   EXPECT_FALSE(m.ReadWord(UINT64_MAX - 3, &word));
-  char text[32];
-  EXPECT_TRUE(m.ReadString(reinterpret_cast<uint64_t>(kReadOnly), text, sizeof(text)));
+  char text[sizeof(kReadOnly)] = {};
+  EXPECT_TRUE(m.Read(reinterpret_cast<uint64_t>(kReadOnly), text, sizeof(text)));
   EXPECT_STREQ(text, kReadOnly);
-  EXPECT_FALSE(m.ReadString(reinterpret_cast<uint64_t>(kReadOnly), text, 4));  // too long
   EXPECT_TRUE(m.InReadOnlyData(reinterpret_cast<uint64_t>(kReadOnly)));
   EXPECT_FALSE(m.InReadOnlyData(reinterpret_cast<uint64_t>(&g_writable)));
   EXPECT_TRUE(m.InCode(reinterpret_cast<uint64_t>(&HelperInCode)));
