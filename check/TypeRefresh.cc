@@ -13,6 +13,7 @@
 #include <exception>
 #include <unordered_map>
 
+#include "heap/platform/WriteAt.h"
 #include "heap/store/PersistedFormat.h"
 #include "heapgraph/heapgraph.h"
 #include "report/TypeNamer.h"
@@ -79,20 +80,6 @@ uint64_t ModuleGeneration() {
       },
       &generation);
   return generation;
-}
-
-// Writes all of [data, data + size) at offset, retrying short writes and EINTR.
-bool WriteAll(int fd, const void* data, size_t size, uint64_t offset) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = pwrite(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
 }
 
 uint64_t Align8(uint64_t v) {
@@ -190,10 +177,10 @@ bool TypeRefresh::Write(const TypeSnapshot& snapshot, int dir_fd, uint64_t seque
   if (fd < 0) return false;
   uint64_t end = h.records_offset + records.size() * sizeof(format::TypeRecord);
   bool ok =
-      WriteAll(fd, &h, sizeof(h), 0) &&
-      WriteAll(fd, names.data(), names.size() * sizeof(format::TypeName), h.names_offset) &&
-      WriteAll(fd, strings.data(), strings.size(), h.strings_offset) &&
-      WriteAll(fd, records.data(), records.size() * sizeof(format::TypeRecord), h.records_offset) &&
+      WriteAt(fd, &h, sizeof(h), 0) &&
+      WriteAt(fd, names.data(), names.size() * sizeof(format::TypeName), h.names_offset) &&
+      WriteAt(fd, strings.data(), strings.size(), h.strings_offset) &&
+      WriteAt(fd, records.data(), records.size() * sizeof(format::TypeRecord), h.records_offset) &&
       ftruncate(fd, static_cast<off_t>(end)) == 0;
   close(fd);
   // A partial file is never renamed into place: the previous types file (if any) stays.

@@ -10,21 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "heap/platform/WriteAt.h"
+
 namespace heapgraph::scanner {
 namespace {
-
-bool WriteAll(int fd, const void* data, size_t length, off_t offset) {
-  auto* p = static_cast<const char*>(data);
-  while (length > 0) {
-    ssize_t n = pwrite(fd, p, length, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    offset += n;
-    length -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 enum class Outcome { kComplete, kTruncated, kGarbled };
 
@@ -98,10 +87,10 @@ bool ResultChannel::Write(int fd, const Totals& totals, std::span<const LeakedBl
   header.leaked_count = leaked.size();
   header.edge_count = edges.size();
   header.totals = totals;
-  return WriteAll(fd, &header, sizeof(header), 0) &&
-         WriteAll(fd, leaked.data(), leaked.size_bytes(), sizeof(header)) &&
-         WriteAll(fd, edges.data(), edges.size_bytes(),
-                  static_cast<off_t>(sizeof(header) + leaked.size_bytes()));
+  return WriteAt(fd, &header, sizeof(header), 0) &&
+         WriteAt(fd, leaked.data(), leaked.size_bytes(), sizeof(header)) &&
+         WriteAt(fd, edges.data(), edges.size_bytes(),
+                 static_cast<off_t>(sizeof(header) + leaked.size_bytes()));
 }
 
 bool ResultChannel::WriteError(int fd, const char* what, const char* detail) {
@@ -112,7 +101,7 @@ bool ResultChannel::WriteError(int fd, const char* what, const char* detail) {
   } else {
     snprintf(header.error, sizeof(header.error), "%s", what);
   }
-  return WriteAll(fd, &header, sizeof(header), 0);
+  return WriteAt(fd, &header, sizeof(header), 0);
 }
 
 bool ResultChannel::Read(int fd, ScanResult* result) {

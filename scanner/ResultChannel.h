@@ -20,42 +20,43 @@
 
 namespace heapgraph::scanner {
 
-class ResultChannel {
- public:
-  static constexpr uint64_t kMagic = 0x48475343414e3031ull;  // "HGSCAN01"
+namespace ResultChannel {
 
-  // What the snapshot process counted, for ScanResult::stats.
-  struct Totals {
-    uint64_t live_blocks = 0;
-    uint64_t live_bytes = 0;
-    uint64_t root_ranges = 0;
-    uint64_t root_bytes = 0;
-    uint64_t heap_words = 0;
-    uint64_t unreadable_pages = 0;
-  };
+inline constexpr uint64_t kMagic = 0x48475343414e3031ull;  // "HGSCAN01"
 
-  struct Header {
-    uint64_t magic;
-    uint64_t leaked_count;
-    uint64_t edge_count;
-    Totals totals;
-    char error[224];  // empty on success; NUL-terminated when written here
-  };
-
-  using Edge = std::pair<uint32_t, uint32_t>;
-
-  // Snapshot process: the whole result into `fd` from offset 0. False if a write failed.
-  static bool Write(int fd, const Totals& totals, std::span<const LeakedBlock> leaked,
-                    std::span<const Edge> edges);
-  // Snapshot process: a result that is only the error "<what>: <detail>" (": <detail>" when
-  // `detail` is not null), cut to fit. False if the write failed.
-  static bool WriteError(int fd, const char* what, const char* detail = nullptr);
-
-  // Scanning process: result->leaked, edges and stats from `fd`; true on a complete result. Else
-  // false with result->error: the snapshot's error line, "the snapshot process wrote no result"
-  // (no header), "... a truncated result" (shorter than its counts say) or "... a garbled result"
-  // (counts that cannot be, bytes after the edges, an edge to no leaked block).
-  static bool Read(int fd, ScanResult* result);
+// What the snapshot process counted, for ScanResult::stats.
+struct Totals {
+  uint64_t live_blocks = 0;
+  uint64_t live_bytes = 0;
+  uint64_t root_ranges = 0;
+  uint64_t root_bytes = 0;
+  uint64_t heap_words = 0;
+  uint64_t unreadable_pages = 0;
 };
+
+struct Header {
+  uint64_t magic;
+  uint64_t leaked_count;
+  uint64_t edge_count;
+  Totals totals;
+  char error[224];  // empty on success; NUL-terminated when written here
+};
+
+using Edge = std::pair<uint32_t, uint32_t>;
+
+// Snapshot process: the whole result into `fd` from offset 0. False if a write failed.
+bool Write(int fd, const Totals& totals, std::span<const LeakedBlock> leaked,
+           std::span<const Edge> edges);
+// Snapshot process: a result that is only the error "<what>: <detail>" (": <detail>" when
+// `detail` is not null), cut to fit. False if the write failed.
+bool WriteError(int fd, const char* what, const char* detail = nullptr);
+
+// Scanning process: result->leaked, edges and stats from `fd`; true on a complete result. Else
+// false with result->error: the snapshot's error line, "the snapshot process wrote no result"
+// (no header), "... a truncated result" (shorter than its counts say) or "... a garbled result"
+// (counts that cannot be, bytes after the edges, an edge to no leaked block).
+bool Read(int fd, ScanResult* result);
+
+}  // namespace ResultChannel
 
 }  // namespace heapgraph::scanner

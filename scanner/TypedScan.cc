@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "heap/platform/WriteAt.h"
 #include "scanner/MmapAllocator.h"
 #include "scanner/RetentionPaths.h"
 #include "scanner/StrongComponents.h"
@@ -52,16 +53,9 @@ class Writer {
   explicit Writer(int fd) : fd_(fd) {}
   template <typename T>
   bool Put(const T* data, size_t count) {
-    auto* p = reinterpret_cast<const char*>(data);
     size_t length = count * sizeof(T);
-    while (length > 0) {
-      ssize_t n = pwrite(fd_, p, length, offset_);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      p += n;
-      offset_ += n;
-      length -= static_cast<size_t>(n);
-    }
+    if (!WriteAt(fd_, data, length, static_cast<uint64_t>(offset_))) return false;
+    offset_ += static_cast<off_t>(length);
     return true;
   }
   off_t offset() const { return offset_; }

@@ -9,14 +9,15 @@
 
 namespace heapgraph {
 
-class ProcessStartTicks {
- public:
-  // This process's start (/proc/self/stat); 0 if unreadable.
-  static uint64_t OfSelf();
-  // The start of `pid`; 0 if no such process runs, `pid` <= 0, or the file is unreadable.
-  static uint64_t Of(int pid);
-  // Field 22 of a /proc/<pid>/stat text (NUL-terminated); 0 if the text has no such field.
-  static uint64_t Parse(const char* stat_text);
-};
+namespace ProcessStartTicks {
+
+// This process's start (/proc/self/stat); 0 if unreadable.
+uint64_t OfSelf();
+// The start of `pid`; 0 if no such process runs, `pid` <= 0, or the file is unreadable.
+uint64_t Of(int pid);
+// Field 22 of a /proc/<pid>/stat text (NUL-terminated); 0 if the text has no such field.
+uint64_t Parse(const char* stat_text);
+
+}  // namespace ProcessStartTicks
 
 }  // namespace heapgraph

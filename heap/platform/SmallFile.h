@@ -12,15 +12,16 @@
 
 namespace heapgraph {
 
-class SmallFile {
- public:
-  // Reads at most size-1 bytes of `path` (relative to `dir_fd`, or AT_FDCWD) into `buffer` and
-  // NUL-terminates them. The number of bytes read, or -1 (and "" in `buffer`) when the file
-  // cannot be opened, is not a regular file or cannot be read.
-  static ssize_t Read(int dir_fd, const char* path, char* buffer, size_t size);
-  static ssize_t Read(const char* path, char* buffer, size_t size) {
-    return Read(AT_FDCWD, path, buffer, size);
-  }
-};
+namespace SmallFile {
+
+// Reads at most size-1 bytes of `path` (relative to `dir_fd`, or AT_FDCWD) into `buffer` and
+// NUL-terminates them. The number of bytes read, or -1 (and "" in `buffer`) when the file
+// cannot be opened, is not a regular file or cannot be read.
+ssize_t Read(int dir_fd, const char* path, char* buffer, size_t size);
+inline ssize_t Read(const char* path, char* buffer, size_t size) {
+  return Read(AT_FDCWD, path, buffer, size);
+}
+
+}  // namespace SmallFile
 
 }  // namespace heapgraph

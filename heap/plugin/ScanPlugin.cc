@@ -27,19 +27,9 @@ void Complain(const char* what, const char* detail) {
   WarningLine().Append("cannot load ").Append(what).AppendDetail(detail).Write();
 }
 
-}  // namespace
-
-HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
-  return reinterpret_cast<HeapgraphCheckLeaksFn>(
-      Find(HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
-}
-
-HeapgraphRefreshTypesFn ScanPlugin::RefreshTypes() {
-  return reinterpret_cast<HeapgraphRefreshTypesFn>(
-      Find(HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
-}
-
-void* ScanPlugin::Find(const char* symbol, const char* what) {
+// The entry point `symbol` of the plugin; null after one line on stderr
+// ("heapgraph: cannot load <what>: <why>").
+void* Find(const char* symbol, const char* what) {
   char path[1024];
   // dlopen of a loaded library only takes a reference (no-op with -z nodelete semantics here).
   void* plugin = PluginPath(path, sizeof(path)) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
@@ -50,6 +40,18 @@ void* ScanPlugin::Find(const char* symbol, const char* what) {
   void* entry = dlsym(plugin, symbol);
   if (entry == nullptr) Complain(what, dlerror());
   return entry;
+}
+
+}  // namespace
+
+HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
+  return reinterpret_cast<HeapgraphCheckLeaksFn>(
+      Find(HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
+}
+
+HeapgraphRefreshTypesFn ScanPlugin::RefreshTypes() {
+  return reinterpret_cast<HeapgraphRefreshTypesFn>(
+      Find(HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
 }
 
 }  // namespace heapgraph

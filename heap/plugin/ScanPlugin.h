@@ -13,18 +13,14 @@
 
 namespace heapgraph {
 
-class ScanPlugin {
- public:
-  // heapgraph_internal_check_leaks, loading the plugin if needed; null after one line on stderr
-  // ("heapgraph: cannot load the leak checker: <why>").
-  static HeapgraphCheckLeaksFn CheckLeaks();
-  // heapgraph_internal_refresh_types, the same way ("... cannot load the type reader: <why>").
-  static HeapgraphRefreshTypesFn RefreshTypes();
+namespace ScanPlugin {
 
- private:
-  // The entry point `symbol` of the plugin; null after one line on stderr
-  // ("heapgraph: cannot load <what>: <why>").
-  static void* Find(const char* symbol, const char* what);
-};
+// heapgraph_internal_check_leaks, loading the plugin if needed; null after one line on stderr
+// ("heapgraph: cannot load the leak checker: <why>").
+HeapgraphCheckLeaksFn CheckLeaks();
+// heapgraph_internal_refresh_types, the same way ("... cannot load the type reader: <why>").
+HeapgraphRefreshTypesFn RefreshTypes();
+
+}  // namespace ScanPlugin
 
 }  // namespace heapgraph

@@ -28,9 +28,8 @@ char g_dir[600] = "";
 HighDescriptor g_pipe_read;
 HighDescriptor g_pipe_write;
 
-}  // namespace
-
-__attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const char* text_path) {
+// Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
+__attribute__((noinline)) int Run(const char* json_path, const char* text_path) {
   uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   if (g_config->sample_mean != 0) {
     char mean[32], line[160];
@@ -51,7 +50,7 @@ __attribute__((noinline)) int LeakCheckTrigger::Run(const char* json_path, const
   return leaked;
 }
 
-void LeakCheckTrigger::AtExit() {
+void AtExit() {
   int leaked = Run(g_config->leak_json, g_config->leak_text);
   if (leaked > 0) {
     fflush(nullptr);  // _exit skips stdio: keep the program's output
@@ -59,7 +58,7 @@ void LeakCheckTrigger::AtExit() {
   }
 }
 
-void LeakCheckTrigger::OnSignal(int) {
+void OnSignal(int) {
   int saved = errno;
   char one = 1;
   if (g_pipe_write.StillOurs()) (void)!write(g_pipe_write.fd(), &one, 1);
@@ -67,7 +66,7 @@ void LeakCheckTrigger::OnSignal(int) {
 }
 
 // Tool thread: one check per signal, reports numbered in the recording directory.
-void* LeakCheckTrigger::WatchSignals(void*) {
+void* WatchSignals(void*) {
   heapgraph_internal_ignore_thread(1);
   for (unsigned n = 1;; ++n) {
     char byte;
@@ -85,10 +84,12 @@ void* LeakCheckTrigger::WatchSignals(void*) {
   }
 }
 
+}  // namespace
+
 void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
   g_config = &config;
   snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
-  if (config.leak_check_at_exit) atexit(&LeakCheckTrigger::AtExit);
+  if (config.leak_check_at_exit) atexit(&AtExit);
   if (config.scan_signal == 0) return;
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0 || !g_pipe_read.Adopt(ends[0]) || !g_pipe_write.Adopt(ends[1])) {
@@ -96,14 +97,14 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
     return;
   }
   struct sigaction action = {};
-  action.sa_handler = &LeakCheckTrigger::OnSignal;
+  action.sa_handler = &OnSignal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   if (sigaction(static_cast<int>(config.scan_signal), &action, nullptr) != 0) {
     WarningLine::Print("cannot set up the leak-check signal", strerror(errno));
     return;
   }
-  int error = ToolThread::Start(&LeakCheckTrigger::WatchSignals, nullptr);
+  int error = ToolThread::Start(&WatchSignals, nullptr);
   if (error != 0) WarningLine::Print("cannot set up the leak-check signal", strerror(error));
 }
 

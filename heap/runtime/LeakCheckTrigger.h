@@ -9,18 +9,12 @@
 
 namespace heapgraph {
 
-class LeakCheckTrigger {
- public:
-  // From the library constructor: registers the at-exit check (first, so it runs last) and the
-  // signal watcher as configured. One line on stderr for anything that cannot be set up.
-  static void Install(const Config& config, const char* recording_dir);
+namespace LeakCheckTrigger {
 
- private:
-  static void AtExit();
-  static void* WatchSignals(void*);
-  static void OnSignal(int);
-  // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
-  static int Run(const char* json_path, const char* text_path);
-};
+// From the library constructor: registers the at-exit check (first, so it runs last) and the
+// signal watcher as configured. One line on stderr for anything that cannot be set up.
+void Install(const Config& config, const char* recording_dir);
+
+}  // namespace LeakCheckTrigger
 
 }  // namespace heapgraph

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "heap/platform/WriteAt.h"
+
 namespace heapgraph {
 namespace {
 
@@ -17,18 +19,6 @@ void* RawMmap(void* addr, uint64_t length, int prot, int flags, int fd, uint64_t
   long r = syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
   if (r < 0 && r > -4096) return MAP_FAILED;
   return reinterpret_cast<void*>(r);
-}
-
-bool WriteAll(int fd, const uint8_t* data, uint64_t length, uint64_t offset) {
-  while (length > 0) {
-    ssize_t n = pwrite(fd, data, length, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    offset += static_cast<uint64_t>(n);
-    length -= static_cast<uint64_t>(n);
-  }
-  return true;
 }
 
 }  // namespace
@@ -91,7 +81,7 @@ bool MappedFile::CopyTo(int dir_fd, const char* name, const Range* ranges,
     if (r.offset >= size_ || r.length == 0) continue;
     uint64_t length = r.length > size_ - r.offset ? size_ - r.offset : r.length;
     ok = copy.Reserve(r.offset, length) &&
-         WriteAll(copy.fd_.fd(), data_ + r.offset, length, r.offset);
+         WriteAt(copy.fd_.fd(), data_ + r.offset, length, r.offset);
   }
   close(copy.fd_.fd());
   copy.fd_.Abandon();
