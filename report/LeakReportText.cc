@@ -230,10 +230,12 @@ std::string ScanLine(const LeakReport& report) {
   const scanner::ScanStats& s = report.stats;
   const scanner::ScanTimings& t = report.timings;
   std::string method = s.stop_method.empty() ? "" : ", stopped by " + s.stop_method;
+  std::string unreadable =
+      s.unreadable_pages == 0 ? "" : fmt::format(", {} unreadable page(s)", s.unreadable_pages);
   return fmt::format(
       "Scan: {} thread(s), {} live block(s) ({} bytes), world stopped {:.2f} ms, total {:.2f} "
-      "ms{}.\n",
-      s.threads, s.live_blocks, s.live_bytes, t.world_stopped_ms, t.total_ms, method);
+      "ms{}{}.\n",
+      s.threads, s.live_blocks, s.live_bytes, t.world_stopped_ms, t.total_ms, method, unreadable);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // found reachable, that points into a block (interior pointers count unless disabled) marks that
 // block; marking is transitive through a work list. Root ranges are read with process_vm_readv in
 // 64 KiB chunks, so unmapped or PROT_NONE pages inside a root are skipped and counted, never fatal.
-// Heap blocks are read directly: they are live malloc memory. No host malloc (MmapAllocator).
+// Heap blocks are read directly: they are live malloc memory (in the snapshot process,
+// scanner/UnreadablePages makes a page of one that faults readable). No host malloc
+// (MmapAllocator).
 // Candidate words are resolved in batches of kBatch, stage by stage (granule entries, blocks,
 // mark bytes, marking), with software prefetches between the stages: a lookup is a chain of
 // dependent cache misses, and a batch overlaps the chains of its words. Every Scan* call and

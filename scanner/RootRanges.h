@@ -24,9 +24,10 @@ struct RootRange {
   uint64_t begin = 0;
   uint64_t end = 0;
   bool thread_stack = false;
-  // Private anonymous memory (stacks included): every page reads without faulting, so it is read
-  // with plain loads. File-backed ranges may hold pages past the file's end (SIGBUS) and are read
-  // with process_vm_readv, which also skips unreadable pages.
+  // Private anonymous memory (stacks included): read with plain loads (in the snapshot process,
+  // scanner/UnreadablePages turns a guard page there into zeros). File-backed ranges may hold
+  // pages past the file's end (SIGBUS) and are read with process_vm_readv, which also skips
+  // unreadable pages.
   bool direct = false;
 };
 

@@ -33,6 +33,8 @@ struct ScanStats {
   uint64_t root_ranges = 0;
   uint64_t root_bytes = 0;
   uint64_t heap_words_scanned = 0;
+  // Pages that faulted when read (PROT_NONE or guard pages inside a block or a root, pages of a
+  // root past the end of its file): the scan went on (scanner/UnreadablePages).
   uint64_t unreadable_pages = 0;
   std::string stop_method;  // "ptrace" or "signals"
 };

@@ -18,6 +18,7 @@
 #include "scanner/RootRanges.h"
 #include "scanner/SharedMarking.h"
 #include "scanner/TypedScan.h"
+#include "scanner/UnreadablePages.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -123,9 +124,10 @@ size_t CountUnmarked(const HeapMarker& marker, uint32_t blocks) {
 
 // Writes the `count` unmarked blocks and the references among them (ResultChannel); sets
 // leaked_index[i] to block i's index among the leaked ones. Their arrays are sized exactly and
-// freed on return, for the typed scan to reuse.
+// freed on return, for the typed scan to reuse. The pages that faulted so far (UnreadablePages,
+// the edges' included) are added to `totals`.
 bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& marker, size_t count,
-                MmapVector<uint32_t>& leaked_index, const ResultChannel::Totals& totals) {
+                MmapVector<uint32_t>& leaked_index, ResultChannel::Totals totals) {
   MmapVector<LeakedBlock> leaked;
   leaked.reserve(count);
   for (uint32_t i = 0; i < blocks.size(); ++i) {
@@ -140,6 +142,7 @@ bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& m
       if (leaked_index[j] != UINT32_MAX) edges.push_back({leaked_index[i], leaked_index[j]});
     });
   }
+  totals.unreadable_pages += UnreadablePages::Count();
   return ResultChannel::Write(fd, totals, leaked, edges);
 }
 
@@ -174,6 +177,10 @@ void SnapshotProcess::Run() {
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
   if (!maps_ok) Fail("cannot read /proc/self/maps", c_.mappings->error());
+  // From here on a page of the program's that faults (PROT_NONE or guard page in a block or a
+  // root, a page past a truncated file's end) is made readable and counted, in this process and
+  // its clones (the marking helper).
+  UnreadablePages::Install(*c_.mappings, index);
   RootRanges roots = ComputeRoots(index);
   MarkAndWrite(blocks, index, live_bytes, roots, pool);
 }
@@ -192,7 +199,7 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
                                         roots.ranges().size(),
                                         roots.total_bytes(),
                                         marking.stats().heap_words,
-                                        marking.stats().unreadable_pages};
+                                        marking.stats().unreadable_pages};  // + faults: WriteLeaks
   size_t count = CountUnmarked(marker, index.size());
   // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
   pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));

@@ -35,3 +35,11 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(recorder_tls_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/recorder_tls_roots.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/scanner/UnreadablePagesProgramTest's children: memory that faults when the snapshot reads
+# it (a PROT_NONE or guard page in a block or a root, a truncated file mapping), issue 12 item 4.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(unreadable_pages SOURCES ${CMAKE_CURRENT_LIST_DIR}/unreadable_pages.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()
+heapgraph_add_program(leak_check_segv SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_check_segv.cc)

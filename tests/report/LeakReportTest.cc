@@ -526,6 +526,18 @@ TEST_F(LeakReportTest, TextSummaryAndScanLines) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+// Pages that faulted when the snapshot read them: said on the Scan line and in the JSON.
+TEST_F(LeakReportTest, UnreadablePagesAreReported) {
+  LeakReport report = Build();
+  report.stats.unreadable_pages = 4;
+  std::string text = FormatLeakReportText(report);
+  EXPECT_NE(text.find("total 4.50 ms, stopped by ptrace, 4 unreadable page(s).\n"),
+            std::string::npos)
+      << text;
+  nlohmann::json j = LeakReportToJson(report);
+  EXPECT_EQ(j["scan"]["unreadable_pages"], 4);
+}
+
 TEST_F(LeakReportTest, TextLimitSaysWhatItOmits) {
   LeakReport report = Build();
   std::string text = FormatLeakReportText(report, {.max_records = 2, .max_cycles = 1});
