@@ -100,6 +100,7 @@ json ScanJson(const LeakReport& r) {
             {"root_bytes", s.root_bytes},
             {"heap_words_scanned", s.heap_words_scanned},
             {"unreadable_pages", s.unreadable_pages},
+            {"absent_pages", s.absent_pages},
             {"stop_method", s.stop_method},
             {"notice", r.notice}};
   if (!r.ok) j["error"] = r.error;

@@ -7,8 +7,9 @@
 
 namespace heapgraph::scanner {
 
-HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t* shared_marks)
-    : index_(index), interior_(interior_pointers), marks_(shared_marks) {
+HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t* shared_marks,
+                       PresentPages* pages)
+    : index_(index), interior_(interior_pointers), pages_(pages), marks_(shared_marks) {
   if (marks_ == nullptr) {
     own_marks_.assign(index.size(), 0);
     marks_ = own_marks_.data();
@@ -102,14 +103,14 @@ void HeapMarker::Propagate() {
       __builtin_prefetch(reinterpret_cast<const void*>(index_.block(group[k]).begin));
     }
     for (size_t k = 0; k < n; ++k) {
-      const BlockRange& b = index_.block(group[k]);
-      auto* words = reinterpret_cast<const uint64_t*>(b.begin);
-      size_t count = b.size / sizeof(uint64_t);
-      for (size_t w = 0; w < count; ++w) {
-        uint64_t v = words[w];
-        if (v >= lowest && v < highest) Candidate(v);
-      }
-      stats_.heap_words += count;
+      stats_.absent_pages +=
+          ForEachPart(index_.block(group[k]), [&](size_t, const uint64_t* words, size_t count) {
+            for (size_t w = 0; w < count; ++w) {
+              uint64_t v = words[w];
+              if (v >= lowest && v < highest) Candidate(v);
+            }
+            stats_.heap_words += count;
+          });
     }
   }
 }

@@ -3,8 +3,9 @@
 // block; marking is transitive through a work list. Root ranges are read with process_vm_readv in
 // 64 KiB chunks, so unmapped or PROT_NONE pages inside a root are skipped and counted, never fatal.
 // Heap blocks are read directly: they are live malloc memory (in the snapshot process,
-// scanner/UnreadablePages makes a page of one that faults readable). No host malloc
-// (MmapAllocator).
+// scanner/UnreadablePages makes a page of one that faults readable). With PresentPages given, a
+// block of kSparseBlockBytes or more skips its pages that exist neither in memory nor in swap
+// (the untouched bulk of a large calloc). No host malloc (MmapAllocator).
 // Candidate words are resolved in batches of kBatch, stage by stage (granule entries, blocks,
 // mark bytes, marking), with software prefetches between the stages: a lookup is a chain of
 // dependent cache misses, and a batch overlaps the chains of its words. Every Scan* call and
@@ -19,6 +20,7 @@
 
 #include "scanner/BlockIndex.h"
 #include "scanner/MmapAllocator.h"
+#include "scanner/PresentPages.h"
 
 namespace heapgraph::scanner {
 
@@ -26,6 +28,7 @@ struct MarkStats {
   uint64_t root_words = 0;
   uint64_t heap_words = 0;
   uint64_t unreadable_pages = 0;
+  uint64_t absent_pages = 0;  // of the blocks scanned, skipped unread (PresentPages)
   uint64_t marked_blocks = 0;
 };
 
@@ -33,9 +36,10 @@ class HeapMarker {
  public:
   // `shared_marks`, if given, holds one byte per block and may be shared with another marking
   // process (a MAP_SHARED mapping): marks are then set with an atomic exchange, so each block is
-  // scanned by exactly one of them.
+  // scanned by exactly one of them. `pages`, if given, tells which pages of a large block to read
+  // (while marking, and in ForEachReference*); it must outlive the marker.
   HeapMarker(const BlockIndex& index, bool interior_pointers = true,
-             uint8_t* shared_marks = nullptr);
+             uint8_t* shared_marks = nullptr, PresentPages* pages = nullptr);
 
   // Treats the memory [begin, end) of this process as a root; unreadable pages are skipped.
   void ScanRoot(uint64_t begin, uint64_t end);
@@ -51,6 +55,9 @@ class HeapMarker {
     return __atomic_load_n(&marks_[block], __ATOMIC_RELAXED) != 0;
   }
   const MarkStats& stats() const { return stats_; }
+
+  // Blocks from this size on are read only where PresentPages says pages exist.
+  static constexpr uint64_t kSparseBlockBytes = 1u << 20;
 
   // Calls visit(j) for every block j that a word of block i points to (i's outgoing edges).
   template <typename Visit>
@@ -91,10 +98,15 @@ class HeapMarker {
     if (batch_size_ == kBatch) ResolveBatch();
   }
   void ResolveBatch();
+  // Calls read(first_word, words, count) for the parts of block b to read: all of it, or for a
+  // large block with PresentPages, its pages that exist. Returns the pages skipped.
+  template <typename Read>
+  uint64_t ForEachPart(const BlockRange& b, Read&& read) const;
   void ScanChunk(const uint64_t* words, size_t count, uint64_t* counter);
 
   const BlockIndex& index_;
   bool interior_;
+  PresentPages* pages_;
   std::vector<uint8_t, MmapAllocator<uint8_t>> own_marks_;
   uint8_t* marks_;
   std::vector<uint32_t, MmapAllocator<uint32_t>> work_;
@@ -104,24 +116,39 @@ class HeapMarker {
   MarkStats stats_;
 };
 
+template <typename Read>
+uint64_t HeapMarker::ForEachPart(const BlockRange& b, Read&& read) const {
+  const size_t count = b.size / sizeof(uint64_t);
+  if (pages_ == nullptr || b.size < kSparseBlockBytes) {
+    read(size_t{0}, reinterpret_cast<const uint64_t*>(b.begin), count);
+    return 0;
+  }
+  // Runs start at the block or at a page boundary, so they stay word-aligned with it.
+  const uint64_t end = b.begin + count * sizeof(uint64_t);
+  return pages_->ForEachRun(b.begin, end, [&](uint64_t from, uint64_t to) {
+    read((from - b.begin) / sizeof(uint64_t), reinterpret_cast<const uint64_t*>(from),
+         (to - from) / sizeof(uint64_t));
+  });
+}
+
 template <typename Visit>
 void HeapMarker::ForEachReference(uint32_t i, Visit&& visit) const {
-  const BlockRange& b = index_.block(i);
-  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
-  for (size_t w = 0; w < b.size / sizeof(uint64_t); ++w) {
-    uint32_t target = Lookup(words[w]);
-    if (target != BlockIndex::kNotFound) visit(target);
-  }
+  ForEachPart(index_.block(i), [&](size_t, const uint64_t* words, size_t count) {
+    for (size_t w = 0; w < count; ++w) {
+      uint32_t target = Lookup(words[w]);
+      if (target != BlockIndex::kNotFound) visit(target);
+    }
+  });
 }
 
 template <typename Visit>
 void HeapMarker::ForEachReferenceAt(uint32_t i, Visit&& visit) const {
-  const BlockRange& b = index_.block(i);
-  auto* words = reinterpret_cast<const uint64_t*>(b.begin);
-  for (size_t w = 0; w < b.size / sizeof(uint64_t); ++w) {
-    uint32_t target = Target(words[w]);
-    if (target != BlockIndex::kNotFound) visit(w, target, words[w]);
-  }
+  ForEachPart(index_.block(i), [&](size_t first, const uint64_t* words, size_t count) {
+    for (size_t w = 0; w < count; ++w) {
+      uint32_t target = Target(words[w]);
+      if (target != BlockIndex::kNotFound) visit(first + w, target, words[w]);
+    }
+  });
 }
 
 }  // namespace heapgraph::scanner

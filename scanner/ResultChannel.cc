@@ -76,6 +76,7 @@ void SetStats(const ResultChannel::Totals& totals, ScanStats* stats) {
   stats->root_bytes = totals.root_bytes;
   stats->heap_words_scanned = totals.heap_words;
   stats->unreadable_pages = totals.unreadable_pages;
+  stats->absent_pages = totals.absent_pages;
 }
 
 }  // namespace

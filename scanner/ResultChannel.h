@@ -32,6 +32,7 @@ struct Totals {
   uint64_t root_bytes = 0;
   uint64_t heap_words = 0;
   uint64_t unreadable_pages = 0;
+  uint64_t absent_pages = 0;
 };
 
 struct Header {

@@ -177,6 +177,21 @@ void RootRanges::ExcludeThreadState(const StaticTlsArea& area,
   Exclude(own);
 }
 
+void RootRanges::SkipAbsentPages(PresentPages& pages) {
+  std::vector<RootRange, MmapAllocator<RootRange>> kept;
+  kept.reserve(ranges_.size());
+  for (const RootRange& r : ranges_) {
+    if (r.thread_stack) {  // in use above SP; one range each names its thread (TypedScan)
+      kept.push_back(r);
+      continue;
+    }
+    absent_pages_ += pages.ForEachRun(r.begin, r.end, [&](uint64_t begin, uint64_t end) {
+      kept.push_back({begin, end, r.thread_stack, r.direct});
+    });
+  }
+  ranges_.swap(kept);
+}
+
 uint64_t RootRanges::total_bytes() const {
   uint64_t n = 0;
   for (const RootRange& r : ranges_) n += r.end - r.begin;

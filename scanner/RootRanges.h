@@ -17,6 +17,7 @@
 #include "roots/ThreadInfo.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/MmapAllocator.h"
+#include "scanner/PresentPages.h"
 
 namespace heapgraph::scanner {
 
@@ -62,8 +63,15 @@ class RootRanges {
   // above it), so the program's own thread-locals stay roots. static_tls_size 0: nothing is cut.
   void ExcludeThreadState(const StaticTlsArea& area, std::span<const roots::ThreadInfo> threads,
                           uint64_t static_tls_size);
+  // Cuts out of the ranges the pages that `pages` says need no reading (private anonymous memory
+  // that exists neither in memory nor in swap: zeros), e.g. the untouched bulk of a MAP_NORESERVE
+  // reservation. Thread stacks are kept whole (used above SP; TypedScan names a stack's thread by
+  // its range). Call last: the ranges keep only what is read.
+  void SkipAbsentPages(PresentPages& pages);
   std::span<const RootRange> ranges() const { return ranges_; }
   uint64_t total_bytes() const;
+  // Pages SkipAbsentPages cut out.
+  uint64_t absent_pages() const { return absent_pages_; }
 
  private:
   static bool HoldsBlock(const roots::ProcessMappings::Mapping& m, const BlockIndex& blocks);
@@ -82,6 +90,7 @@ class RootRanges {
   std::vector<RootRange, MmapAllocator<RootRange>> ranges_;
   // Thread pointers of the exited threads whose cached stacks' tops are roots.
   std::vector<uint64_t, MmapAllocator<uint64_t>> cached_tcbs_;
+  uint64_t absent_pages_ = 0;
 };
 
 }  // namespace heapgraph::scanner

@@ -36,6 +36,9 @@ struct ScanStats {
   // Pages that faulted when read (PROT_NONE or guard pages inside a block or a root, pages of a
   // root past the end of its file): the scan went on (scanner/UnreadablePages).
   uint64_t unreadable_pages = 0;
+  // Pages of private anonymous roots and of blocks of 1 MiB or more that exist neither in memory
+  // nor in swap (never written: zeros), skipped unread (scanner/PresentPages).
+  uint64_t absent_pages = 0;
   std::string stop_method;  // "ptrace" or "signals"
 };
 

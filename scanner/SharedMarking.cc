@@ -107,7 +107,7 @@ bool SharedMarking::Mark(const RootRanges& roots, std::span<const roots::ThreadI
   }
   helper_ = pid > 0 ? static_cast<pid_t>(pid) : 0;
   if (done[1] >= 0) close(done[1]);
-  HeapMarker marker(index_, interior_, marks_);
+  HeapMarker marker(index_, interior_, marks_, pages_);
   MarkShare(marker, roots, threads, 0, pid > 0 ? 2 : 1);
   stats_ = marker.stats();
   if (pid <= 0) {
@@ -119,7 +119,7 @@ bool SharedMarking::Mark(const RootRanges& roots, std::span<const roots::ThreadI
 
 void SharedMarking::RunHelper(const RootRanges& roots, std::span<const roots::ThreadInfo> threads,
                               int done_fd) {
-  HeapMarker marker(index_, interior_, marks_);
+  HeapMarker marker(index_, interior_, marks_, pages_);
   MarkShare(marker, roots, threads, 1, 2);
   shared_->helper_stats = marker.stats();
   char one = 1;
@@ -139,6 +139,7 @@ bool SharedMarking::JoinHelperMarks(int done_fd) {
   stats_.heap_words += shared_->helper_stats.heap_words;
   stats_.root_words += shared_->helper_stats.root_words;
   stats_.unreadable_pages += shared_->helper_stats.unreadable_pages;
+  stats_.absent_pages += shared_->helper_stats.absent_pages;
   return true;
 }
 

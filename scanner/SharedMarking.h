@@ -8,7 +8,8 @@
 // array; independent per block) and exits. If the helper cannot be cloned, the snapshot process
 // marks alone. The scanning thread's registers are never roots: it is inside a call, so by the
 // ABI every value of the program's that is live across that call sits in the frames above its
-// stack pointer.
+// stack pointer. With PresentPages, both processes read only the existing pages of large blocks
+// (HeapMarker); its pages absent from the roots were cut out before (RootRanges::SkipAbsentPages).
 // Snapshot process only (single-threaded): raw syscalls (the interposed mmap would record into
 // the scanning process's VM tree), no host malloc. Map() after the process map was read, so the
 // shared mappings are never roots.
@@ -23,6 +24,7 @@
 #include "roots/ThreadInfo.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/HeapMarker.h"
+#include "scanner/PresentPages.h"
 #include "scanner/RootRanges.h"
 #include "scanner/types/ReaderSet.h"
 
@@ -30,8 +32,9 @@ namespace heapgraph::scanner {
 
 class SharedMarking {
  public:
-  SharedMarking(const BlockIndex& index, bool interior_pointers)
-      : index_(index), interior_(interior_pointers) {}
+  // `pages`, if given, must outlive this object.
+  SharedMarking(const BlockIndex& index, bool interior_pointers, PresentPages* pages = nullptr)
+      : index_(index), interior_(interior_pointers), pages_(pages) {}
   SharedMarking(const SharedMarking&) = delete;
   SharedMarking& operator=(const SharedMarking&) = delete;
 
@@ -72,6 +75,7 @@ class SharedMarking {
 
   const BlockIndex& index_;
   const bool interior_;
+  PresentPages* const pages_;
   Shared* shared_ = nullptr;
   uint8_t* marks_ = nullptr;
   MarkStats stats_;

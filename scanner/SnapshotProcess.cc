@@ -14,6 +14,7 @@
 #include "scanner/HeapMarker.h"
 #include "scanner/MmapAllocator.h"
 #include "scanner/PagePool.h"
+#include "scanner/PresentPages.h"
 #include "scanner/ResultChannel.h"
 #include "scanner/RootRanges.h"
 #include "scanner/SharedMarking.h"
@@ -181,17 +182,20 @@ void SnapshotProcess::Run() {
   // root, a page past a truncated file's end) is made readable and counted, in this process and
   // its clones (the marking helper).
   UnreadablePages::Install(*c_.mappings, index);
-  RootRanges roots = ComputeRoots(index);
-  MarkAndWrite(blocks, index, live_bytes, roots, pool);
+  PresentPages pages(*c_.mappings);  // never-written anonymous pages are skipped unread
+  RootRanges roots = ComputeRoots(index, pages);
+  MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
 }
 
 void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
-                                   uint64_t live_bytes, const RootRanges& roots, PagePool& pool) {
-  SharedMarking marking(index, c_.interior_pointers);
+                                   uint64_t live_bytes, const RootRanges& roots,
+                                   PresentPages& pages, PagePool& pool) {
+  SharedMarking marking(index, c_.interior_pointers, &pages);
   if (!marking.Map()) Fail("cannot map the mark array", strerror(errno));
   if (c_.readers != nullptr) marking.ShareTyping(*c_.readers, *c_.mappings);
   if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
-  HeapMarker marker(index, c_.interior_pointers, marking.marks());  // reads the final marks; edges
+  // Reads the final marks; the edges.
+  HeapMarker marker(index, c_.interior_pointers, marking.marks(), &pages);
 
   MmapVector<uint32_t> leaked_index(blocks.size(), UINT32_MAX);
   const ResultChannel::Totals totals = {blocks.size(),
@@ -199,7 +203,8 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
                                         roots.ranges().size(),
                                         roots.total_bytes(),
                                         marking.stats().heap_words,
-                                        marking.stats().unreadable_pages};  // + faults: WriteLeaks
+                                        marking.stats().unreadable_pages,  // + faults: WriteLeaks
+                                        roots.absent_pages() + marking.stats().absent_pages};
   size_t count = CountUnmarked(marker, index.size());
   // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
   pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
@@ -221,7 +226,7 @@ void SnapshotProcess::ReleaseRecorder() const {
   close(c_.ready_fd);
 }
 
-RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index) const {
+RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index, PresentPages& pages) const {
   RootRanges roots;
   const uint64_t own[] = {reinterpret_cast<uint64_t>(c_.capture->threads().data()),
                           c_.scan_stack_pointer};
@@ -231,6 +236,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index) const {
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
                            c_.capture->threads(), c_.static_tls_size);
+  roots.SkipAbsentPages(pages);
   return roots;
 }
 

@@ -8,8 +8,10 @@
 //   2. copy the live blocks out of the recorder's locked tree, then write one byte on `ready_fd`:
 //      the scanning process may release the recorder (allocations resume);
 //   3. sort the copies by address and index them (BlockIndex);
-//   4. compute the roots (RootRanges), without heapgraph's own memory; from here on a page of the
-//      program's that faults when read is made readable and counted (scanner/UnreadablePages.h);
+//   4. compute the roots (RootRanges), without heapgraph's own memory nor the pages of private
+//      anonymous memory that do not exist (scanner/PresentPages.h: never written, zeros); from
+//      here on a page of the program's that faults when read is made readable and counted
+//      (scanner/UnreadablePages.h);
 //   5. mark, with the marking helper (scanner/SharedMarking.h);
 //   6. write the unmarked blocks and the references among them to `result_fd`
 //      (scanner/ResultChannel.h);
@@ -33,6 +35,7 @@ namespace heapgraph::scanner {
 
 class BlockIndex;
 class PagePool;
+class PresentPages;
 class RootRanges;
 
 class SnapshotProcess {
@@ -62,10 +65,12 @@ class SnapshotProcess {
   [[noreturn]] void Run();
   // Steps 5 to 7 over the sorted, indexed blocks (`pool`: step 1's page pool).
   [[noreturn]] void MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
-                                 uint64_t live_bytes, const RootRanges& roots, PagePool& pool);
+                                 uint64_t live_bytes, const RootRanges& roots, PresentPages& pages,
+                                 PagePool& pool);
   // Step 2's signal.
   void ReleaseRecorder() const;
-  RootRanges ComputeRoots(const BlockIndex& index) const;
+  // Step 4; the absent pages `pages` names are cut out last.
+  RootRanges ComputeRoots(const BlockIndex& index, PresentPages& pages) const;
   // The error line "<what>[: <detail>]" instead of a result; exit status 3.
   [[noreturn]] void Fail(const char* what, const char* detail = nullptr) const;
 

@@ -43,3 +43,10 @@ if(TARGET heapgraph_scan)
                         LIBS heapgraph heapgraph_scanner)
 endif()
 heapgraph_add_program(leak_check_segv SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_check_segv.cc)
+
+# tests/scanner/SparseRootsTest's child: a sparse MAP_NORESERVE reservation as a root (issue 12,
+# item 10).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(sparse_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/sparse_roots.cc
+                        LIBS heapgraph heapgraph_scanner)
+endif()

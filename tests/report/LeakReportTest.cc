@@ -526,16 +526,19 @@ TEST_F(LeakReportTest, TextSummaryAndScanLines) {
   EXPECT_EQ(text.back(), '\n');
 }
 
-// Pages that faulted when the snapshot read them: said on the Scan line and in the JSON.
-TEST_F(LeakReportTest, UnreadablePagesAreReported) {
+// Pages that faulted when the snapshot read them: said on the Scan line and in the JSON; pages
+// skipped because they do not exist: in the JSON.
+TEST_F(LeakReportTest, UnreadableAndAbsentPagesAreReported) {
   LeakReport report = Build();
   report.stats.unreadable_pages = 4;
+  report.stats.absent_pages = 1048576;
   std::string text = FormatLeakReportText(report);
   EXPECT_NE(text.find("total 4.50 ms, stopped by ptrace, 4 unreadable page(s).\n"),
             std::string::npos)
       << text;
   nlohmann::json j = LeakReportToJson(report);
   EXPECT_EQ(j["scan"]["unreadable_pages"], 4);
+  EXPECT_EQ(j["scan"]["absent_pages"], 1048576);
 }
 
 TEST_F(LeakReportTest, TextLimitSaysWhatItOmits) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -91,6 +92,42 @@ TEST_F(HeapMarkerTest, ForEachReferenceListsOutgoingEdges) {
   std::vector<uint32_t> targets;
   marker.ForEachReference(4, [&](uint32_t j) { targets.push_back(j); });
   EXPECT_EQ(targets, (std::vector<uint32_t>{5, 6}));
+}
+
+// A large block is read only where its pages exist (a 64 MiB MAP_NORESERVE "calloc" with two
+// pages written): the reference in a written page is followed, both while marking and in
+// ForEachReference, and the untouched pages are skipped and counted.
+TEST(HeapMarkerSparseTest, LargeBlocksAreReadOnlyWhereTheirPagesExist) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t pages = (64u << 20) / page;
+  auto* big = static_cast<char*>(mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  ASSERT_NE(big, MAP_FAILED);
+  madvise(big, pages * page, MADV_NOHUGEPAGE);
+  auto* small = static_cast<uint64_t*>(calloc(8, 8));
+  reinterpret_cast<uint64_t*>(big + 1000 * page)[3] = reinterpret_cast<uint64_t>(small);
+  big[(pages - 1) * page] = 1;
+  Blocks ranges = {{reinterpret_cast<uint64_t>(big), pages * page},
+                   {reinterpret_cast<uint64_t>(small), 64}};
+  std::sort(ranges.begin(), ranges.end(),
+            [](const BlockRange& a, const BlockRange& b) { return a.begin < b.begin; });
+  const uint32_t big_index = ranges[0].begin == reinterpret_cast<uint64_t>(big) ? 0 : 1;
+  BlockIndex index(ranges);
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read());
+  PresentPages present(mappings);
+  HeapMarker marker(index, true, nullptr, &present);
+  uint64_t root = reinterpret_cast<uint64_t>(big);
+  marker.ScanWords(&root, 1);
+  marker.Propagate();
+  EXPECT_TRUE(marker.marked(1 - big_index));
+  EXPECT_EQ(marker.stats().absent_pages, pages - 2);
+  EXPECT_EQ(marker.stats().heap_words, 2 * page / 8 + 8);  // two pages of the big block, small
+  std::vector<uint32_t> targets;
+  marker.ForEachReference(big_index, [&](uint32_t j) { targets.push_back(j); });
+  EXPECT_EQ(targets, (std::vector<uint32_t>{1 - big_index}));
+  free(small);
+  munmap(big, pages * page);
 }
 
 // Lookups are resolved in batches with prefetches between stages: many candidates per block, long

@@ -70,7 +70,7 @@ TEST_F(ResultChannelTest, RoundTripsAResultWrittenByAChild) {
   std::vector<Edge> edges;
   for (uint32_t i = 0; i + 1 < 1500; ++i) edges.push_back({i, i + 1});
   edges.push_back({1499, 0});
-  ResultChannel::Totals totals = {100000, 123456789, 42, 8 << 20, 777777, 3};
+  ResultChannel::Totals totals = {100000, 123456789, 42, 8 << 20, 777777, 3, 1 << 20};
   ASSERT_EQ(WriteInChild([&](int fd) { return ResultChannel::Write(fd, totals, blocks, edges); }),
             0);
 
@@ -90,6 +90,7 @@ TEST_F(ResultChannelTest, RoundTripsAResultWrittenByAChild) {
   EXPECT_EQ(result.stats.root_bytes, 8u << 20);
   EXPECT_EQ(result.stats.heap_words_scanned, 777777u);
   EXPECT_EQ(result.stats.unreadable_pages, 3u);
+  EXPECT_EQ(result.stats.absent_pages, 1u << 20);
 }
 
 TEST_F(ResultChannelTest, RoundTripsAnEmptyResult) {

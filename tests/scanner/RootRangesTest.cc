@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -89,6 +92,42 @@ TEST(RootRangesTest, PreparedBuffersOfProcessMappingsAreReported) {
   auto buffers = mappings.BufferRanges();
   EXPECT_GE(buffers[0].second - buffers[0].first, uint64_t{1} << 20);
   EXPECT_GE(buffers[1].second - buffers[1].first, 1000 * sizeof(roots::ProcessMappings::Mapping));
+}
+
+// A sparse reservation keeps as roots only its pages that exist (here two of 64 MiB).
+TEST(RootRangesTest, SkipAbsentPagesKeepsOnlyThePagesThatExist) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t pages = (64u << 20) / page;
+  void* p = mmap(nullptr, (pages + 2) * page, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* area = static_cast<char*>(p) + page;
+  ASSERT_EQ(mprotect(area, pages * page, PROT_READ | PROT_WRITE), 0);
+  madvise(area, pages * page, MADV_NOHUGEPAGE);
+  area[100 * page] = 1;
+  area[(pages - 1) * page] = 1;
+  // The map of this process, reduced to that mapping (a root of its own).
+  roots::ProcessMappings live;
+  ASSERT_TRUE(live.Read());
+  const roots::ProcessMappings::Mapping* m = live.Find(reinterpret_cast<uint64_t>(area));
+  ASSERT_NE(m, nullptr);
+  char line[128];
+  snprintf(line, sizeof(line), "%lx-%lx rw-p 00000000 00:00 0\n", m->start, m->end);
+  roots::ProcessMappings mappings;
+  mappings.ParseText(line);
+  BlockIndex index(std::vector<BlockRange, MmapAllocator<BlockRange>>{});
+  RootRanges roots;
+  roots.Compute(mappings, {}, index, 0, {}, 0);
+  PresentPages present(mappings);
+  roots.SkipAbsentPages(present);
+  std::vector<Range> out;
+  for (const RootRange& r : roots.ranges()) out.emplace_back(r.begin, r.end);
+  const uint64_t a = reinterpret_cast<uint64_t>(area);
+  EXPECT_EQ(out, (std::vector<Range>{{a + 100 * page, a + 101 * page},
+                                     {a + (pages - 1) * page, a + pages * page}}));
+  EXPECT_EQ(roots.absent_pages(), pages - 2);
+  EXPECT_EQ(roots.total_bytes(), 2 * page);
+  munmap(p, (pages + 2) * page);
 }
 
 }  // namespace
