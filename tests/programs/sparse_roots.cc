@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "scanner/LeakScan.h"
+#include "tests/programs/ScanChildSupport.h"
 
 namespace {
 
@@ -29,42 +30,8 @@ constexpr size_t kKeptSize = 5151;
 constexpr int kLeaks = 7;
 constexpr int kIdleThreads = 3;
 
-void* volatile g_sink;
-
-pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
-int g_started = 0;
-bool g_release = false;
-
-void* Idle(void*) {
-  pthread_mutex_lock(&g_lock);
-  ++g_started;
-  pthread_cond_broadcast(&g_cond);
-  while (!g_release) pthread_cond_wait(&g_cond, &g_lock);
-  pthread_mutex_unlock(&g_lock);
-  return nullptr;
-}
-
-extern "C" __attribute__((noinline, used)) void PlantKept(char* at) {
-  void* p = malloc(kKeptSize);
-  memset(p, 0x55, kKeptSize);
-  std::memcpy(at, &p, sizeof(p));
-}
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
-
-size_t CountSize(const heapgraph::scanner::ScanResult& r, size_t size) {
-  size_t n = 0;
-  for (const auto& b : r.leaked) n += b.size == size ? 1 : 0;
-  return n;
-}
+using hgprog::CountSize;
+namespace ParkedThreads = hgprog::ParkedThreads;
 
 }  // namespace
 
@@ -87,14 +54,12 @@ int main(int argc, char** argv) {
     std::printf("skip=mprotect of %ld GiB: %s\n", gib, strerror(errno));
     return 0;
   }
-  PlantKept(root + (bytes / 3 & ~(kPage - 1)) + 128);
+  hgprog::PlantKept(root + (bytes / 3 & ~(kPage - 1)) + 128, kKeptSize);
   root[bytes - 8] = 0;
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   pthread_t threads[kIdleThreads];
-  for (pthread_t& t : threads) pthread_create(&t, nullptr, Idle, nullptr);
-  pthread_mutex_lock(&g_lock);
-  while (g_started < kIdleThreads) pthread_cond_wait(&g_cond, &g_lock);
-  pthread_mutex_unlock(&g_lock);
+  for (pthread_t& t : threads) pthread_create(&t, nullptr, ParkedThreads::Idle, nullptr);
+  ParkedThreads::AwaitParked(kIdleThreads);
   int status = 0;
   for (long i = 0; i < checks && status == 0; ++i) {
     heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan({});
@@ -109,10 +74,6 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.stats.root_bytes), r.timings.total_ms);
     std::fflush(stdout);
   }
-  pthread_mutex_lock(&g_lock);
-  g_release = true;
-  pthread_cond_broadcast(&g_cond);
-  pthread_mutex_unlock(&g_lock);
-  for (pthread_t t : threads) pthread_join(t, nullptr);
+  ParkedThreads::ReleaseAndJoin(threads);
   return status;
 }

@@ -36,6 +36,7 @@
 #include <string>
 
 #include "scanner/LeakScan.h"
+#include "tests/programs/ScanChildSupport.h"
 
 namespace {
 
@@ -49,53 +50,23 @@ constexpr int kIdleThreads = 4;
 constexpr int kMadvGuardInstall = 102;  // MADV_GUARD_INSTALL (Linux 6.13)
 
 void* volatile g_sink;
-
-pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
-int g_started = 0;
-bool g_release = false;
 char* volatile g_holder_for_thread;
 
-void WaitForRelease() {
-  pthread_mutex_lock(&g_lock);
-  ++g_started;
-  pthread_cond_broadcast(&g_cond);
-  while (!g_release) pthread_cond_wait(&g_cond, &g_lock);
-  pthread_mutex_unlock(&g_lock);
-}
-
-void* Idle(void*) {
-  WaitForRelease();
-  return nullptr;
-}
+using hgprog::CountSize;
+using hgprog::PlantKept;
+namespace ParkedThreads = hgprog::ParkedThreads;
 
 // Keeps the holder in this thread's stack (and nowhere else) while the scan runs.
 void* Holder(void*) {
   char* volatile holder = g_holder_for_thread;
   g_holder_for_thread = nullptr;
-  WaitForRelease();
+  ParkedThreads::Park();
   g_sink = holder;
   return nullptr;
 }
 
 char* FirstFullPage(void* block) {
   return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(block) + kPage - 1) & ~(kPage - 1));
-}
-
-// The only reference to a new block of `size` bytes goes to `at`.
-extern "C" __attribute__((noinline, used)) void PlantKept(char* at, size_t size = kKeptSize) {
-  void* p = malloc(size);
-  memset(p, 0x55, size);
-  std::memcpy(at, &p, sizeof(p));
-}
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    g_sink = p;
-  }
-  g_sink = nullptr;
 }
 
 // A private anonymous mapping of `bytes` between two PROT_NONE pages, so that the kernel never
@@ -123,7 +94,7 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
     auto* holder = static_cast<char*>(malloc(1u << 20));
     memset(holder, 0, 1u << 20);
     char* bad = FirstFullPage(holder) + kPage;
-    PlantKept(bad + kPage + 64);
+    PlantKept(bad + kPage + 64, kKeptSize);
     if (!guard) PlantKept(bad + 512, kHiddenSize);  // a guard would discard the page's contents
     auto* big = static_cast<char*>(malloc(kBigLeakSize));
     memset(big, 0, kBigLeakSize);
@@ -139,7 +110,7 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
     auto* holder = static_cast<char*>(memalign(kPage, 16 * kPage));  // below the mmap threshold
     memset(holder, 0, 16 * kPage);
     char* bad = holder + 4 * kPage;
-    PlantKept(bad + kPage + 64);
+    PlantKept(bad + kPage + 64, kKeptSize);
     PlantKept(bad + 512, kHiddenSize);
     if (!MakeUnreadable(bad, false, skip)) {
       *error = std::string("mprotect: ") + strerror(errno);
@@ -154,7 +125,7 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
       return nullptr;
     }
     memset(root, 0, 256 * kPage);
-    PlantKept(root + 8 * kPage + 64);
+    PlantKept(root + 8 * kPage + 64, kKeptSize);
     if (!MakeUnreadable(root + 4 * kPage, true, skip) ||
         !MakeUnreadable(root + 255 * kPage, true, skip)) {
       return nullptr;
@@ -177,7 +148,7 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
       return nullptr;
     }
     auto* root = static_cast<char*>(mapped);
-    PlantKept(root + 64);
+    PlantKept(root + 64, kKeptSize);
     if (ftruncate(fd, kPage) != 0) {  // pages 1..255 now lie past the end of the file
       *error = std::string("ftruncate: ") + strerror(errno);
       return nullptr;
@@ -187,12 +158,6 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
   }
   *error = "unknown mode";
   return nullptr;
-}
-
-size_t CountSize(const heapgraph::scanner::ScanResult& r, size_t size) {
-  size_t n = 0;
-  for (const auto& b : r.leaked) n += b.size == size ? 1 : 0;
-  return n;
 }
 
 int Run(const std::string& mode) {
@@ -206,21 +171,17 @@ int Run(const std::string& mode) {
     std::printf("ok=0 error=%s\n", error.c_str());
     return error == "unknown mode" ? 64 : 1;
   }
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   pthread_t threads[kIdleThreads + 1];
   g_holder_for_thread = holder;
   holder = nullptr;
   pthread_create(&threads[0], nullptr, Holder, nullptr);
-  for (int i = 1; i <= kIdleThreads; ++i) pthread_create(&threads[i], nullptr, Idle, nullptr);
-  pthread_mutex_lock(&g_lock);
-  while (g_started < kIdleThreads + 1) pthread_cond_wait(&g_cond, &g_lock);
-  pthread_mutex_unlock(&g_lock);
+  for (int i = 1; i <= kIdleThreads; ++i) {
+    pthread_create(&threads[i], nullptr, ParkedThreads::Idle, nullptr);
+  }
+  ParkedThreads::AwaitParked(kIdleThreads + 1);
   heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan({});
-  pthread_mutex_lock(&g_lock);
-  g_release = true;
-  pthread_cond_broadcast(&g_cond);
-  pthread_mutex_unlock(&g_lock);
-  for (pthread_t t : threads) pthread_join(t, nullptr);
+  ParkedThreads::ReleaseAndJoin(threads);
   if (!r.ok) {
     std::printf("ok=0 error=%s\n", r.error.c_str());
     return 1;
