@@ -84,6 +84,23 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
   std::filesystem::remove_all(root);
 }
 
+// Issue 12, item 11: scan_signal=11 (a fault signal) is refused in one line and the default stays;
+// a program that then faults dies of its SIGSEGV instead of faulting (and checking) forever.
+TEST(LeakCheckTriggerTest, FaultSignalAsScanSignalIsRefusedAndTheProgramStillDies) {
+  std::string root = TempRoot(), out;
+  int status = Shell("ulimit -c 0; HEAPGRAPH_OPTIONS=dir=" + root +
+                         ",scan_signal=11 timeout -s KILL 60 " + kChild + " fault 2>&1",
+                     &out);
+  EXPECT_EQ(status, 128 + SIGSEGV) << out;
+  // Then the shell may say "Segmentation fault".
+  const std::string expected =
+      "heapgraph: bad value for option 'scan_signal=11' in HEAPGRAPH_OPTIONS (expected 0 (off) or "
+      "a signal number 1..64 but 4, 5, 7, 8, 9, 11, 19, 31, 32, 33); ignored\nfaulting\n";
+  EXPECT_EQ(out.rfind(expected, 0), 0u) << out;
+  EXPECT_EQ(out.find("heapgraph:", 1), std::string::npos) << out;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) {
   std::string out;
   int status =
