@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -98,6 +99,34 @@ TEST(LeakCheckTriggerTest, FaultSignalAsScanSignalIsRefusedAndTheProgramStillDie
       "a signal number 1..64 but 4, 5, 7, 8, 9, 11, 19, 31, 32, 33); ignored\nfaulting\n";
   EXPECT_EQ(out.rfind(expected, 0), 0u) << out;
   EXPECT_EQ(out.find("heapgraph:", 1), std::string::npos) << out;
+  std::filesystem::remove_all(root);
+}
+
+// Issue 12, item 12: a symbolic link planted at the report path is not followed: the victim file
+// keeps its contents, the link stays, one line says why; the check itself still reports the leak.
+// A report that is written is 0600 whatever the umask.
+TEST(LeakCheckTriggerTest, RunNeverWritesAReportThroughASymbolicLink) {
+  std::string root = TempRoot(), out;
+  std::string victim = root + "/victim", link = root + "/leaks.json";
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_symlink(victim, link);
+  int status = Shell("umask 022; " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " +
+                         link + " -- " + kChild + " leaky 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(out, "heapgraph: cannot write " + link + ": is a symbolic link (not followed)\n");
+  std::ifstream file(victim);
+  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(contents, "precious\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+
+  std::string json = root + "/report.json";
+  status = Shell("umask 022; " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " +
+                     json + " -- " + kChild + " leaky 2>&1",
+                 &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(std::filesystem::status(json).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::remove_all(root);
 }
 
