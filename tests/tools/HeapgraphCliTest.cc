@@ -310,6 +310,21 @@ TEST_F(HeapgraphCliTest, RecordWithoutRecordingExitsTwo) {
   EXPECT_NE(r.err.find("no recording directory for pid"), std::string::npos) << r.err;
 }
 
+// Issue 12, item 5: a program that exits 0 without ever loading the recorder (here the preload is
+// plain libc) was not checked: one line and --error-exitcode, never 0.
+TEST_F(HeapgraphCliTest, RunWithoutARecordingIsNotSuccess) {
+  std::filesystem::create_directory(root_ + "/runs");
+  RunResult r = Run({"run", "--preload", HarmlessPreload(), "--dir", root_ + "/runs", "--",
+                     "/bin/sh", "-c", "exit 0"});
+  EXPECT_EQ(r.exit_code, 24) << r.err;
+  EXPECT_EQ(r.err.rfind("heapgraph: no leak check ran: no recording directory for pid ", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  r = Run({"run", "--preload", HarmlessPreload(), "--dir", root_ + "/runs", "--", "/bin/sh", "-c",
+           "kill -9 $$"});
+  EXPECT_EQ(r.exit_code, 128 + 9) << "a signal's status stands";
+}
+
 TEST_F(HeapgraphCliTest, RecordOfMissingProgramExits127AndLeavesNoTemporaryRoot) {
   // Without --dir the root is a fresh mkdtemp under $TMPDIR; it must not be left behind empty.
   std::string tmp = root_ + "/tmp";

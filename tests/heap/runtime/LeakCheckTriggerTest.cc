@@ -193,7 +193,29 @@ TEST(LeakCheckTriggerTest, RunRefusesASampledRecordingWithOneLine) {
   int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root + " -- " +
                          kChild + " leaky 2>&1 >/dev/null",
                      &out);
-  EXPECT_EQ(status, 7) << "the program's own status: no check ran\n" << out;
+  EXPECT_EQ(status, 24) << "--error-exitcode's default: the check could not run\n" << out;
   EXPECT_EQ(out, std::string("heapgraph: ") + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}
+
+// Issue 12, item 5: a check that could not run is never success. /bin/true exits 0; the at-exit
+// check runs inside it (the preload) and replaces that status.
+TEST(LeakCheckTriggerTest, RunExitsWithTheErrorStatusWhenTheCheckCannotRun) {
+  std::string root = TempRoot(), out;
+  // A libheapgraph.so without libheapgraph_scan.so beside it: the check cannot be loaded.
+  std::string lonely = root + "/lonely";
+  std::filesystem::create_directory(lonely);
+  std::filesystem::copy_file(HEAPGRAPH_PRELOAD, lonely + "/libheapgraph.so");
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --preload " + lonely +
+                         "/libheapgraph.so --dir " + root + " -- /bin/true 2>&1",
+                     &out);
+  EXPECT_EQ(status, 24) << out;
+  EXPECT_EQ(out.rfind("heapgraph: cannot load ", 0), 0u) << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "one line: " << out;
+  // --error-exitcode chooses the status; the sampled refusal is the same kind of failure.
+  status = Shell(std::string(HEAPGRAPH_CLI) + " run --error-exitcode 99 --options sample=1 --dir " +
+                     root + " -- /bin/true 2>/dev/null",
+                 &out);
+  EXPECT_EQ(status, 99);
   std::filesystem::remove_all(root);
 }
