@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <string>
 
 #include "check/FreshStack.h"
+#include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
 #include "heap/plugin/RecorderEntries.h"
@@ -34,19 +34,8 @@ int AvailableCpus() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-// Writes `text` to `path` ("-" = stderr); false with a one-line error on failure.
-bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    return true;
-  }
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out.good()) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+void PrintLine(const std::string& line) {
+  std::fprintf(stderr, "heapgraph: %s\n", line.c_str());
 }
 
 LeakReport Failed(std::string error) {
@@ -70,7 +59,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
       };
     }
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
-    if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
+    if (!scan.notice.empty()) PrintLine(scan.notice);
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
     const RecordingReader& reader = warmup.Reader(scan.recording_dir);
@@ -98,7 +87,7 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   std::string text_error;
   bool text_ok = true;
   auto write_text = [&] {
-    text_ok = WriteFile(options.text_path, FormatLeakReportText(report), &text_error);
+    text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report), &text_error);
   };
   SideThread text_writer;
   if (json && text && options.json_path != "-" && options.text_path != "-" &&
@@ -107,13 +96,16 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   }
   std::string json_error;
   bool json_ok =
-      !json || WriteFile(options.json_path, LeakReportJsonText(report) + "\n", &json_error);
+      !json || ReportFile::Write(options.json_path, LeakReportJsonText(report) + "\n", &json_error);
   bool text_written = text_writer.running();
   text_writer.Join();
   if (text_writer.error()) std::rethrow_exception(text_writer.error());
   if (!json_ok) report.warnings.push_back(json_error);
   if (text && (!text_written || !json_ok)) write_text();
   if (!text_ok) report.warnings.push_back(text_error);
+  // One line on stderr for each report not written, unless the text report on stderr listed it.
+  if (!json_ok && (!text || options.text_path != "-" || !text_ok)) PrintLine(json_error);
+  if (!text_ok) PrintLine(text_error);
 }
 
 bool SymbolizesWhileMarking() {

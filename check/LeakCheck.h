@@ -30,11 +30,13 @@ LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_st
 // CPUs already busy with other work it did not (docs/performance.md).
 bool SymbolizesWhileMarking();
 
-// The check's last step: writes the files `options` requests ("-" = stderr). Write errors become
-// warnings of `report`, the JSON's first, and a text report lists a JSON write error. With both
-// files requested (neither "-"), at least 1,000 records and two CPUs, the text is formatted
-// and written on a SideThread while the calling thread writes the JSON; the files are those of the
-// serial order. Throws what the formatters throw.
+// The check's last step: writes the files `options` requests ("-" = stderr) with
+// check/ReportFile (0600, never through a symbolic link). Write errors become warnings of
+// `report`, the JSON's first, and a text report lists a JSON write error; each error is also one
+// line "heapgraph: cannot write <path>: <why>" on stderr, unless the text report on stderr has it.
+// With both files requested (neither "-"), at least 1,000 records and two CPUs, the text is
+// formatted and written on a SideThread while the calling thread writes the JSON; the files are
+// those of the serial order. Throws what the formatters throw.
 void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report);
 
 }  // namespace heapgraph::report

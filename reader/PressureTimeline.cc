@@ -1,11 +1,10 @@
 #include "reader/PressureTimeline.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
-#include "reader/RecordingReader.h"
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
 
 namespace heapgraph {
 namespace {
@@ -19,15 +18,11 @@ constexpr uint64_t kMaxCategories = (uint64_t{1} << 16) + 2;  // CategoryTotals'
 }  // namespace
 
 PressureTimeline::PressureTimeline(const std::string& directory) {
-  std::ifstream in(directory + "/" + format::kPressureFile, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return;
-    Fail(std::string("cannot open: ") + strerror(errno));
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  std::optional<InputFile> file =
+      InputFile::Open(directory + "/" + format::kPressureFile, format::kPressureFile);
+  if (!file) return;
   present_ = true;
-  Parse(bytes.str());
+  Parse(file->ReadAll(kMaxFileSize));
 }
 
 void PressureTimeline::Parse(const std::string& bytes) {

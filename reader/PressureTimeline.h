@@ -5,6 +5,7 @@
 // short last entry (the process was killed while writing it) is dropped and flagged.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,14 @@ struct PressureEntry {
 
 class PressureTimeline {
  public:
-  // Throws RecordingError on a file that is not a valid pressure file. A missing file gives an
-  // empty time line with present() false.
+  // The largest pressure file read. The format does not bound the number of entries (one per
+  // rising watermark crossing, re-armed only after usage falls back), but a real file stays far
+  // below this; a larger one is refused in one line rather than read into memory.
+  static constexpr uint64_t kMaxFileSize = uint64_t{256} << 20;
+
+  // Throws RecordingError on a file that is not a valid pressure file, or is not a regular file,
+  // or is larger than kMaxFileSize (reader/InputFile). A missing file gives an empty time line
+  // with present() false.
   explicit PressureTimeline(const std::string& directory);
 
   bool present() const { return present_; }

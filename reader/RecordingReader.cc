@@ -45,13 +45,6 @@ constexpr std::chrono::microseconds kModuleRetryDelay{100};
 constexpr uint64_t kLowMask = (uint64_t{1} << format::kStackLowBits) - 1;
 constexpr uint32_t kParentShift = format::kStackLowBits + format::kStackPrefixBits;
 
-// An open input file. Every read is checked against `size`, the size fstat reported at open.
-struct InputFile {
-  std::string name;  // the name inside the recording directory, used in every message
-  std::shared_ptr<const int> fd;
-  uint64_t size = 0;
-};
-
 [[noreturn]] void Fail(const std::string& file, const std::string& problem) {
   throw RecordingError(file + ": " + problem);
 }
@@ -60,56 +53,10 @@ std::string Num(uint64_t value) {
   return std::to_string(value);
 }
 
-std::shared_ptr<const int> OwnFd(int fd) {
-  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
-    close(*p);
-    delete p;
-  });
-}
-
-// Opens `name` in `directory` without following a symlink and without blocking on a FIFO.
-// Returns nullopt only when the file does not exist.
+// `name` in `directory`: nullopt only when it does not exist (InputFile refuses links, FIFOs and
+// devices with one line).
 std::optional<InputFile> OpenInput(const std::string& directory, const char* name) {
-  std::string path = directory + "/" + name;
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    if (errno == ELOOP) Fail(name, "is a symbolic link (refused)");
-    Fail(name, std::string("cannot open (") + strerror(errno) + ")");
-  }
-  InputFile file{name, OwnFd(fd), 0};
-  struct stat st;
-  if (fstat(fd, &st) != 0) Fail(name, std::string("cannot stat (") + strerror(errno) + ")");
-  if (!S_ISREG(st.st_mode)) Fail(name, "not a regular file");
-  file.size = static_cast<uint64_t>(st.st_size);
-  return file;
-}
-
-// Throws unless [offset, offset + length) lies inside the file.
-void CheckExtent(const InputFile& file, uint64_t offset, uint64_t length, const char* what) {
-  uint64_t end;
-  if (__builtin_add_overflow(offset, length, &end)) {
-    Fail(file.name, std::string("corrupt (") + what + " lies beyond 2^64)");
-  }
-  if (end > file.size) {
-    Fail(file.name, std::string("truncated (") + what + " ends at " + Num(end) + ", file is " +
-                        Num(file.size) + " bytes)");
-  }
-}
-
-// Reads exactly `length` bytes at `offset` after checking them against the file size.
-void ReadAt(const InputFile& file, uint64_t offset, void* out, uint64_t length, const char* what) {
-  CheckExtent(file, offset, length, what);
-  auto* bytes = static_cast<char*>(out);
-  while (length > 0) {
-    ssize_t n = pread(*file.fd, bytes, length, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) Fail(file.name, std::string("read failed (") + strerror(errno) + ")");
-    if (n == 0) Fail(file.name, "truncated (file shrank while being read)");
-    bytes += n;
-    offset += static_cast<uint64_t>(n);
-    length -= static_cast<uint64_t>(n);
-  }
+  return InputFile::Open(directory + "/" + name, name);
 }
 
 std::string MagicName(const char (&magic)[8]) {
@@ -123,11 +70,11 @@ void CheckMagic(const InputFile& file, const FileHeader& header, const char (&ex
   for (const char* other :
        {format::kTreeMagic, format::kStackMagic, format::kModuleMagic, format::kSessionMagic}) {
     if (memcmp(header.magic, other, sizeof(header.magic)) == 0) {
-      Fail(file.name, "wrong file type (magic " + MagicName(header.magic) + ", expected " +
-                          MagicName(expected) + ")");
+      Fail(file.name(), "wrong file type (magic " + MagicName(header.magic) + ", expected " +
+                            MagicName(expected) + ")");
     }
   }
-  Fail(file.name, "not a heapgraph file (bad magic)");
+  Fail(file.name(), "not a heapgraph file (bad magic)");
 }
 
 // Reads and checks the FileHeader, then reads the whole header struct H into `out`. Invariant
@@ -139,33 +86,33 @@ template <typename H>
 void ReadHeader(const InputFile& file, const char (&magic)[8], H* out,
                 uint32_t max_version = format::kVersion, uint64_t min_size = sizeof(H)) {
   FileHeader header;
-  if (file.size < sizeof(header)) {
-    Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
-                        Num(sizeof(header)) + ")");
+  if (file.size() < sizeof(header)) {
+    Fail(file.name(), "truncated (file is " + Num(file.size()) + " bytes, header needs " +
+                          Num(sizeof(header)) + ")");
   }
-  ReadAt(file, 0, &header, sizeof(header), "file header");
+  file.ReadAt(0, &header, sizeof(header), "file header");
   CheckMagic(file, header, magic);
   if (header.version < format::kVersion || header.version > max_version) {
     std::string known = Num(format::kVersion);
     for (uint32_t v = format::kVersion + 1; v <= max_version; ++v) {
       known += (v == max_version ? " and " : ", ") + Num(v);
     }
-    Fail(file.name, "unsupported format version " + Num(header.version) + " (this reader knows " +
-                        known + ")");
+    Fail(file.name(), "unsupported format version " + Num(header.version) + " (this reader knows " +
+                          known + ")");
   }
   if (header.header_size < min_size) {
-    Fail(file.name,
+    Fail(file.name(),
          "corrupt header (header_size " + Num(header.header_size) + " < " + Num(min_size) + ")");
   }
-  if (file.size < header.header_size) {
-    Fail(file.name, "truncated (file is " + Num(file.size) + " bytes, header needs " +
-                        Num(header.header_size) + ")");
+  if (file.size() < header.header_size) {
+    Fail(file.name(), "truncated (file is " + Num(file.size()) + " bytes, header needs " +
+                          Num(header.header_size) + ")");
   }
-  ReadAt(file, 0, out, std::min<uint64_t>(header.header_size, sizeof(H)), "header");
+  file.ReadAt(0, out, std::min<uint64_t>(header.header_size, sizeof(H)), "header");
 }
 
 [[noreturn]] void CorruptHeader(const InputFile& file, const char* field, uint64_t value) {
-  Fail(file.name, std::string("corrupt header (") + field + " " + Num(value) + ")");
+  Fail(file.name(), std::string("corrupt header (") + field + " " + Num(value) + ")");
 }
 
 bool IsPowerOfTwo(uint64_t v) {
@@ -178,8 +125,8 @@ void ValidateTreeHeader(const InputFile& file, const TreeHeader& h) {
   bool hash = h.file.version >= format::kHashTreeVersion;
   uint64_t node_size = hash ? sizeof(HashSlot) : sizeof(TreeNode);
   if (h.node_size != node_size) {
-    Fail(file.name, "unsupported node size " + Num(h.node_size) + " (version " +
-                        Num(h.file.version) + " has " + Num(node_size) + ")");
+    Fail(file.name(), "unsupported node size " + Num(h.node_size) + " (version " +
+                          Num(h.file.version) + " has " + Num(node_size) + ")");
   }
   if (h.shard_count > kMaxShards || !IsPowerOfTwo(h.shard_count)) {
     CorruptHeader(file, "shard_count", h.shard_count);
@@ -237,15 +184,15 @@ struct TreeOutput {
 ShardStats ReadShardHeader(const InputFile& file, TreeKind kind, const TreeHeader& h,
                            uint32_t shard, uint32_t* writing) {
   ShardHeader header;
-  ReadAt(file, kShardHeadersOffset + uint64_t{shard} * sizeof(ShardHeader), &header, sizeof(header),
-         "shard header");
+  file.ReadAt(kShardHeadersOffset + uint64_t{shard} * sizeof(ShardHeader), &header, sizeof(header),
+              "shard header");
   std::string where = "shard " + Num(shard) + " corrupt (";
   if (header.used > h.shard_capacity) {
-    Fail(file.name,
+    Fail(file.name(),
          where + "used " + Num(header.used) + " > capacity " + Num(h.shard_capacity) + ")");
   }
   if (header.writing > h.shard_capacity) {
-    Fail(file.name,
+    Fail(file.name(),
          where + "writing " + Num(header.writing) + " > capacity " + Num(h.shard_capacity) + ")");
   }
   *writing = header.writing;
@@ -264,14 +211,14 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
   uint64_t base;
   if (__builtin_add_overflow(h.nodes_offset,
                              uint64_t{stats.shard} * h.shard_capacity * sizeof(TreeNode), &base)) {
-    Fail(file.name, "corrupt (shard node array lies beyond 2^64)");
+    Fail(file.name(), "corrupt (shard node array lies beyond 2^64)");
   }
-  CheckExtent(file, base, uint64_t{stats.used} * sizeof(TreeNode), "shard node array");
+  file.CheckExtent(base, uint64_t{stats.used} * sizeof(TreeNode), "shard node array");
   std::vector<TreeNode> chunk(std::min<uint64_t>(kNodesPerRead, stats.used - 1));
   for (uint32_t first = 1; first < stats.used;) {
     uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(chunk.size(), stats.used - first));
-    ReadAt(file, base + uint64_t{first} * sizeof(TreeNode), chunk.data(), n * sizeof(TreeNode),
-           "shard node array");
+    file.ReadAt(base + uint64_t{first} * sizeof(TreeNode), chunk.data(), n * sizeof(TreeNode),
+                "shard node array");
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t index = first + i;
       if (writing != 0 && index == writing - 1) continue;  // torn: already reported
@@ -307,19 +254,19 @@ NodeState ClassifySlot(const HashSlot& slot) {
 ShardStats ReadHashShardHeader(const InputFile& file, TreeKind kind, const TreeHeader& h,
                                uint32_t shard, uint32_t* writing) {
   HashShardHeader header;
-  ReadAt(file, kShardHeadersOffset + uint64_t{shard} * sizeof(HashShardHeader), &header,
-         sizeof(header), "shard header");
+  file.ReadAt(kShardHeadersOffset + uint64_t{shard} * sizeof(HashShardHeader), &header,
+              sizeof(header), "shard header");
   std::string where = "shard " + Num(shard) + " corrupt (";
   if (header.capacity > h.shard_capacity) {
-    Fail(file.name, where + "capacity " + Num(header.capacity) + " > shard_capacity " +
-                        Num(h.shard_capacity) + ")");
+    Fail(file.name(), where + "capacity " + Num(header.capacity) + " > shard_capacity " +
+                          Num(h.shard_capacity) + ")");
   }
   if (header.live_count > header.capacity) {
-    Fail(file.name, where + "live_count " + Num(header.live_count) + " > capacity " +
-                        Num(header.capacity) + ")");
+    Fail(file.name(), where + "live_count " + Num(header.live_count) + " > capacity " +
+                          Num(header.capacity) + ")");
   }
   if (header.writing > header.capacity && header.writing != format::kRehashing) {
-    Fail(file.name,
+    Fail(file.name(),
          where + "writing " + Num(header.writing) + " > capacity " + Num(header.capacity) + ")");
   }
   *writing = header.writing;
@@ -339,10 +286,10 @@ void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardS
   uint64_t base;  // shard * capacity * 24 < 2^12 * 2^31 * 2^5 cannot overflow; the sum can
   if (__builtin_add_overflow(h.nodes_offset,
                              uint64_t{stats.shard} * h.shard_capacity * sizeof(HashSlot), &base)) {
-    Fail(file.name, "corrupt (shard slot array lies beyond 2^64)");
+    Fail(file.name(), "corrupt (shard slot array lies beyond 2^64)");
   }
   if (stats.used == 0) return;  // no table yet (writing is 0: validated against capacity)
-  CheckExtent(file, base, uint64_t{stats.used} * sizeof(HashSlot), "shard slot array");
+  file.CheckExtent(base, uint64_t{stats.used} * sizeof(HashSlot), "shard slot array");
   if (writing == format::kRehashing) {
     out.torn->push_back({stats.tree, stats.shard, format::kRehashing, true, stats.live_count});
     return;
@@ -351,8 +298,8 @@ void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardS
   std::vector<HashSlot> chunk(std::min<uint64_t>(kNodesPerRead, stats.used));
   for (uint32_t first = 0; first < stats.used;) {
     uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(chunk.size(), stats.used - first));
-    ReadAt(file, base + uint64_t{first} * sizeof(HashSlot), chunk.data(), n * sizeof(HashSlot),
-           "shard slot array");
+    file.ReadAt(base + uint64_t{first} * sizeof(HashSlot), chunk.data(), n * sizeof(HashSlot),
+                "shard slot array");
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t index = first + i;
       if (writing != 0 && index == writing - 1) continue;  // torn: already reported
@@ -413,17 +360,17 @@ std::string ModuleProblem(const ModuleRecord& r) {
 bool ReadModuleSnapshot(const InputFile& file, uint32_t records_offset,
                         std::vector<ModuleRecord>* records) {
   ModuleHeader before, after;
-  ReadAt(file, 0, &before, sizeof(before), "header");
+  file.ReadAt(0, &before, sizeof(before), "header");
   uint32_t count = before.count.load(std::memory_order_relaxed);
   if (count > before.capacity) {
-    Fail(file.name,
+    Fail(file.name(),
          "corrupt header (count " + Num(count) + " > capacity " + Num(before.capacity) + ")");
   }
   uint64_t length = uint64_t{count} * sizeof(ModuleRecord);
-  CheckExtent(file, records_offset, length, "module record array");
+  file.CheckExtent(records_offset, length, "module record array");
   records->assign(count, ModuleRecord{});
-  ReadAt(file, records_offset, records->data(), length, "module record array");
-  ReadAt(file, 0, &after, sizeof(after), "header");
+  file.ReadAt(records_offset, records->data(), length, "module record array");
+  file.ReadAt(0, &after, sizeof(after), "header");
   uint32_t sequence = before.sequence.load(std::memory_order_relaxed);
   return sequence % 2 == 0 && sequence == after.sequence.load(std::memory_order_relaxed);
 }
@@ -487,9 +434,8 @@ void RecordingReader::ReadStacks() {
     CorruptHeader(*file, "slots_offset", h->slots_offset);
   }
   uint64_t slots = uint64_t{1} << h->slot_bits;
-  CheckExtent(*file, h->slots_offset, slots * sizeof(uint64_t), "slot table");
-  stacks_fd_ = file->fd;
-  stacks_size_ = file->size;
+  file->CheckExtent(h->slots_offset, slots * sizeof(uint64_t), "slot table");
+  stacks_ = file;
   slots_offset_ = h->slots_offset;
   stack_stats_ = {h->node_count.load(std::memory_order_relaxed),
                   h->stack_count.load(std::memory_order_relaxed),
@@ -506,8 +452,8 @@ void RecordingReader::ReadModules() {
   ModuleHeader h;
   ReadHeader(*file, format::kModuleMagic, &h);
   if (h.record_size != sizeof(ModuleRecord)) {
-    Fail(file->name, "unsupported record size " + Num(h.record_size) + " (this reader knows " +
-                         Num(sizeof(ModuleRecord)) + ")");
+    Fail(file->name(), "unsupported record size " + Num(h.record_size) + " (this reader knows " +
+                           Num(sizeof(ModuleRecord)) + ")");
   }
   std::vector<ModuleRecord> records;
   bool stable = false;
@@ -515,14 +461,14 @@ void RecordingReader::ReadModules() {
     if (attempt > 0) std::this_thread::sleep_for(kModuleRetryDelay);
     stable = ReadModuleSnapshot(*file, h.file.header_size, &records);
   }
-  if (!stable) warnings_.push_back(file->name + ": torn (writer was active)");
+  if (!stable) warnings_.push_back(file->name() + ": torn (writer was active)");
   // A stable snapshot must be fully valid; a torn one loses only the records it cannot trust.
   for (size_t i = 0; i < records.size(); ++i) {
     std::string problem = ModuleProblem(records[i]);
     if (problem.empty()) {
       modules_.push_back(records[i]);
     } else if (stable) {
-      Fail(file->name, "corrupt record " + Num(i) + " (" + problem + ")");
+      Fail(file->name(), "corrupt record " + Num(i) + " (" + problem + ")");
     }
   }
 }
@@ -538,17 +484,17 @@ void RecordingReader::ReadSession() {
   ReadHeader(*file, format::kSessionMagic, h.get(), format::kSessionVersion,
              format::kSessionV1Size);
   if (memchr(h->executable, '\0', sizeof(h->executable)) == nullptr) {
-    Fail(file->name, "corrupt header (executable not NUL-terminated)");
+    Fail(file->name(), "corrupt header (executable not NUL-terminated)");
   }
   bool has_record = h->file.version >= format::kSessionVersion;
   if (has_record && h->file.header_size < sizeof(SessionHeader)) {
-    Fail(file->name, "corrupt header (version 2 header_size " + Num(h->file.header_size) + " < " +
-                         Num(sizeof(SessionHeader)) + ")");
+    Fail(file->name(), "corrupt header (version 2 header_size " + Num(h->file.header_size) + " < " +
+                           Num(sizeof(SessionHeader)) + ")");
   }
   format::SessionRecord& r = h->record;
   if (memchr(r.boot_id, '\0', sizeof(r.boot_id)) == nullptr ||
       memchr(r.oom_counter_path, '\0', sizeof(r.oom_counter_path)) == nullptr) {
-    Fail(file->name, "corrupt header (boot_id or oom_counter_path not NUL-terminated)");
+    Fail(file->name(), "corrupt header (boot_id or oom_counter_path not NUL-terminated)");
   }
   if (r.exe_build_id_len > format::kMaxBuildId) {
     CorruptHeader(*file, "exe_build_id_len", r.exe_build_id_len);
@@ -577,9 +523,8 @@ uint64_t RecordingReader::dropped() const {
 }
 
 uint64_t RecordingReader::ReadSlot(uint64_t slot) const {
-  InputFile file{format::kStackFile, stacks_fd_, stacks_size_};
   uint64_t node = 0;
-  ReadAt(file, slots_offset_ + slot * sizeof(uint64_t), &node, sizeof(node), "slot table");
+  stacks_->ReadAt(slots_offset_ + slot * sizeof(uint64_t), &node, sizeof(node), "slot table");
   return node;
 }
 
@@ -618,14 +563,13 @@ std::vector<uint64_t> RecordingReader::Frames(uint32_t stack_id) const {
 
 std::vector<uint64_t> RecordingReader::ReturnAddresses(const std::function<bool()>& stop) const {
   constexpr uint64_t kChunkSlots = 1 << 16;
-  InputFile file{format::kStackFile, stacks_fd_, stacks_size_};
   std::vector<uint64_t> chunk(std::min(kChunkSlots, stack_stats_.slots));
   std::vector<uint64_t> addresses;
   for (uint64_t first = 0; first < stack_stats_.slots; first += chunk.size()) {
     if (stop && stop()) break;
     uint64_t count = std::min<uint64_t>(chunk.size(), stack_stats_.slots - first);
-    ReadAt(file, slots_offset_ + first * sizeof(uint64_t), chunk.data(), count * sizeof(uint64_t),
-           "slot table");
+    stacks_->ReadAt(slots_offset_ + first * sizeof(uint64_t), chunk.data(),
+                    count * sizeof(uint64_t), "slot table");
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t node = chunk[i];
       uint32_t prefix =

@@ -2,7 +2,8 @@
 // version 1, 2 or 3), used by `heapgraph dump`, the tests and the reports. Full C++ (exceptions,
 // allocation).
 //
-// Safety invariant: every offset and length read from a file is checked against the file's real
+// Safety invariant: every file is opened through reader/InputFile (regular files only, no links,
+// never blocking), every offset and length read from a file is checked against the file's real
 // size (fstat) before any byte of it is read, and every read goes through pread into memory the
 // reader owns; nothing is mapped. A truncated, corrupt or hostile directory therefore produces a
 // RecordingError with a one-line message "<file>: <problem>", never SIGBUS, a wild read or an
@@ -12,23 +13,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "heap/store/PersistedFormat.h"
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
 #include "reader/SampleEstimate.h"
 
 namespace heapgraph {
-
-// A recording cannot be read. what() is one line naming the file and the problem, e.g.
-// "stacks: unsupported format version 7 (this reader knows 1)".
-class RecordingError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Which tree file a block or node came from.
 enum class TreeKind : uint8_t { kHeap, kVm };
@@ -175,9 +169,8 @@ class RecordingReader {
   uint64_t sample_mean_ = 0;
 
   // The stack table stays open (shared by copies, closed with the last): Frames() preads single
-  // slots. Invariant after construction: slots_offset_ + stack_stats_.slots * 8 <= stacks_size_.
-  std::shared_ptr<const int> stacks_fd_;
-  uint64_t stacks_size_ = 0;
+  // slots. Invariant after construction: slots_offset_ + stack_stats_.slots * 8 <= stacks_->size().
+  std::optional<InputFile> stacks_;
   uint64_t slots_offset_ = 0;
   StackStats stack_stats_;
   uint64_t prefixes_[format::kMaxStackPrefixes] = {};

@@ -1,15 +1,10 @@
 #include "reader/TypesFile.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <memory>
 
-#include "reader/RecordingReader.h"
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
 
 namespace heapgraph {
 namespace {
@@ -18,31 +13,6 @@ constexpr uint64_t kMaxNames = 1u << 20;
 
 [[noreturn]] void Fail(const std::string& problem) {
   throw RecordingError(std::string(format::kTypesFile) + ": " + problem);
-}
-
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-void ReadAt(int fd, uint64_t file_size, uint64_t offset, void* out, uint64_t length,
-            const char* what) {
-  uint64_t end;
-  if (__builtin_add_overflow(offset, length, &end) || end > file_size) {
-    Fail(std::string("truncated (") + what + " ends past the file's " + std::to_string(file_size) +
-         " bytes)");
-  }
-  auto* bytes = static_cast<char*>(out);
-  while (length > 0) {
-    ssize_t n = pread(fd, bytes, length, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Fail("read failed");
-    bytes += n;
-    offset += static_cast<uint64_t>(n);
-    length -= static_cast<uint64_t>(n);
-  }
 }
 
 uint64_t Product(uint64_t count, uint64_t size, const char* what) {
@@ -54,18 +24,12 @@ uint64_t Product(uint64_t count, uint64_t size, const char* what) {
 }  // namespace
 
 std::optional<TypesFile> TypesFile::Read(const std::string& directory) {
-  Fd f;
-  f.fd = open((directory + "/" + format::kTypesFile).c_str(),
-              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (f.fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    Fail(std::string("cannot open (") + strerror(errno) + ")");
-  }
-  struct stat st;
-  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) Fail("not a regular file");
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::optional<InputFile> f =
+      InputFile::Open(directory + "/" + format::kTypesFile, format::kTypesFile);
+  if (!f) return std::nullopt;
+  uint64_t size = f->size();
   format::TypesHeader h;
-  ReadAt(f.fd, size, 0, &h, sizeof(h), "header");
+  f->ReadAt(0, &h, sizeof(h), "header");
   if (memcmp(h.file.magic, format::kTypesMagic, 8) != 0) Fail("not a heapgraph types file");
   if (h.file.version != format::kVersion) {
     Fail("unsupported format version " + std::to_string(h.file.version));
@@ -74,16 +38,19 @@ std::optional<TypesFile> TypesFile::Read(const std::string& directory) {
     Fail("corrupt header");
   }
   if (h.name_count > kMaxNames || h.strings_size > size) Fail("corrupt header (counts)");
-  std::vector<format::TypeName> entries(h.name_count);
-  ReadAt(f.fd, size, h.names_offset, entries.data(),
-         Product(h.name_count, sizeof(format::TypeName), "name"), "names");
-  std::string strings(h.strings_size, '\0');
-  ReadAt(f.fd, size, h.strings_offset, strings.data(), h.strings_size, "strings");
+  uint64_t names_bytes = Product(h.name_count, sizeof(format::TypeName), "name");
+  f->CheckExtent(h.names_offset, names_bytes, "names");
+  f->CheckExtent(h.strings_offset, h.strings_size, "strings");
   if (h.record_count > size / sizeof(format::TypeRecord)) Fail("corrupt header (record_count)");
+  uint64_t records_bytes = Product(h.record_count, sizeof(format::TypeRecord), "record");
+  f->CheckExtent(h.records_offset, records_bytes, "records");
+  std::vector<format::TypeName> entries(h.name_count);
+  f->ReadAt(h.names_offset, entries.data(), names_bytes, "names");
+  std::string strings(h.strings_size, '\0');
+  f->ReadAt(h.strings_offset, strings.data(), h.strings_size, "strings");
   TypesFile types;
   types.records_.resize(h.record_count);
-  ReadAt(f.fd, size, h.records_offset, types.records_.data(),
-         Product(h.record_count, sizeof(format::TypeRecord), "record"), "records");
+  f->ReadAt(h.records_offset, types.records_.data(), records_bytes, "records");
   for (const format::TypeName& e : entries) {
     if (e.length > format::kMaxTypeNameLength || uint64_t{e.offset} + e.length > strings.size()) {
       Fail("corrupt type name entry");

@@ -68,6 +68,9 @@ DumpReport BuildDumpReport(const RecordingReader& reader, Symbolizer* symbolizer
     }
     report.groups.push_back(std::move(group));
   }
+  if (symbolizer != nullptr) {
+    for (const std::string& r : symbolizer->refused()) report.warnings.push_back(r);
+  }
   return report;
 }
 

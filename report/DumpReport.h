@@ -53,8 +53,9 @@ struct DumpReport {
   uint64_t sample_mean = 0;  // 0: a full recording
   SampleEstimate live;       // estimated true totals of every live block
   std::vector<TornNode> torn;
-  std::vector<std::string> warnings;  // the reader's non-fatal problems
-  size_t group_count = 0;             // every group; `groups` holds the top ones
+  // The reader's non-fatal problems, then the module files the Symbolizer refused.
+  std::vector<std::string> warnings;
+  size_t group_count = 0;  // every group; `groups` holds the top ones
   std::vector<DumpGroup> groups;
   // Non-empty: the message of the RecordingError that stopped the report at the first top group
   // whose stack could not be read; `groups` holds only the groups before it.

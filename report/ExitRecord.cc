@@ -1,16 +1,14 @@
 #include "report/ExitRecord.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "heap/session/ExitEvidenceProbe.h"
+#include "reader/InputFile.h"
 
 namespace heapgraph::report {
 namespace {
@@ -34,19 +32,12 @@ uint64_t Unsigned(const std::map<std::string, std::string>& fields, const char* 
   return n;
 }
 
-// The whole file, at most kMaxExitFile bytes; nullopt-equivalent (false) when it does not exist.
+// The whole file, at most kMaxExitFile bytes; false when it does not exist. A link, FIFO or
+// device, or a larger file, is refused with one line (reader/InputFile).
 bool ReadExitFile(const std::string& dir, std::string* text) {
-  int fd = open((dir + "/" + format::kExitFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    Fail(std::string("cannot open (") + strerror(errno) + ")");
-  }
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0 && text->size() < kMaxExitFile) {
-    text->append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
+  std::optional<InputFile> file = InputFile::Open(dir + "/" + format::kExitFile, format::kExitFile);
+  if (!file) return false;
+  *text = file->ReadAll(kMaxExitFile);
   return true;
 }
 

@@ -227,6 +227,7 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
   }
   if (resolver) {
     for (const std::string& w : resolver->warnings()) report.warnings.push_back(w);
+    for (const std::string& r : symbolizer->refused()) report.warnings.push_back(r);
   }
   report.feature = Feature(report);
   return report;

@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -13,6 +14,9 @@
 #include <memory>
 #include <optional>
 #include <utility>
+
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
 
 namespace heapgraph::report {
 namespace {
@@ -324,14 +328,27 @@ std::vector<SourceFrame> Resolve(Dwfl_Module* module, CuIndex& cus, Dwarf_Addr a
 
 // Reports `path` alone into a fresh offline Dwfl at base 0 with p_vaddr added, so module
 // addresses equal the file's own virtual addresses (bias 0) for ET_EXEC and ET_DYN alike.
-// Returns null, and leaves *module null, when the file cannot be opened as ELF.
-DwflPtr ReportElf(const std::string& path, Dwfl_Module** module) {
+// Returns null, and leaves *module null, when the file cannot be opened as ELF. The file is opened
+// by reader/InputFile, so a FIFO or device named by a module map is refused (*refusal says why)
+// instead of blocking or being read without end; a missing file is refused silently.
+DwflPtr ReportElf(const std::string& path, Dwfl_Module** module, std::string* refusal) {
   *module = nullptr;
+  std::optional<InputFile> file;
+  try {
+    file = InputFile::Open(path, path, InputFile::Links::kFollow);
+  } catch (const RecordingError& e) {
+    *refusal = e.what();
+  }
+  if (!file) return nullptr;
   DwflPtr dwfl(dwfl_begin(&kOfflineCallbacks));
   if (dwfl == nullptr) return nullptr;
+  // libdwfl consumes the descriptor it is given on success only.
+  int fd = dup(file->fd());
+  if (fd < 0) return nullptr;
   dwfl_report_begin(dwfl.get());
-  Dwfl_Module* reported = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1,
+  Dwfl_Module* reported = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), fd,
                                           /*base=*/0, /*add_p_vaddr=*/true);
+  if (reported == nullptr) close(fd);
   if (dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0 || reported == nullptr) return nullptr;
   *module = reported;
   return dwfl;
@@ -354,7 +371,9 @@ Symbolizer::Module& Symbolizer::ModuleFor(const std::string& elf_path) {
   auto [it, inserted] = modules_.try_emplace(elf_path);
   if (inserted) {
     it->second = std::make_unique<Module>();
-    it->second->dwfl = ReportElf(elf_path, &it->second->module);
+    std::string refusal;
+    it->second->dwfl = ReportElf(elf_path, &it->second->module, &refusal);
+    if (!refusal.empty()) refused_.push_back(std::move(refusal));
   }
   return *it->second;
 }

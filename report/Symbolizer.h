@@ -24,8 +24,10 @@ struct SourceFrame {
 // standard elfutils search (build-id under /usr/lib/debug/.build-id, .gnu_debuglink; debuginfod
 // only when DEBUGINFOD_URLS is set in the environment).
 //
-// Every file is opened once and kept open for the Symbolizer's lifetime; every (file, address)
-// result is memoized, so repeated addresses are cheap. Not thread-safe: use one per thread.
+// Module files are opened through reader/InputFile (regular files only, links followed, never
+// blocking). Every file is opened once and kept open for the Symbolizer's lifetime; every (file,
+// address) result is memoized, so repeated addresses are cheap. Not thread-safe: use one per
+// thread.
 class Symbolizer {
  public:
   Symbolizer();
@@ -48,6 +50,10 @@ class Symbolizer {
   // memo (a file that could not be opened computes none).
   size_t computed() const { return computed_; }
 
+  // One line per module file that exists but was refused ("<path>: not a regular file (a FIFO,
+  // refused)", reader/InputFile): its addresses keep module + offset. Missing files are not listed.
+  const std::vector<std::string>& refused() const { return refused_; }
+
  private:
   struct Module;
 
@@ -57,6 +63,7 @@ class Symbolizer {
 
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
   size_t computed_ = 0;
+  std::vector<std::string> refused_;
 };
 
 }  // namespace heapgraph::report

@@ -1,13 +1,15 @@
 #include "report/ThinWrapperDetector.h"
 
 #include <capstone/capstone.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <memory>
+
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
 
 namespace heapgraph::report {
 namespace {
@@ -69,21 +71,21 @@ std::optional<std::vector<uint8_t>> ReadCode(Elf* elf, int fd, uint64_t start, u
 std::optional<ThinWrapperDetector::Function> ThinWrapperDetector::FindFunction(
     const std::string& elf_path, uint64_t elf_vaddr) {
   elf_version(EV_CURRENT);
-  int fd = open(elf_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<Function> result;
-  {
-    std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ, nullptr));
-    if (elf != nullptr && elf_kind(elf.get()) == ELF_K_ELF) {
-      if (std::optional<Symbol> sym = FindSymbol(elf.get(), elf_vaddr)) {
-        if (auto code = ReadCode(elf.get(), fd, sym->start, sym->size)) {
-          result = Function{sym->start, std::move(*code)};
-        }
-      }
-    }
+  // A FIFO or device named by a hostile module map is refused, never opened blocking or read
+  // without end (reader/InputFile); like a missing file it is simply not a thin wrapper.
+  std::optional<InputFile> file;
+  try {
+    file = InputFile::Open(elf_path, elf_path, InputFile::Links::kFollow);
+  } catch (const RecordingError&) {
   }
-  close(fd);
-  return result;
+  if (!file) return std::nullopt;
+  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(file->fd(), ELF_C_READ, nullptr));
+  if (elf == nullptr || elf_kind(elf.get()) != ELF_K_ELF) return std::nullopt;
+  std::optional<Symbol> sym = FindSymbol(elf.get(), elf_vaddr);
+  if (!sym) return std::nullopt;
+  std::optional<std::vector<uint8_t>> code = ReadCode(elf.get(), file->fd(), sym->start, sym->size);
+  if (!code) return std::nullopt;
+  return Function{sym->start, std::move(*code)};
 }
 
 bool ThinWrapperDetector::IsThinCode(const std::vector<uint8_t>& code, uint64_t address) {

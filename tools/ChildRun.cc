@@ -130,6 +130,25 @@ ChildRun::ChildRun(const ChildRunFlags& flags)
   root_ = OptionsPath(temporary_root_ ? MakeTemporaryRoot() : flags.root, "--dir");
 }
 
+std::optional<std::string> ChildRun::Recording() const {
+  if (pid_ <= 0) return std::nullopt;
+  std::string prefix = fmt::format("{}-", pid_);
+  std::optional<std::string> best;
+  unsigned long long best_ticks = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root_, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
+    unsigned long long ticks = strtoull(name.c_str() + prefix.size(), nullptr, 10);
+    if (!best || ticks >= best_ticks) {
+      best = entry.path().string();
+      best_ticks = ticks;
+    }
+  }
+  if (error) throw std::runtime_error(fmt::format("{}: {}", root_, error.message()));
+  return best;
+}
+
 int ChildRun::Run(const std::string& options) {
   struct sigaction ignore = {}, old_int = {}, old_quit = {};
   ignore.sa_handler = SIG_IGN;

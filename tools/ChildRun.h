@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ class ChildRun {
   int Run(const std::string& options);
   // After Run(): the program's pid, or -errno when it could not start.
   pid_t pid() const { return pid_; }
+  // After Run(): the program's recording directory in the root, "<pid>-<start ticks>" (should an
+  // old run with a reused pid have left one too, the latest start wins); nullopt when the program
+  // did not start or never loaded the recorder. Throws std::runtime_error when the root cannot be
+  // listed.
+  std::optional<std::string> Recording() const;
 
  private:
   std::vector<std::string> command_;

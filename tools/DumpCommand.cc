@@ -29,6 +29,9 @@ int PrintDump(const std::string& dir, const DumpFlags& flags) {
     std::optional<report::Symbolizer> symbols;
     if (flags.symbolize) symbols.emplace();
     report = report::BuildDumpReport(reader, symbols ? &*symbols : nullptr, {.top = flags.top});
+    if (symbols) {
+      for (const std::string& r : symbols->refused()) PrintError("warning: " + r);
+    }
   } catch (const RecordingError& e) {
     PrintError(e.what());
     return kExitError;

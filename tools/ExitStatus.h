@@ -10,6 +10,10 @@ namespace heapgraph::tools {
 inline constexpr int kExitError = 2;
 // The program could not be started (as a shell reports it).
 inline constexpr int kExitCannotRun = 127;
+// `heapgraph run`: the leak check could not run (sampled recording, libheapgraph_scan.so not
+// loadable, the scan failed, or the program never loaded the recorder). The default of
+// --error-exitcode and of HEAPGRAPH_OPTIONS error_exitcode; distinct from the leak status (23).
+inline constexpr int kExitCheckFailed = 24;
 
 // Prints "heapgraph: <message>" and a newline on stderr.
 void PrintError(const std::string& message);

@@ -26,6 +26,11 @@ RunCommand::RunCommand(CLI::App& app)
   command_->add_option("--exitcode", exitcode_, "Exit status when leaks are found")
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
+  command_
+      ->add_option("--error-exitcode", error_exitcode_,
+                   "Exit status when the leak check could not run (one line on stderr says why)")
+      ->check(CLI::Range(1, 255))
+      ->capture_default_str();
   command_->add_option("--objc-ivars", objc_ivars_,
                        "Objective-C ivar ownership rules, lines `Class ivar strong|weak [label]`");
   command_->add_flag("--start-only", start_only_,
@@ -37,10 +42,24 @@ RunCommand::RunCommand(CLI::App& app)
 std::string RunCommand::CheckOptions() const {
   std::string text = ReportPath(text_, "--text");
   std::string options = fmt::format(
-      "leak_check=1,leak_json={},leak_text={},exitcode={},interior={}", ReportPath(json_, "--json"),
-      text == "-" ? "stderr" : text, exitcode_, start_only_ ? 0 : 1);
+      "leak_check=1,leak_json={},leak_text={},exitcode={},error_exitcode={},interior={}",
+      ReportPath(json_, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
+      start_only_ ? 0 : 1);
   if (!child_.options.empty()) options += "," + child_.options;
   return options;
+}
+
+int RunCommand::CheckedStatus(const ChildRun& child, int code) const {
+  // Not started (127, already said) or killed by a signal (128 + N): no check was expected.
+  if (child.pid() < 0 || code > 128) return code;
+  // The recorder makes the directory in its constructor, before main; the at-exit check runs in
+  // it, so a program without one was never checked.
+  if (child.Recording()) return code;
+  PrintError(fmt::format(
+      "no leak check ran: no recording directory for pid {} in {} (was the preload library "
+      "loaded?)",
+      child.pid(), child.root()));
+  return error_exitcode_;
 }
 
 int RunCommand::Run() {
@@ -50,7 +69,7 @@ int RunCommand::Run() {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
-  int code = child.Run(options);
+  int code = CheckedStatus(child, child.Run(options));
   if (child.temporary_root()) {
     std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);

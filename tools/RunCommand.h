@@ -1,15 +1,20 @@
 // tools/: `heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--objc-ivars FILE]
-// [--start-only] [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...`: the program
-// under the recorder (ChildRun) with a leak check at exit, after static destructors. The check runs
-// inside the program (libheapgraph_scan.so, loaded by libheapgraph.so), which exits with --exitcode
-// when it finds leaks; otherwise the program's own status passes through (127 when it could not
-// start). A temporary root (no --dir) is removed afterwards.
+// [--error-exitcode N] [--start-only] [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM
+// ARGS...`: the program under the recorder (ChildRun) with a leak check at exit, after static
+// destructors. The check runs inside the program (libheapgraph_scan.so, loaded by
+// libheapgraph.so), which exits with --exitcode (23) when it finds leaks and with --error-exitcode
+// (24, never 0) after one line on stderr when the check could not run; otherwise the program's own
+// status passes through (127 when it could not start, 128 + N when signal N killed it). A program
+// that exited without ever loading the recorder (no recording directory: a static or setuid
+// binary, say) was not checked either: one line, and --error-exitcode. A temporary root (no --dir)
+// is removed afterwards.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "tools/ChildRun.h"
+#include "tools/ExitStatus.h"
 #include "tools/Subcommand.h"
 
 namespace heapgraph::tools {
@@ -22,11 +27,15 @@ class RunCommand : public Subcommand {
  private:
   // The leak check's HEAPGRAPH_OPTIONS, then --options.
   std::string CheckOptions() const;
+  // The status of `child`'s exit `code`: --error-exitcode, after one line, when the program ran
+  // to its end without a recording directory (so without a check).
+  int CheckedStatus(const ChildRun& child, int code) const;
 
   ChildRunFlags child_;
   std::string json_;
   std::string text_ = "-";
   int exitcode_ = 23;
+  int error_exitcode_ = kExitCheckFailed;
   bool start_only_ = false;
   std::string objc_ivars_;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
 };

@@ -2,7 +2,8 @@
 // shape of tools/Subcommand.h), parses the command line and runs the one it names.
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
-//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [...] -- PROGRAM ARGS...
+//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E] [...] -- PROGRAM
+//                 ARGS...
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
 //                  [--rules FILE] [--no-symbols]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not

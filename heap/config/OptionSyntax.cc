@@ -84,9 +84,29 @@ bool PowerOfTwo::Parse(const char* text, size_t length, uint32_t* out) const {
   return true;
 }
 
+bool SignalNumber::Usable(uint32_t signal) {
+  switch (signal) {
+    // Cannot be caught.
+    case SIGKILL:
+    case SIGSTOP:
+    // Synchronous faults: a handler that returns sends the thread back to the faulting
+    // instruction, which faults again, so a program that faults would never die.
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGTRAP:
+    case SIGSYS:
+      return false;
+    default:
+      // glibc's own (SIGCANCEL 32, SIGSETXID 33): thread cancellation and setuid across threads.
+      return signal <= 64 && signal != 32 && signal != 33;
+  }
+}
+
 bool SignalNumber::Parse(const char* text, size_t length, uint32_t* out) const {
   uint32_t v;
-  if (!ParseInRange(text, length, 0, 64, &v) || v == SIGKILL || v == SIGSTOP) return false;
+  if (!ParseInRange(text, length, 0, 64, &v) || (v != 0 && !Usable(v))) return false;
   *out = v;
   return true;
 }

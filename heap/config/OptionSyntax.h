@@ -54,8 +54,12 @@ struct PowerOfTwo {
   uint32_t lo, hi;
 };
 
-// 0 (off), or a signal number 1..64 that can be handled (not SIGKILL or SIGSTOP).
+// 0 (off), or a signal number 1..64 that a leak-check trigger can take over: not SIGKILL or
+// SIGSTOP (cannot be caught), not a synchronous fault signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+// SIGTRAP, SIGSYS: a handler that returns makes a faulting program fault again forever), not
+// glibc's internal 32 and 33 (SIGCANCEL, SIGSETXID).
 struct SignalNumber {
+  static bool Usable(uint32_t signal);
   bool Parse(const char* text, size_t length, uint32_t* out) const;
 };
 

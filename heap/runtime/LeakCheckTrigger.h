@@ -12,7 +12,9 @@ namespace heapgraph {
 namespace LeakCheckTrigger {
 
 // From the library constructor: registers the at-exit check (first, so it runs last) and the
-// signal watcher as configured. One line on stderr for anything that cannot be set up.
+// signal watcher as configured. One line on stderr for anything that cannot be set up. The at-exit
+// check ends the process with `exitcode` when it finds leaks, and with `error_exitcode` (one line
+// on stderr says why) when it could not run: sampled recording, plugin not loadable, scan failed.
 void Install(const Config& config, const char* recording_dir);
 
 }  // namespace LeakCheckTrigger

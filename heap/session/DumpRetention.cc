@@ -74,8 +74,15 @@ bool RemoveDirectory(int root_fd, const char* name) {
 }  // namespace
 
 bool DumpRetention::ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record) {
-  int fd = openat(dir_fd, format::kSessionFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // Non-blocking and regular only: a FIFO or device planted as `session` must not hang the
+  // program's start (nor `heapgraph foom --root`).
+  int fd = openat(dir_fd, format::kSessionFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return false;
+  }
   memset(static_cast<void*>(out), 0, sizeof(*out));
   bool ok = ReadExact(fd, out, format::kSessionV1Size) &&
             memcmp(out->file.magic, format::kSessionMagic, 8) == 0;

@@ -3,6 +3,7 @@
 //   signal  leaks 4 blocks, prints "ready <recording dir>", then sleeps until killed
 //   clean   leaks nothing and exits with status 7
 //   leaky   leaks one block and exits with status 7
+//   fault   prints "faulting", then writes through a null pointer (a real SIGSEGV)
 #include <unistd.h>
 
 #include <cstdio>
@@ -54,5 +55,10 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "api") == 0) return Api();
   if (std::strcmp(mode, "signal") == 0) return Signal();
   if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
+  if (std::strcmp(mode, "fault") == 0) {
+    std::printf("faulting\n");
+    std::fflush(stdout);
+    *static_cast<volatile int*>(g_sink) = 1;  // g_sink is null here
+  }
   return 7;
 }

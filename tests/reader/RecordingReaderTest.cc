@@ -603,7 +603,7 @@ TEST_F(RecordingReaderTest, RefusesSymlinksAndSpecialFiles) {
     RecordingReader reader(dir);
     ADD_FAILURE() << "fifo accepted";
   } catch (const RecordingError& e) {
-    EXPECT_EQ(std::string(e.what()), "stacks: not a regular file");
+    EXPECT_EQ(std::string(e.what()), "stacks: not a regular file (a FIFO, refused)");
   }
 }
 

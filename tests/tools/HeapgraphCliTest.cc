@@ -2,7 +2,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +40,20 @@ std::string ReadWholeFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Waits for `pid`, killing it after kHangSeconds: a reader that hangs on a hostile file fails its
+// test (as "killed by SIGKILL") instead of hanging the suite. Not a timing assertion: a correct run
+// takes well under a second.
+constexpr int kHangSeconds = 120;
+
+int WaitBounded(pid_t pid) {
+  int status = 0;
+  for (int tick = 0; waitpid(pid, &status, WNOHANG) == 0; ++tick) {
+    if (tick == kHangSeconds * 20) kill(pid, SIGKILL);
+    usleep(50 * 1000);
+  }
+  return status;
 }
 
 class HeapgraphCliTest : public ::testing::Test {
@@ -87,8 +103,8 @@ class HeapgraphCliTest : public ::testing::Test {
     int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0) return result;
-    int status = 0;
-    waitpid(pid, &status, 0);
+    result.exit_code = -1;
+    int status = WaitBounded(pid);
     result.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
     result.out = ReadWholeFile(out);
     result.err = ReadWholeFile(err);
@@ -294,6 +310,21 @@ TEST_F(HeapgraphCliTest, RecordWithoutRecordingExitsTwo) {
   EXPECT_NE(r.err.find("no recording directory for pid"), std::string::npos) << r.err;
 }
 
+// Issue 12, item 5: a program that exits 0 without ever loading the recorder (here the preload is
+// plain libc) was not checked: one line and --error-exitcode, never 0.
+TEST_F(HeapgraphCliTest, RunWithoutARecordingIsNotSuccess) {
+  std::filesystem::create_directory(root_ + "/runs");
+  RunResult r = Run({"run", "--preload", HarmlessPreload(), "--dir", root_ + "/runs", "--",
+                     "/bin/sh", "-c", "exit 0"});
+  EXPECT_EQ(r.exit_code, 24) << r.err;
+  EXPECT_EQ(r.err.rfind("heapgraph: no leak check ran: no recording directory for pid ", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  r = Run({"run", "--preload", HarmlessPreload(), "--dir", root_ + "/runs", "--", "/bin/sh", "-c",
+           "kill -9 $$"});
+  EXPECT_EQ(r.exit_code, 128 + 9) << "a signal's status stands";
+}
+
 TEST_F(HeapgraphCliTest, RecordOfMissingProgramExits127AndLeavesNoTemporaryRoot) {
   // Without --dir the root is a fresh mkdtemp under $TMPDIR; it must not be left behind empty.
   std::string tmp = root_ + "/tmp";
@@ -310,6 +341,117 @@ TEST_F(HeapgraphCliTest, RecordOfMissingProgramExits127AndLeavesNoTemporaryRoot)
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_NE(r.err.find("cannot run"), std::string::npos) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
+}
+
+// Issue 12, item 3: side files that are FIFOs, links to /dev/urandom or 2 GiB sparse files, and a
+// module map naming a FIFO. Each gives one clear line, at once: the FOOM report goes on without
+// the side file (a warning), an unreadable `exit` file fails the command (exit 2).
+class HostileFilesTest : public HeapgraphCliTest {
+ protected:
+  // A copy of the good recording with `name` replaced by a FIFO, a link to /dev/urandom or a
+  // 2 GiB sparse file.
+  std::string WithFifo(const std::string& name) {
+    std::string dir = WriteDir(name + "-fifo", files_);
+    std::filesystem::remove(dir + "/" + name);
+    EXPECT_EQ(mkfifo((dir + "/" + name).c_str(), 0600), 0);
+    return dir;
+  }
+  std::string WithRandomLink(const std::string& name) {
+    std::string dir = WriteDir(name + "-random", files_);
+    std::filesystem::remove(dir + "/" + name);
+    std::filesystem::create_symlink("/dev/urandom", dir + "/" + name);
+    return dir;
+  }
+  std::string WithSparse(const std::string& name) {
+    std::string dir = WriteDir(name + "-sparse", files_);
+    std::ofstream(dir + "/" + name, std::ios::trunc).close();
+    std::filesystem::resize_file(dir + "/" + name, uint64_t{2} << 30);
+    return dir;
+  }
+  // `foom DIR` (with and without symbols unless `symbols_only`): exit 0, and `line` among the
+  // report's warnings.
+  void ExpectFoomWarning(const std::string& dir, const std::string& line,
+                         bool symbols_only = false) {
+    for (bool symbols : {true, false}) {
+      if (!symbols && symbols_only) continue;
+      std::vector<std::string> args = {"foom", dir};
+      if (!symbols) args.push_back("--no-symbols");
+      RunResult r = Run(args);
+      EXPECT_EQ(r.exit_code, 0) << dir << "\n" << r.err;
+      EXPECT_NE(r.out.find("\nwarning: " + line + "\n"), std::string::npos) << r.out;
+    }
+  }
+  // `foom DIR` and `dump DIR`, with and without symbols: exit 2 with exactly `line` on stderr.
+  void ExpectFailure(const std::string& dir, const std::string& line,
+                     std::vector<std::string> commands) {
+    for (const std::string& command : commands) {
+      for (bool symbols : {false, true}) {
+        std::vector<std::string> args = {command, dir};
+        if (!symbols) args.push_back("--no-symbols");
+        RunResult r = Run(args);
+        EXPECT_EQ(r.exit_code, 2) << command << " " << dir;
+        EXPECT_EQ(r.err, "heapgraph: " + line + "\n") << command << " " << dir;
+      }
+    }
+  }
+};
+
+TEST_F(HostileFilesTest, PressureFileThatIsAFifoALinkOrHugeIsSkippedWithOneLine) {
+  ExpectFoomWarning(WithFifo("pressure"),
+                    "pressure: not a regular file (a FIFO, refused) (no time line)");
+  ExpectFoomWarning(WithRandomLink("pressure"),
+                    "pressure: is a symbolic link (refused) (no time line)");
+  ExpectFoomWarning(WithSparse("pressure"),
+                    "pressure: too large (2147483648 bytes, at most 268435456) (no time line)");
+}
+
+TEST_F(HostileFilesTest, TypesFileThatIsAFifoOrALinkIsSkippedWithOneLine) {
+  const std::string instead = " (size categories used instead)";
+  ExpectFoomWarning(WithFifo("types"), "types: not a regular file (a FIFO, refused)" + instead);
+  ExpectFoomWarning(WithRandomLink("types"), "types: is a symbolic link (refused)" + instead);
+}
+
+TEST_F(HostileFilesTest, ExitFileThatIsAFifoALinkOrHugeFailsWithOneLine) {
+  ExpectFailure(WithFifo("exit"), "exit: not a regular file (a FIFO, refused)", {"foom"});
+  ExpectFailure(WithRandomLink("exit"), "exit: is a symbolic link (refused)", {"foom"});
+  ExpectFailure(WithSparse("exit"), "exit: too large (2147483648 bytes, at most 65536)", {"foom"});
+}
+
+TEST_F(HostileFilesTest, RecordingFileThatIsAFifoALinkOrHugeFailsWithOneLine) {
+  ExpectFailure(WithFifo("session"), "session: not a regular file (a FIFO, refused)",
+                {"dump", "foom"});
+  // --root skips the run whose session is a FIFO (so does the recorder's retention at start).
+  RunResult r = Run({"foom", "--root", root_, "--record", "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"pid\":777"), std::string::npos) << r.out;
+  ExpectFailure(WithRandomLink("modules"), "modules: is a symbolic link (refused)",
+                {"dump", "foom"});
+  ExpectFailure(WithSparse("stacks"), "stacks: not a heapgraph file (bad magic)", {"dump", "foom"});
+}
+
+// The module map names a FIFO (a hostile recording, or a library replaced since): symbols are
+// looked up in regular files only; the module's frames keep module + offset.
+TEST_F(HostileFilesTest, ModuleMapNamingAFifoIsNotOpened) {
+  std::string fifo = root_ + "/libfifo.so";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  SyntheticRecording rec;
+  uint32_t stack = rec.AddStack({0x7f0000001234, 0x7f0000002345});
+  rec.AddModule(fifo, 0x7f0000000000, 0x7f0000000000, 0x7f0000010000, {});
+  rec.AddBlock(TreeKind::kHeap, 0x1000, 48, AllocFunction::kMalloc, stack);
+  rec.SetSession(779, "/nonexistent/app");
+  std::string dir = WriteDir("fifo-module", rec.Build());
+  const std::string refused = fifo + ": not a regular file (a FIFO, refused)";
+  RunResult r = Run({"dump", dir, "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = Run({"dump", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "heapgraph: warning: " + refused + "\n");
+  EXPECT_NE(r.out.find("libfifo.so+0x1234"), std::string::npos) << r.out;
+  r = Run({"foom", dir, "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("libfifo.so+0x1234"), std::string::npos) << r.out;
+  ExpectFoomWarning(dir, refused, /*symbols_only=*/true);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -84,6 +85,51 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
   std::filesystem::remove_all(root);
 }
 
+// Issue 12, item 11: scan_signal=11 (a fault signal) is refused in one line and the default stays;
+// a program that then faults dies of its SIGSEGV instead of faulting (and checking) forever.
+TEST(LeakCheckTriggerTest, FaultSignalAsScanSignalIsRefusedAndTheProgramStillDies) {
+  std::string root = TempRoot(), out;
+  int status = Shell("ulimit -c 0; HEAPGRAPH_OPTIONS=dir=" + root +
+                         ",scan_signal=11 timeout -s KILL 60 " + kChild + " fault 2>&1",
+                     &out);
+  EXPECT_EQ(status, 128 + SIGSEGV) << out;
+  // Then the shell may say "Segmentation fault".
+  const std::string expected =
+      "heapgraph: bad value for option 'scan_signal=11' in HEAPGRAPH_OPTIONS (expected 0 (off) or "
+      "a signal number 1..64 but 4, 5, 7, 8, 9, 11, 19, 31, 32, 33); ignored\nfaulting\n";
+  EXPECT_EQ(out.rfind(expected, 0), 0u) << out;
+  EXPECT_EQ(out.find("heapgraph:", 1), std::string::npos) << out;
+  std::filesystem::remove_all(root);
+}
+
+// Issue 12, item 12: a symbolic link planted at the report path is not followed: the victim file
+// keeps its contents, the link stays, one line says why; the check itself still reports the leak.
+// A report that is written is 0600 whatever the umask.
+TEST(LeakCheckTriggerTest, RunNeverWritesAReportThroughASymbolicLink) {
+  std::string root = TempRoot(), out;
+  std::string victim = root + "/victim", link = root + "/leaks.json";
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_symlink(victim, link);
+  int status = Shell("umask 022; " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " +
+                         link + " -- " + kChild + " leaky 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(out, "heapgraph: cannot write " + link + ": is a symbolic link (not followed)\n");
+  std::ifstream file(victim);
+  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(contents, "precious\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+
+  std::string json = root + "/report.json";
+  status = Shell("umask 022; " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " +
+                     json + " -- " + kChild + " leaky 2>&1",
+                 &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(std::filesystem::status(json).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) {
   std::string out;
   int status =
@@ -147,7 +193,29 @@ TEST(LeakCheckTriggerTest, RunRefusesASampledRecordingWithOneLine) {
   int status = Shell(std::string(HEAPGRAPH_CLI) + " run --options sample=1 --dir " + root + " -- " +
                          kChild + " leaky 2>&1 >/dev/null",
                      &out);
-  EXPECT_EQ(status, 7) << "the program's own status: no check ran\n" << out;
+  EXPECT_EQ(status, 24) << "--error-exitcode's default: the check could not run\n" << out;
   EXPECT_EQ(out, std::string("heapgraph: ") + kRefusal + "\n");
+  std::filesystem::remove_all(root);
+}
+
+// Issue 12, item 5: a check that could not run is never success. /bin/true exits 0; the at-exit
+// check runs inside it (the preload) and replaces that status.
+TEST(LeakCheckTriggerTest, RunExitsWithTheErrorStatusWhenTheCheckCannotRun) {
+  std::string root = TempRoot(), out;
+  // A libheapgraph.so without libheapgraph_scan.so beside it: the check cannot be loaded.
+  std::string lonely = root + "/lonely";
+  std::filesystem::create_directory(lonely);
+  std::filesystem::copy_file(HEAPGRAPH_PRELOAD, lonely + "/libheapgraph.so");
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --preload " + lonely +
+                         "/libheapgraph.so --dir " + root + " -- /bin/true 2>&1",
+                     &out);
+  EXPECT_EQ(status, 24) << out;
+  EXPECT_EQ(out.rfind("heapgraph: cannot load ", 0), 0u) << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "one line: " << out;
+  // --error-exitcode chooses the status; the sampled refusal is the same kind of failure.
+  status = Shell(std::string(HEAPGRAPH_CLI) + " run --error-exitcode 99 --options sample=1 --dir " +
+                     root + " -- /bin/true 2>/dev/null",
+                 &out);
+  EXPECT_EQ(status, 99);
   std::filesystem::remove_all(root);
 }
