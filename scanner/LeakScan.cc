@@ -111,18 +111,15 @@ void ReadTypes(const Preparation& prep, ScanResult* result) {
   result->typed.readers = prep.readers;
 }
 
-// Zeroes the stack below the caller's frame. The scan's frames are laid down there next, and
-// their uninitialized slots would otherwise still hold values from earlier calls (the allocation
-// hooks' frames hold block addresses), which the scan would read as the program's.
+ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
+
+}  // namespace
+
 __attribute__((noinline)) void ScrubStackBelow() {
   char area[64 * 1024];
   explicit_bzero(area, sizeof(area));
   asm volatile("" : : "r"(area) : "memory");
 }
-
-ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
-
-}  // namespace
 
 __attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
   ScrubStackBelow();

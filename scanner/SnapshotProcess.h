@@ -8,7 +8,8 @@
 //   2. copy the live blocks out of the recorder's locked tree, then write one byte on `ready_fd`:
 //      the scanning process may release the recorder (allocations resume);
 //   3. sort the copies by address and index them (BlockIndex);
-//   4. compute the roots (RootRanges), without heapgraph's own memory;
+//   4. compute the roots (RootRanges), without heapgraph's own memory and malloc's thread heaps
+//      (MallocHeaps);
 //   5. mark, with the marking helper (scanner/SharedMarking.h);
 //   6. write the unmarked blocks and the references among them to `result_fd`
 //      (scanner/ResultChannel.h);

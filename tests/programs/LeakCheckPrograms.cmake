@@ -35,3 +35,10 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(recorder_tls_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/recorder_tls_roots.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/check/LeakCheckOverlapTest's child: checks that overlap, from a thread with its own malloc
+# arena, and in children forked during a check (issue 12, item 8).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(overlapping_checks SOURCES ${CMAKE_CURRENT_LIST_DIR}/overlapping_checks.cc
+                        LIBS heapgraph heapgraph_scan)
+endif()
