@@ -74,7 +74,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     if (!scan.notice.empty()) std::fprintf(stderr, "heapgraph: %s\n", scan.notice.c_str());
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
-    const RecordingReader& reader = warmup.Reader(scan.recording_dir);
+    const RecordingReader& reader = warmup.Reader(scan.recording_dir, scan.recording_files);
     Symbolizer& symbolizer = warmup.symbolizer();
     TypedAnalysis typed(scan, symbolizer);
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());

@@ -60,11 +60,14 @@ std::string Num(uint64_t value) {
   return std::to_string(value);
 }
 
-std::shared_ptr<const int> OwnFd(int fd) {
-  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
-    close(*p);
-    delete p;
-  });
+// The open file `fd` as `name`: a regular file, with its size now.
+InputFile Input(const char* name, std::shared_ptr<const int> fd) {
+  InputFile file{name, std::move(fd), 0};
+  struct stat st;
+  if (fstat(*file.fd, &st) != 0) Fail(name, std::string("cannot stat (") + strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) Fail(name, "not a regular file");
+  file.size = static_cast<uint64_t>(st.st_size);
+  return file;
 }
 
 // Opens `name` in `directory` without following a symlink and without blocking on a FIFO.
@@ -77,12 +80,15 @@ std::optional<InputFile> OpenInput(const std::string& directory, const char* nam
     if (errno == ELOOP) Fail(name, "is a symbolic link (refused)");
     Fail(name, std::string("cannot open (") + strerror(errno) + ")");
   }
-  InputFile file{name, OwnFd(fd), 0};
-  struct stat st;
-  if (fstat(fd, &st) != 0) Fail(name, std::string("cannot stat (") + strerror(errno) + ")");
-  if (!S_ISREG(st.st_mode)) Fail(name, "not a regular file");
-  file.size = static_cast<uint64_t>(st.st_size);
-  return file;
+  return Input(name, RecordingReader::Own(fd));
+}
+
+// `name` through the caller's descriptor when it gave one, else opened in `directory`.
+std::optional<InputFile> OpenInput(const std::string& directory,
+                                   const RecordingReader::OpenFiles& open_files, const char* name) {
+  auto open = open_files.find(name);
+  if (open == open_files.end()) return OpenInput(directory, name);
+  return Input(name, open->second);
 }
 
 // Throws unless [offset, offset + length) lies inside the file.
@@ -435,19 +441,30 @@ std::string CategoryName(AllocFunction function, uint64_t size) {
   return "Malloc " + ByteSize::Readable(size, ByteSize::Style::kCompact);
 }
 
+std::shared_ptr<const int> RecordingReader::Own(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    close(*p);
+    delete p;
+  });
+}
+
 RecordingReader::RecordingReader(const std::string& directory)
     : RecordingReader(directory, Content::kEverything) {}
 
 RecordingReader::RecordingReader(const std::string& directory, Content content)
-    : directory_(directory) {
+    : RecordingReader(directory, content, {}) {}
+
+RecordingReader::RecordingReader(const std::string& directory, Content content,
+                                 OpenFiles open_files)
+    : directory_(directory), open_files_(std::move(open_files)) {
   struct stat st;
-  if (stat(directory.c_str(), &st) != 0) {
+  if (open_files_.empty() && stat(directory.c_str(), &st) != 0) {
     Fail(directory, std::string("cannot open recording directory (") + strerror(errno) + ")");
   }
-  if (!S_ISDIR(st.st_mode)) Fail(directory, "not a directory");
+  if (open_files_.empty() && !S_ISDIR(st.st_mode)) Fail(directory, "not a directory");
   if (content == Content::kEverything) {
     ReadTrees();
-  } else if (!OpenInput(directory_, format::kHeapTreeFile)) {
+  } else if (!OpenInput(directory_, open_files_, format::kHeapTreeFile)) {
     Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
   }
   ReadStacks();
@@ -456,13 +473,13 @@ RecordingReader::RecordingReader(const std::string& directory, Content content)
 }
 
 void RecordingReader::ReadTrees() {
-  std::optional<InputFile> heap = OpenInput(directory_, format::kHeapTreeFile);
+  std::optional<InputFile> heap = OpenInput(directory_, open_files_, format::kHeapTreeFile);
   if (!heap) {
     Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
   }
   TreeOutput out{&blocks_, &torn_, &shards_};
   sample_mean_ = ReadTree(*heap, TreeKind::kHeap, out, format::kSampledTreeVersion);
-  std::optional<InputFile> vm = OpenInput(directory_, format::kVmTreeFile);
+  std::optional<InputFile> vm = OpenInput(directory_, open_files_, format::kVmTreeFile);
   if (!vm) {
     warnings_.push_back(std::string(format::kVmTreeFile) + ": missing (no VM blocks read)");
     return;
@@ -471,7 +488,7 @@ void RecordingReader::ReadTrees() {
 }
 
 void RecordingReader::ReadStacks() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kStackFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kStackFile);
   if (!file) Fail(format::kStackFile, "missing");
   auto h = std::make_unique<StackHeader>();
   ReadHeader(*file, format::kStackMagic, h.get());
@@ -501,7 +518,7 @@ void RecordingReader::ReadStacks() {
 }
 
 void RecordingReader::ReadModules() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kModuleFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kModuleFile);
   if (!file) Fail(format::kModuleFile, "missing");
   ModuleHeader h;
   ReadHeader(*file, format::kModuleMagic, &h);
@@ -528,7 +545,7 @@ void RecordingReader::ReadModules() {
 }
 
 void RecordingReader::ReadSession() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kSessionFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kSessionFile);
   if (!file) {
     warnings_.push_back(std::string(format::kSessionFile) + ": missing");
     return;

@@ -137,6 +137,19 @@ std::string SampledRecordingError(uint64_t mean) {
   return line;
 }
 
+// Duplicates of the recorder's descriptors of the files a report reads (close-on-exec).
+void KeepRecordingFiles(const HeapgraphRecorderView& view, RecordingReader::OpenFiles* files) {
+  const std::pair<const char*, int> held[] = {{format::kHeapTreeFile, view.heap_tree_fd},
+                                              {format::kStackFile, view.stacks_fd},
+                                              {format::kModuleFile, view.modules_fd},
+                                              {format::kSessionFile, view.session_fd}};
+  for (auto [name, fd] : held) {
+    int copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+    if (copy < 0) continue;  // the report opens that one by name
+    (*files)[name] = RecordingReader::Own(copy);
+  }
+}
+
 // Holds the recorder's locks (heapgraph_internal_begin_snapshot) and fills `view`; false with
 // result->error, and nothing held, if it is not recording every block.
 bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
@@ -146,6 +159,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
     return false;
   }
   result->recording_dir = view->recording_dir;
+  KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();
     result->error = SampledRecordingError(view->sample_mean);

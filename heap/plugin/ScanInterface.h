@@ -52,6 +52,13 @@ struct HeapgraphRecorderView {
   // aarch64: TPIDR_EL0). Heapgraph's own: never a root. Size 0: unknown.
   int64_t thread_state_offset;
   uint64_t thread_state_size;
+  // The recording's files as the recorder holds them open (-1: closed or reused by the host),
+  // borrowed: the check reads the stacks and modules through duplicates, never by path, so it
+  // works after the program dropped privileges (the 0700 directory is the starting user's).
+  int heap_tree_fd;
+  int stacks_fd;
+  int modules_fd;
+  int session_fd;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -563,6 +563,10 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   StaticTlsArea state = StaticTlsArea::Of(&t_state, sizeof(t_state));
   view->thread_state_offset = state.offset();
   view->thread_state_size = state.size();
+  view->heap_tree_fd = g.heap.file().OwnFd();
+  view->stacks_fd = g.stacks.file().OwnFd();
+  view->modules_fd = g.modules.file().OwnFd();
+  view->session_fd = g.session.file().OwnFd();
   return 0;
 }
 

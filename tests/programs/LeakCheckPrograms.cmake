@@ -42,3 +42,10 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(overlapping_checks SOURCES ${CMAKE_CURRENT_LIST_DIR}/overlapping_checks.cc
                         LIBS heapgraph heapgraph_scan)
 endif()
+
+# tests/check/LeakCheckDroppedPrivilegesTest's child: checks after setresuid to nobody (issue 12,
+# item 7).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(leak_check_dropped SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_check_dropped.cc
+                        LIBS heapgraph heapgraph_scan)
+endif()
