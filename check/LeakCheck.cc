@@ -12,6 +12,7 @@
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
+#include "heap/plugin/ExclusiveCheck.h"
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
@@ -62,7 +63,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     if (!scan.notice.empty()) PrintLine(scan.notice);
     if (!scan.ok) return Failed(scan.error);
     graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
-    const RecordingReader& reader = warmup.Reader(scan.recording_dir);
+    const RecordingReader& reader = warmup.Reader(scan.recording_dir, scan.recording_files);
     Symbolizer& symbolizer = warmup.symbolizer();
     TypedAnalysis typed(scan, symbolizer);
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
@@ -114,6 +115,10 @@ bool SymbolizesWhileMarking() {
 
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   RecordingIgnored ignored(RecorderEntries::Get().ignore_thread);  // the check is not the program
+  ExclusiveCheck exclusive(RecorderEntries::Get());  // waits for a check running on another thread
+  if (exclusive.refused()) {
+    return Failed("a leak check is already running on this thread (started from inside a check)");
+  }
   FreshStackCall call{&options, program_stack_pointer, {}};
   bool ran = FreshStack::Run(
       [](void* argument) {
@@ -131,20 +136,10 @@ __attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& option
 
 }  // namespace heapgraph::report
 
-// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
-extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_path,
-                                                            const char* text_path,
-                                                            heapgraph_leak_summary* summary,
-                                                            uint64_t program_stack_pointer,
-                                                            int interior_pointers) {
-  // Before the options' strings are allocated.
-  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
-  heapgraph::report::LeakCheckOptions options;
-  if (json_path != nullptr) options.json_path = json_path;
-  if (text_path != nullptr) options.text_path = text_path;
-  options.interior_pointers = interior_pointers != 0;
-  heapgraph::report::LeakReport report =
-      heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer);
+namespace {
+
+// Fills `summary` (may be null) from `report`; returns the C API's result: leaked blocks or -1.
+int ReportToSummary(const heapgraph::report::LeakReport& report, heapgraph_leak_summary* summary) {
   if (summary != nullptr) {
     std::memset(summary, 0, sizeof(*summary));
     summary->ok = report.ok ? 1 : 0;
@@ -159,6 +154,28 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_pat
   }
   if (!report.ok) return -1;
   return static_cast<int>(report.summary.direct_blocks + report.summary.indirect_blocks);
+}
+
+}  // namespace
+
+// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
+extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_path,
+                                                            const char* text_path,
+                                                            heapgraph_leak_summary* summary,
+                                                            uint64_t program_stack_pointer,
+                                                            int interior_pointers) {
+  // Before the options' strings are allocated.
+  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
+  heapgraph::report::LeakCheckOptions options;
+  if (json_path != nullptr) options.json_path = json_path;
+  if (text_path != nullptr) options.text_path = text_path;
+  options.interior_pointers = interior_pointers != 0;
+  int result =
+      ReportToSummary(heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer), summary);
+  // The report's frees left block addresses on this stack: gone before the program's frames (or
+  // the wait of its next check, which a concurrent check scans) are laid over them.
+  heapgraph::scanner::ScrubStackBelow();
+  return result;
 }
 
 extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks(

@@ -18,6 +18,8 @@ struct LeakCheckOptions {
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame
 // up. Never throws; a failed check has report.ok == false and report.error set (one line).
+// One check at a time in a process (heap/plugin/ExclusiveCheck): a check started while another
+// runs waits for it; one started on a thread already inside a check fails at once.
 LeakReport RunLeakCheck(const LeakCheckOptions& options);
 
 // The same with the program's stack pointer given (the entry points use the caller's frame).

@@ -31,14 +31,26 @@ const char* KindOf(mode_t mode) {
 
 }  // namespace
 
-InputFile::InputFile(std::string name, int fd, uint64_t size)
-    : name_(std::move(name)),
-      fd_(new int(fd),
-          [](const int* p) {
-            close(*p);
-            delete p;
-          }),
-      size_(size) {}
+InputFile::InputFile(std::string name, std::shared_ptr<const int> fd)
+    : name_(std::move(name)), fd_(std::move(fd)) {}
+
+std::shared_ptr<const int> InputFile::Own(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    close(*p);
+    delete p;
+  });
+}
+
+InputFile InputFile::Adopt(std::shared_ptr<const int> fd, const std::string& name) {
+  InputFile file(name, std::move(fd));
+  struct stat st;
+  if (fstat(file.fd(), &st) != 0) Refuse(name, Errno("cannot stat"));
+  if (!S_ISREG(st.st_mode)) {
+    Refuse(name, std::string("not a regular file (") + KindOf(st.st_mode) + ", refused)");
+  }
+  file.size_ = static_cast<uint64_t>(st.st_size);
+  return file;
+}
 
 std::optional<InputFile> InputFile::Open(const std::string& path, const std::string& name,
                                          Links links) {
@@ -51,14 +63,7 @@ std::optional<InputFile> InputFile::Open(const std::string& path, const std::str
     if (errno == ELOOP && links == Links::kRefuse) Refuse(name, "is a symbolic link (refused)");
     Refuse(name, Errno("cannot open"));
   }
-  InputFile file(name, fd, 0);  // owns fd from here on
-  struct stat st;
-  if (fstat(fd, &st) != 0) Refuse(name, Errno("cannot stat"));
-  if (!S_ISREG(st.st_mode)) {
-    Refuse(name, std::string("not a regular file (") + KindOf(st.st_mode) + ", refused)");
-  }
-  file.size_ = static_cast<uint64_t>(st.st_size);
-  return file;
+  return Adopt(Own(fd), name);
 }
 
 void InputFile::Fail(const std::string& problem) const {

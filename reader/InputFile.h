@@ -30,6 +30,12 @@ class InputFile {
   static std::optional<InputFile> Open(const std::string& path, const std::string& name,
                                        Links links = Links::kRefuse);
 
+  // An already open descriptor (shared: closed with its last owner), checked as Open checks the
+  // file it opens: throws RecordingError unless it is a regular file.
+  static InputFile Adopt(std::shared_ptr<const int> fd, const std::string& name);
+  // Owns `fd`: closed when the last copy goes.
+  static std::shared_ptr<const int> Own(int fd);
+
   const std::string& name() const { return name_; }
   uint64_t size() const { return size_; }  // as fstat reported it at open
   int fd() const { return *fd_; }
@@ -47,7 +53,7 @@ class InputFile {
   [[noreturn]] void Fail(const std::string& problem) const;
 
  private:
-  InputFile(std::string name, int fd, uint64_t size);
+  InputFile(std::string name, std::shared_ptr<const int> fd);
 
   std::string name_;
   std::shared_ptr<const int> fd_;

@@ -59,6 +59,14 @@ std::optional<InputFile> OpenInput(const std::string& directory, const char* nam
   return InputFile::Open(directory + "/" + name, name);
 }
 
+// `name` through the caller's descriptor when it gave one, else opened in `directory`.
+std::optional<InputFile> OpenInput(const std::string& directory,
+                                   const RecordingReader::OpenFiles& open_files, const char* name) {
+  auto open = open_files.find(name);
+  if (open == open_files.end()) return OpenInput(directory, name);
+  return InputFile::Adopt(open->second, name);
+}
+
 std::string MagicName(const char (&magic)[8]) {
   std::string name;
   for (char c : magic) name += (c >= 0x21 && c <= 0x7e) ? c : '?';
@@ -386,15 +394,19 @@ RecordingReader::RecordingReader(const std::string& directory)
     : RecordingReader(directory, Content::kEverything) {}
 
 RecordingReader::RecordingReader(const std::string& directory, Content content)
-    : directory_(directory) {
+    : RecordingReader(directory, content, {}) {}
+
+RecordingReader::RecordingReader(const std::string& directory, Content content,
+                                 OpenFiles open_files)
+    : directory_(directory), open_files_(std::move(open_files)) {
   struct stat st;
-  if (stat(directory.c_str(), &st) != 0) {
+  if (open_files_.empty() && stat(directory.c_str(), &st) != 0) {
     Fail(directory, std::string("cannot open recording directory (") + strerror(errno) + ")");
   }
-  if (!S_ISDIR(st.st_mode)) Fail(directory, "not a directory");
+  if (open_files_.empty() && !S_ISDIR(st.st_mode)) Fail(directory, "not a directory");
   if (content == Content::kEverything) {
     ReadTrees();
-  } else if (!OpenInput(directory_, format::kHeapTreeFile)) {
+  } else if (!OpenInput(directory_, open_files_, format::kHeapTreeFile)) {
     Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
   }
   ReadStacks();
@@ -403,13 +415,13 @@ RecordingReader::RecordingReader(const std::string& directory, Content content)
 }
 
 void RecordingReader::ReadTrees() {
-  std::optional<InputFile> heap = OpenInput(directory_, format::kHeapTreeFile);
+  std::optional<InputFile> heap = OpenInput(directory_, open_files_, format::kHeapTreeFile);
   if (!heap) {
     Fail(directory_, std::string("not a recording directory (no ") + format::kHeapTreeFile + ")");
   }
   TreeOutput out{&blocks_, &torn_, &shards_};
   sample_mean_ = ReadTree(*heap, TreeKind::kHeap, out, format::kSampledTreeVersion);
-  std::optional<InputFile> vm = OpenInput(directory_, format::kVmTreeFile);
+  std::optional<InputFile> vm = OpenInput(directory_, open_files_, format::kVmTreeFile);
   if (!vm) {
     warnings_.push_back(std::string(format::kVmTreeFile) + ": missing (no VM blocks read)");
     return;
@@ -418,7 +430,7 @@ void RecordingReader::ReadTrees() {
 }
 
 void RecordingReader::ReadStacks() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kStackFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kStackFile);
   if (!file) Fail(format::kStackFile, "missing");
   auto h = std::make_unique<StackHeader>();
   ReadHeader(*file, format::kStackMagic, h.get());
@@ -447,7 +459,7 @@ void RecordingReader::ReadStacks() {
 }
 
 void RecordingReader::ReadModules() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kModuleFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kModuleFile);
   if (!file) Fail(format::kModuleFile, "missing");
   ModuleHeader h;
   ReadHeader(*file, format::kModuleMagic, &h);
@@ -474,7 +486,7 @@ void RecordingReader::ReadModules() {
 }
 
 void RecordingReader::ReadSession() {
-  std::optional<InputFile> file = OpenInput(directory_, format::kSessionFile);
+  std::optional<InputFile> file = OpenInput(directory_, open_files_, format::kSessionFile);
   if (!file) {
     warnings_.push_back(std::string(format::kSessionFile) + ": missing");
     return;

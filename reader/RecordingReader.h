@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +114,12 @@ class RecordingReader {
   // still exist.
   enum class Content { kEverything, kStacksAndModules };
   RecordingReader(const std::string& directory, Content content);
+  // Files of the recording the caller already holds open, by file name (format::kStackFile, ...):
+  // read through these instead of opening them in `directory`, which a process that dropped
+  // privileges may no longer search (a leak check reading its own recording). Owned descriptors,
+  // closed with the last copy (InputFile::Own); the directory itself is then not opened at all.
+  using OpenFiles = std::map<std::string, std::shared_ptr<const int>>;
+  RecordingReader(const std::string& directory, Content content, OpenFiles open_files);
 
   const std::string& directory() const { return directory_; }
 
@@ -160,6 +168,7 @@ class RecordingReader {
   uint64_t ReadSlot(uint64_t slot) const;
 
   std::string directory_;
+  OpenFiles open_files_;
   std::vector<LiveBlock> blocks_;
   std::vector<TornNode> torn_;
   std::vector<ShardStats> shards_;

@@ -24,9 +24,10 @@ void SymbolWarmup::Run(const std::string& recording_dir,
   }
 }
 
-const RecordingReader& SymbolWarmup::Reader(const std::string& recording_dir) {
+const RecordingReader& SymbolWarmup::Reader(const std::string& recording_dir,
+                                            const RecordingReader::OpenFiles& open_files) {
   if (!reader_ || reader_->directory() != recording_dir) {
-    reader_.emplace(recording_dir, RecordingReader::Content::kStacksAndModules);
+    reader_.emplace(recording_dir, RecordingReader::Content::kStacksAndModules, open_files);
   }
   return *reader_;
 }

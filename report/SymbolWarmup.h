@@ -28,7 +28,9 @@ class SymbolWarmup {
 
   // The reader Run() opened on `recording_dir`, else a new one (kStacksAndModules); throws
   // RecordingError as RecordingReader does.
-  const RecordingReader& Reader(const std::string& recording_dir);
+  // `open_files`: the recording's files already open (RecordingReader), for a new reader.
+  const RecordingReader& Reader(const std::string& recording_dir,
+                                const RecordingReader::OpenFiles& open_files = {});
   Symbolizer& symbolizer() { return symbolizer_; }
 
   // How many return addresses Run() symbolized, and whether it got through all of them.

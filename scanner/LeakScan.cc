@@ -17,6 +17,7 @@
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/ResultChannel.h"
@@ -111,18 +112,15 @@ void ReadTypes(const Preparation& prep, ScanResult* result) {
   result->typed.readers = prep.readers;
 }
 
-// Zeroes the stack below the caller's frame. The scan's frames are laid down there next, and
-// their uninitialized slots would otherwise still hold values from earlier calls (the allocation
-// hooks' frames hold block addresses), which the scan would read as the program's.
+ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
+
+}  // namespace
+
 __attribute__((noinline)) void ScrubStackBelow() {
   char area[64 * 1024];
   explicit_bzero(area, sizeof(area));
   asm volatile("" : : "r"(area) : "memory");
 }
-
-ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
-
-}  // namespace
 
 __attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
   ScrubStackBelow();
@@ -140,6 +138,19 @@ std::string SampledRecordingError(uint64_t mean) {
   return line;
 }
 
+// Duplicates of the recorder's descriptors of the files a report reads (close-on-exec).
+void KeepRecordingFiles(const HeapgraphRecorderView& view, RecordingReader::OpenFiles* files) {
+  const std::pair<const char*, int> held[] = {{format::kHeapTreeFile, view.heap_tree_fd},
+                                              {format::kStackFile, view.stacks_fd},
+                                              {format::kModuleFile, view.modules_fd},
+                                              {format::kSessionFile, view.session_fd}};
+  for (auto [name, fd] : held) {
+    int copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+    if (copy < 0) continue;  // the report opens that one by name
+    (*files)[name] = InputFile::Own(copy);
+  }
+}
+
 // Holds the recorder's locks (heapgraph_internal_begin_snapshot) and fills `view`; false with
 // result->error, and nothing held, if it is not recording every block.
 bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
@@ -149,6 +160,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
     return false;
   }
   result->recording_dir = view->recording_dir;
+  KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();
     result->error = SampledRecordingError(view->sample_mean);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heap/store/PersistedFormat.h"
+#include "reader/RecordingReader.h"
 #include "scanner/TypedScanResult.h"
 
 namespace heapgraph::scanner {
@@ -44,10 +45,13 @@ struct ScanStats {
 
 struct ScanResult {
   bool ok = false;
-  std::string error;                // one line, when !ok
-  std::string notice;               // one line worth telling the user, e.g. the ptrace fallback
-  std::string recording_dir;        // the recording whose stacks and modules the ids refer to
-  std::vector<LeakedBlock> leaked;  // sorted by address
+  std::string error;          // one line, when !ok
+  std::string notice;         // one line worth telling the user, e.g. the ptrace fallback
+  std::string recording_dir;  // the recording whose stacks and modules the ids refer to
+  // Its files as the recorder held them open (duplicates): how the report reads them, so that
+  // a program that dropped privileges since the recorder made the 0700 directory can be checked.
+  RecordingReader::OpenFiles recording_files;
+  std::vector<LeakedBlock> leaked;                   // sorted by address
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // references among `leaked` (indices)
   ScanTimings timings;
   ScanStats stats;

@@ -12,6 +12,7 @@
 #include "heap/store/LiveAllocationTree.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/HeapMarker.h"
+#include "scanner/MallocHeaps.h"
 #include "scanner/MmapAllocator.h"
 #include "scanner/PagePool.h"
 #include "scanner/PresentPages.h"
@@ -233,6 +234,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index, PresentPages& 
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
                 c_.static_tls_size);
   roots.Exclude(OwnBuffers(c_));
+  roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
                            c_.capture->threads(), c_.static_tls_size);

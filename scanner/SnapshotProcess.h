@@ -8,7 +8,8 @@
 //   2. copy the live blocks out of the recorder's locked tree, then write one byte on `ready_fd`:
 //      the scanning process may release the recorder (allocations resume);
 //   3. sort the copies by address and index them (BlockIndex);
-//   4. compute the roots (RootRanges), without heapgraph's own memory nor the pages of private
+//   4. compute the roots (RootRanges), without heapgraph's own memory, malloc's thread heaps
+//      (MallocHeaps) nor the pages of private
 //      anonymous memory that do not exist (scanner/PresentPages.h: never written, zeros); from
 //      here on a page of the program's that faults when read is made readable and counted
 //      (scanner/UnreadablePages.h);

@@ -15,6 +15,8 @@ RecorderEntries Resolve() {
   entries.begin_snapshot = Lookup<HeapgraphBeginSnapshotFn>(HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL);
   entries.end_snapshot = Lookup<HeapgraphEndSnapshotFn>(HEAPGRAPH_END_SNAPSHOT_SYMBOL);
   entries.ignore_thread = Lookup<HeapgraphIgnoreThreadFn>(HEAPGRAPH_IGNORE_THREAD_SYMBOL);
+  entries.begin_check = Lookup<HeapgraphBeginCheckFn>(HEAPGRAPH_BEGIN_CHECK_SYMBOL);
+  entries.end_check = Lookup<HeapgraphEndCheckFn>(HEAPGRAPH_END_CHECK_SYMBOL);
   return entries;
 }
 

@@ -14,6 +14,8 @@ struct RecorderEntries {
   HeapgraphBeginSnapshotFn begin_snapshot = nullptr;
   HeapgraphEndSnapshotFn end_snapshot = nullptr;
   HeapgraphIgnoreThreadFn ignore_thread = nullptr;
+  HeapgraphBeginCheckFn begin_check = nullptr;
+  HeapgraphEndCheckFn end_check = nullptr;
 
   // This process's entries; every pointer null when libheapgraph.so is not loaded (resolved on the
   // first call, with dlsym: may allocate then, like any first dlsym).

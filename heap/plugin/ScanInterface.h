@@ -52,6 +52,13 @@ struct HeapgraphRecorderView {
   // aarch64: TPIDR_EL0). Heapgraph's own: never a root. Size 0: unknown.
   int64_t thread_state_offset;
   uint64_t thread_state_size;
+  // The recording's files as the recorder holds them open (-1: closed or reused by the host),
+  // borrowed: the check reads the stacks and modules through duplicates, never by path, so it
+  // works after the program dropped privileges (the 0700 directory is the starting user's).
+  int heap_tree_fd;
+  int stacks_fd;
+  int modules_fd;
+  int session_fd;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
@@ -62,13 +69,23 @@ HEAPGRAPH_INTERNAL_ENTRY void heapgraph_internal_end_snapshot(void);
 // Async-signal-safe (a thread-local flag).
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_ignore_thread(int ignore);
 
+// One leak check at a time in the process (heap/runtime/CheckLock.h): begin waits until no other
+// thread is inside a check (and keeps fork() waiting until end); returns 0, or -1 at once when
+// the calling thread is already inside one.
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_begin_check(void);
+HEAPGRAPH_INTERNAL_ENTRY void heapgraph_internal_end_check(void);
+
 typedef __typeof__(&heapgraph_internal_begin_snapshot) HeapgraphBeginSnapshotFn;
 typedef __typeof__(&heapgraph_internal_end_snapshot) HeapgraphEndSnapshotFn;
 typedef __typeof__(&heapgraph_internal_ignore_thread) HeapgraphIgnoreThreadFn;
+typedef __typeof__(&heapgraph_internal_begin_check) HeapgraphBeginCheckFn;
+typedef __typeof__(&heapgraph_internal_end_check) HeapgraphEndCheckFn;
 
 #define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
 #define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"
 #define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"
+#define HEAPGRAPH_BEGIN_CHECK_SYMBOL "heapgraph_internal_begin_check"
+#define HEAPGRAPH_END_CHECK_SYMBOL "heapgraph_internal_end_check"
 
 // Why a leak check refuses a sampled recording (printf format; %s = the sample mean as configured).
 #define HEAPGRAPH_SAMPLED_REFUSAL \

@@ -82,6 +82,13 @@ void* WatchSignals(void*) {
     char json[700], text[700];
     snprintf(json, sizeof(json), "%s/leaks-%u.json", g_dir, n);
     snprintf(text, sizeof(text), "%s/leaks-%u.txt", g_dir, n);
+    if (faccessat(AT_FDCWD, g_dir, W_OK | X_OK, AT_EACCESS) != 0) {
+      // The program dropped privileges: the starting user's 0700 directory is closed to it now.
+      WarningLine::Print("cannot write leak reports into the recording directory", strerror(errno),
+                         "; the text report goes to stderr");
+      Run("", "-");
+      continue;
+    }
     Run(json, text);
   }
 }

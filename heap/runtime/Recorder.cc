@@ -16,6 +16,7 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/CheckLock.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heap/runtime/SampledAddressFilter.h"
@@ -174,6 +175,7 @@ void ClaimChildDirectory();
 // or module update), copy the trees and the module map into a staging directory for the child
 // and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
 void ForkPrepare() {
+  CheckLock::BeforeFork();  // first: a check running now finishes before the fork
   if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   t_state.guard = true;
@@ -191,6 +193,7 @@ void ForkPrepare() {
 }
 
 void ForkParent() {
+  CheckLock::AfterForkParent();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   g.vm.UnlockAll();
   g.heap.UnlockAll();
@@ -204,6 +207,7 @@ void ForkParent() {
 // files the parent keeps using. The directory is renamed to this process's name only at its first
 // hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
 void ForkChild() {
+  CheckLock::AfterForkChild();
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
@@ -534,6 +538,14 @@ HEAPGRAPH_API int heapgraph_internal_ignore_thread(int ignore) {
   return before;
 }
 
+HEAPGRAPH_API int heapgraph_internal_begin_check(void) {
+  return CheckLock::Acquire() ? 0 : -1;
+}
+
+HEAPGRAPH_API void heapgraph_internal_end_check(void) {
+  CheckLock::Release();
+}
+
 HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view) {
   uint32_t mode = SettleMode();
   if (!Recording(mode)) return -1;
@@ -551,6 +563,10 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   StaticTlsArea state = StaticTlsArea::Of(&t_state, sizeof(t_state));
   view->thread_state_offset = state.offset();
   view->thread_state_size = state.size();
+  view->heap_tree_fd = g.heap.file().OwnFd();
+  view->stacks_fd = g.stacks.file().OwnFd();
+  view->modules_fd = g.modules.file().OwnFd();
+  view->session_fd = g.session.file().OwnFd();
   return 0;
 }
 

@@ -41,6 +41,8 @@ class SessionFile {
   uint64_t TakeSequenceBlock();
   format::SessionHeader* header() const { return header_; }
 
+  const MappedFile& file() const { return file_; }
+
  private:
   bool OwnedByThisProcess() const;
 

@@ -46,6 +46,8 @@ class MappedFile {
   uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   int fd() const { return fd_.fd(); }
+  // fd() if it is still this file's (the host may have closed and reused the number), else -1.
+  int OwnFd() const { return fd_.StillOurs() ? fd_.fd() : -1; }
 
  private:
   bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);

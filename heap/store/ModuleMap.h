@@ -35,6 +35,8 @@ class ModuleMap {
   uint32_t count() const { return header_->count.load(std::memory_order_acquire); }
   const format::ModuleRecord& record(uint32_t i) const { return records_[i]; }
 
+  const MappedFile& file() const { return file_; }
+
  private:
   struct Visit;
   static int OnModule(dl_phdr_info* info, size_t size, void* data);

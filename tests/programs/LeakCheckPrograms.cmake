@@ -50,3 +50,17 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(sparse_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/sparse_roots.cc
                         LIBS heapgraph heapgraph_scanner)
 endif()
+
+# tests/check/LeakCheckOverlapTest's child: checks that overlap, from a thread with its own malloc
+# arena, and in children forked during a check (issue 12, item 8).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(overlapping_checks SOURCES ${CMAKE_CURRENT_LIST_DIR}/overlapping_checks.cc
+                        LIBS heapgraph heapgraph_scan)
+endif()
+
+# tests/check/LeakCheckDroppedPrivilegesTest's child: checks after setresuid to nobody (issue 12,
+# item 7).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(leak_check_dropped SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_check_dropped.cc
+                        LIBS heapgraph heapgraph_scan)
+endif()

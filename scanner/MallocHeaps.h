@@ -1,0 +1,40 @@
+// scanner/: the heaps of glibc malloc's thread arenas among the process's mappings. They are
+// malloc's own memory, like the brk heap ("[heap]"), and never a root: the program's blocks in
+// them are recorded blocks, reached through their blocks only; every other byte there is free
+// memory or an allocation made on a thread the recorder ignores (a leak check, a tool thread). A
+// check run from a thread with an arena of its own leaves its freed working memory there (the
+// leaked blocks' addresses among it): scanned as a root, it hid the next check's leaks, in the
+// process and in its forked children. glibc maps each such heap at a multiple of HEAP_MAX_SIZE
+// (64 MiB on 64-bit) and starts it with a heap_info {ar_ptr, prev, size, mprotect_size, ...};
+// the first heap of an arena holds the arena right after it. Only a 64 MiB-aligned address
+// inside a private writable anonymous mapping whose words match that shape is taken for a heap.
+// Reads with process_vm_readv (an unreadable page is skipped, never a fault). No host malloc.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "roots/ProcessMappings.h"
+#include "scanner/MmapAllocator.h"
+
+namespace heapgraph::scanner {
+
+namespace MallocHeaps {
+
+using Ranges =
+    std::vector<std::pair<uint64_t, uint64_t>, MmapAllocator<std::pair<uint64_t, uint64_t>>>;
+
+// glibc's HEAP_MAX_SIZE on 64-bit (2 * DEFAULT_MMAP_THRESHOLD_MAX).
+inline constexpr uint64_t kHeapMax = uint64_t{64} << 20;
+
+// Each heap's [start, start + its read-write size), clipped to the mapping that holds its start.
+Ranges Find(const roots::ProcessMappings& mappings);
+
+// Whether the first words of a candidate at `start` (64 MiB-aligned) are a heap_info: ar_ptr,
+// prev, size, mprotect_size.
+bool LooksLikeHeapInfo(uint64_t start, const uint64_t (&words)[4]);
+
+}  // namespace MallocHeaps
+
+}  // namespace heapgraph::scanner
