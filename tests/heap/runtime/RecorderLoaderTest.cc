@@ -53,7 +53,7 @@ TEST(RecorderLoaderTest, AllocationInsideDlIteratePhdrCallbacksNeverDeadlocks) {
 }
 
 TEST(RecorderLoaderTest, ForkedChildrenAllocateWhileAnotherThreadHoldsTheLoaderLock) {
-  const std::string forks = Count("HEAPGRAPH_LOADER_FORKS", "30");
+  const std::string forks = Count("HEAPGRAPH_LOADER_FORKS", "20");
   TempRoot root;
   // Each child has 20 s to allocate and exit; after the first that does not, no more are forked.
   RunResult run = RunToExit(ProgramPath("hg_loader_fork"), {LibraryPath(), forks, "20"},
