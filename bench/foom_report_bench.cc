@@ -66,7 +66,8 @@ bool WriteDump(int dir_fd, uint32_t blocks) {
       !modules.Create(dir_fd, format::kModuleFile)) {
     return false;
   }
-  modules.Refresh();
+  const uintptr_t code = CodeAddress(0);
+  modules.Learn(&code, 1);
   std::vector<uint32_t> ids(kStacks);
   for (uint32_t s = 0; s < kStacks; ++s) {
     uintptr_t frames[kDepth];

@@ -3,8 +3,11 @@
 // tells the Recorder. Frees are recorded before the block is released, so its address cannot be
 // handed out and recorded by another thread first. operator new/delete reach these through
 // libstdc++. Anonymous mmap/munmap/mremap are recorded as VM regions via raw syscalls.
+// dl_iterate_phdr is interposed so that the unwinder's calls never take the loader's lock
+// (StackCapture::AnswerUnwinderLookup), dlclose so that the module map learns what went away.
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,6 +17,7 @@
 
 #include "heap/platform/WarningLine.h"
 #include "heap/runtime/Recorder.h"
+#include "heap/runtime/StackCapture.h"
 #include "heapgraph/heapgraph.h"
 
 extern "C" {
@@ -46,10 +50,16 @@ using UsableSizeFn = size_t (*)(void*);
 UsableSizeFn real_usable_size = nullptr;
 using DlopenFn = void* (*)(const char*, int);
 DlopenFn real_dlopen = nullptr;
+using DlcloseFn = int (*)(void*);
+DlcloseFn real_dlclose = nullptr;
+using IterateFn = int (*)(heapgraph::StackCapture::PhdrCallback, void*);
+IterateFn real_iterate = nullptr;
 
 __attribute__((constructor(102))) void ResolveForwarders() {
   real_usable_size = reinterpret_cast<UsableSizeFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
   real_dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
+  real_dlclose = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
+  real_iterate = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
 }
 
 long RawMmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
@@ -235,4 +245,23 @@ HEAPGRAPH_EXPORT void* dlopen(const char* file, int mode) {
   if ((mode & RTLD_DEEPBIND) != 0 && !recorder::InHook()) WarnDeepBind(file);
   if (real_dlopen == nullptr) ResolveForwarders();
   return real_dlopen(file, mode);
+}
+
+// dlclose: glibc's, then the module map marks what the call unloaded (no loader lock taken).
+HEAPGRAPH_EXPORT int dlclose(void* handle) {
+  if (real_dlclose == nullptr) ResolveForwarders();
+  int result = real_dlclose(handle);
+  int saved = errno;
+  recorder::NoteDlclose();
+  errno = saved;
+  return result;
+}
+
+// dl_iterate_phdr: libunwind's lookups inside a stack capture are answered without the loader's
+// lock; every other call is glibc's.
+HEAPGRAPH_EXPORT int dl_iterate_phdr(heapgraph::StackCapture::PhdrCallback callback, void* data) {
+  int result;
+  if (heapgraph::StackCapture::AnswerUnwinderLookup(callback, data, &result)) return result;
+  if (real_iterate == nullptr) ResolveForwarders();
+  return real_iterate(callback, data);
 }

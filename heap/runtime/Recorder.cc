@@ -1,9 +1,8 @@
 #include "heap/runtime/Recorder.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <cstring>
 
 #include "heap/config/Config.h"
+#include "heap/platform/LoadedObject.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
 #include "heap/plugin/ScanInterface.h"
@@ -118,32 +118,19 @@ void Complain(const char* what, const char* detail) {
   WarningLine::Print(what, detail, "; recording disabled, the program continues");
 }
 
+// Frames in libheapgraph.so's own code are left out of every stack.
 void FindOwnCode() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&RecordAlloc), &info) == 0) return;
-  struct Search {
-    uintptr_t base;
-    uintptr_t begin, end;
-  } search = {reinterpret_cast<uintptr_t>(info.dli_fbase), 0, 0};
-  dl_iterate_phdr(
-      [](dl_phdr_info* phdr, size_t, void* data) {
-        auto* s = static_cast<Search*>(data);
-        for (int i = 0; i < phdr->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = phdr->dlpi_phdr[i];
-          uintptr_t begin = phdr->dlpi_addr + ph.p_vaddr;
-          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-          if (s->base < phdr->dlpi_addr + ph.p_vaddr - ph.p_offset) continue;
-          uintptr_t self = reinterpret_cast<uintptr_t>(&RecordAlloc);
-          if (self >= begin && self < begin + ph.p_memsz) {
-            s->begin = begin;
-            s->end = begin + ph.p_memsz;
-            return 1;
-          }
-        }
-        return 0;
-      },
-      &search);
-  StackCapture::SetOwnCode(search.begin, search.end);
+  auto self = reinterpret_cast<uintptr_t>(&RecordAlloc);
+  uintptr_t begin = 0, end = 0;
+  LoadedObject object;
+  if (LoadedObject::Find(self, &object)) object.ExecutableSegment(self, &begin, &end);
+  StackCapture::SetOwnCode(begin, end);
+}
+
+// The executable's build-id in the session, from its module record (learned by Initialize).
+void SetExecutableBuildId() {
+  const format::ModuleRecord* program = g.modules.Find(getauxval(AT_ENTRY));
+  if (program != nullptr) g.session.SetExecutableBuildId(program->build_id, program->build_id_len);
 }
 
 // Creates every file of a recording directory; false after one line on stderr.
@@ -223,10 +210,7 @@ void ForkChild() {
   }
   g.heap.ReleaseCopiedLocks();
   g.vm.ReleaseCopiedLocks();
-  if (g.modules.count() > 0) {
-    const format::ModuleRecord& program = g.modules.record(0);
-    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
-  }
+  SetExecutableBuildId();
   g.directory = g.staging;
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
@@ -275,11 +259,9 @@ void Initialize() {
   }
   g.large.Configure(g.config.large_threshold, g.config.large_log);
   ConfigureSampling();
-  g.modules.Refresh();
-  if (g.modules.count() > 0) {  // dl_iterate_phdr reports the main program first
-    const format::ModuleRecord& program = g.modules.record(0);
-    g.session.SetExecutableBuildId(program.build_id, program.build_id_len);
-  }
+  uintptr_t program = getauxval(AT_ENTRY);
+  g.modules.Learn(&program, 1);
+  SetExecutableBuildId();
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
 }
@@ -320,8 +302,8 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   if (entry.hash == hash && entry.id != 0) return entry.id;
   uint32_t new_nodes = 0;
   uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
-  // A frame we have never seen may come from a module loaded since the last refresh.
-  if (new_nodes != 0) g.modules.Refresh();
+  // A frame we have never seen may come from a module the map does not have yet.
+  if (new_nodes != 0) g.modules.Learn(frames, depth);
   entry.hash = hash;
   entry.id = id;
   return id;
@@ -359,6 +341,12 @@ void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
 void ForgetUnwinderMaps(void* address, size_t length) {
   auto begin = reinterpret_cast<uint64_t>(address);
   g_unwinder.Forget(begin, begin + length);
+}
+
+void NoteDlclose() {
+  if (t_state.guard) return;
+  GuardScope guard;
+  if (Recording(FreeMode())) g.modules.ForgetUnloaded();
 }
 
 void RecordExit(format::ExitKind kind, int status) {

@@ -39,6 +39,9 @@ void RecordRemap(void* old_address, size_t old_length, void* address, size_t len
 void NoteUnwinderMap(void* address, size_t length, uintptr_t caller);
 void ForgetUnwinderMaps(void* address, size_t length);
 
+// dlclose (after glibc's): marks the module records of objects no longer loaded.
+void NoteDlclose();
+
 // True while the calling thread is inside a hook (or is a tool thread).
 bool InHook();
 

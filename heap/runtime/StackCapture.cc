@@ -1,11 +1,17 @@
 #include "heap/runtime/StackCapture.h"
 
 #define UNW_LOCAL_ONLY
-#include <dlfcn.h>
 #include <libunwind.h>
-#include <link.h>
 
 #include <cstring>
+
+#include "heap/platform/LoadedObject.h"
+
+// libunwind's dl_iterate_phdr callback (dwarf_callback in src/dwarf/Gfind_proc_info-lsb.c) gets a
+// struct dwarf_callback_data whose first member is the address being looked up, in every release
+// from 0.99 through 1.8. A libunwind that changed it would make every lookup miss: stacks would
+// stop at the first frame the per-thread cache does not know (RecorderUnwindTest fails).
+static_assert(UNW_VERSION_MAJOR == 1, "AnswerUnwinderLookup reads libunwind 1.x's callback data");
 
 namespace heapgraph {
 namespace {
@@ -16,26 +22,8 @@ uintptr_t unwinder_begin = 0;
 uintptr_t unwinder_end = 0;
 __thread bool t_in_unwinder __attribute__((tls_model("initial-exec"))) = false;
 
-struct SegmentSearch {
-  uintptr_t address;
-  uintptr_t begin = 0;
-  uintptr_t end = 0;
-};
-
-// The executable PT_LOAD segment holding search->address.
-int FindSegment(dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<SegmentSearch*>(data);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-    uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    if (search->address >= begin && search->address < begin + ph.p_memsz) {
-      search->begin = begin;
-      search->end = begin + ph.p_memsz;
-      return 1;
-    }
-  }
-  return 0;
+bool InUnwinderCode(uintptr_t address) {
+  return address >= unwinder_begin && address < unwinder_end;
 }
 
 }  // namespace
@@ -47,14 +35,15 @@ void StackCapture::SetOwnCode(uintptr_t begin, uintptr_t end) {
 
 void StackCapture::Initialize() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  SegmentSearch search{reinterpret_cast<uintptr_t>(&unw_backtrace)};
-  dl_iterate_phdr(FindSegment, &search);
-  unwinder_begin = search.begin;
-  unwinder_end = search.end;
+  auto unwinder = reinterpret_cast<uintptr_t>(&unw_backtrace);
+  LoadedObject object;
+  if (LoadedObject::Find(unwinder, &object)) {
+    object.ExecutableSegment(unwinder, &unwinder_begin, &unwinder_end);
+  }
 }
 
 bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
-  return t_in_unwinder && return_address >= unwinder_begin && return_address < unwinder_end;
+  return t_in_unwinder && InUnwinderCode(return_address);
 }
 
 uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
@@ -68,6 +57,24 @@ uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
   if (depth > max_depth) depth = max_depth;
   if (skip != 0) memmove(out, out + skip, depth * sizeof(uintptr_t));
   return depth;
+}
+
+// What glibc's dl_iterate_phdr would give the callback for that one object; libunwind's callback
+// ignores every other object anyway (it checks the address against each object's PT_LOADs).
+bool StackCapture::AnswerUnwinderLookup(PhdrCallback callback, void* data, int* result) {
+  if (!t_in_unwinder || !InUnwinderCode(reinterpret_cast<uintptr_t>(callback))) return false;
+  *result = 0;
+  uintptr_t address = *static_cast<const uintptr_t*>(data);
+  LoadedObject object;
+  if (!LoadedObject::Find(address, &object) || object.phdr == nullptr) return true;
+  dl_phdr_info info;
+  memset(&info, 0, sizeof(info));
+  info.dlpi_addr = object.bias;
+  info.dlpi_name = object.name;
+  info.dlpi_phdr = object.phdr;
+  info.dlpi_phnum = object.phnum;
+  *result = callback(&info, sizeof(info), data);
+  return true;
 }
 
 }  // namespace heapgraph

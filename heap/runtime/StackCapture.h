@@ -1,8 +1,18 @@
 // heap/runtime/: call-stack capture for the allocation hooks. Uses libunwind's cached DWARF-CFI
 // unwinder (unw_backtrace), so stacks continue through code built without frame pointers, such as
 // Debian's libstdc++ operator new and glibc. Never allocates from the host's malloc.
+// Never waits for the dynamic loader's lock either: libunwind (1.x, including Debian 12's 1.6.2)
+// finds the unwind tables of an address it has not cached with dl_iterate_phdr, which takes
+// glibc's _dl_load_write_lock. That deadlocks a hook running while another thread holds the lock
+// and waits for something the hooked thread holds, and hangs a forked child whose parent held the
+// lock at the fork. libheapgraph.so therefore interposes dl_iterate_phdr and lets
+// AnswerUnwinderLookup answer the unwinder's calls from LoadedObject (glibc's lock-free
+// _dl_find_object) with the one object libunwind is looking for.
 #pragma once
 
+#include <link.h>
+
+#include <cstddef>
 #include <cstdint>
 
 namespace heapgraph {
@@ -14,7 +24,8 @@ inline constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, th
 // Frames whose return address lies in [begin, end) (heapgraph's own code) are skipped at the
 // top of every captured stack.
 void SetOwnCode(uintptr_t begin, uintptr_t end);
-// Selects libunwind's per-thread cache; call once before the first capture.
+// Selects libunwind's per-thread cache and finds libunwind's code; call once before the first
+// capture.
 void Initialize();
 
 // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
@@ -25,6 +36,14 @@ bool IsUnwinderCall(uintptr_t return_address);
 // Return addresses of the calling thread, innermost first, own frames skipped. `out` must hold
 // max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth).
 uint32_t Capture(uintptr_t* out, uint32_t max_depth);
+
+// A dl_iterate_phdr call made by libunwind inside Capture on this thread (`callback` lies in
+// libunwind's code): calls `callback` once, for the loaded object containing the address libunwind
+// looks for (or not at all when no object contains it), stores what it returned (0 if not called)
+// in *result and returns true, all without the loader's lock. False for every other call: the
+// caller forwards it to glibc.
+using PhdrCallback = int (*)(dl_phdr_info*, size_t, void*);
+bool AnswerUnwinderLookup(PhdrCallback callback, void* data, int* result);
 
 }  // namespace StackCapture
 

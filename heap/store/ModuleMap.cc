@@ -13,8 +13,6 @@ using format::ModuleRecord;
 
 namespace {
 
-constexpr uint32_t kMaxSeen = 8192;
-
 uint64_t RecordsOffset() {
   return format::kPageSize;
 }
@@ -31,8 +29,8 @@ void CopyPath(const char* name, char* out) {
 }
 
 // Reads NT_GNU_BUILD_ID from a PT_NOTE segment already mapped in memory.
-void ReadBuildId(const dl_phdr_info* info, const ElfW(Phdr) & note, ModuleRecord* out) {
-  auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + note.p_vaddr);
+void ReadBuildId(uintptr_t bias, const ElfW(Phdr) & note, ModuleRecord* out) {
+  auto* p = reinterpret_cast<const uint8_t*>(bias + note.p_vaddr);
   const uint8_t* end = p + note.p_memsz;
   while (p + sizeof(ElfW(Nhdr)) <= end) {
     auto* header = reinterpret_cast<const ElfW(Nhdr)*>(p);
@@ -50,15 +48,16 @@ void ReadBuildId(const dl_phdr_info* info, const ElfW(Phdr) & note, ModuleRecord
   }
 }
 
-void Describe(const dl_phdr_info* info, ModuleRecord* out) {
+// An object whose image does not map its program headers is described by its mapping alone.
+void Describe(const LoadedObject& object, ModuleRecord* out) {
   memset(out, 0, sizeof(*out));
-  out->load_bias = info->dlpi_addr;
+  out->load_bias = object.bias;
   out->start = UINT64_MAX;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_NOTE && out->build_id_len == 0) ReadBuildId(info, ph, out);
+  for (uint16_t i = 0; i < object.phnum; ++i) {
+    const ElfW(Phdr)& ph = object.phdr[i];
+    if (ph.p_type == PT_NOTE && out->build_id_len == 0) ReadBuildId(object.bias, ph, out);
     if (ph.p_type != PT_LOAD) continue;
-    uint64_t begin = info->dlpi_addr + ph.p_vaddr;
+    uint64_t begin = object.bias + ph.p_vaddr;
     if (begin < out->start) out->start = begin;
     if (begin + ph.p_memsz > out->end) out->end = begin + ph.p_memsz;
     if (out->segment_count < format::kMaxSegments) {
@@ -68,22 +67,18 @@ void Describe(const dl_phdr_info* info, ModuleRecord* out) {
       s.flags = ph.p_flags;
     }
   }
-  if (out->start == UINT64_MAX) out->start = 0;
+  if (out->start == UINT64_MAX) {
+    out->start = object.map_start;
+    out->end = object.map_end;
+  }
   out->state = format::kModuleLoaded;
-  CopyPath(info->dlpi_name, out->path);
+  CopyPath(object.name, out->path);
 }
 
 }  // namespace
 
-struct ModuleMap::Visit {
-  ModuleMap* map;
-  uint8_t seen[kMaxSeen / 8];
-  bool counters_only;
-  bool changed;
-};
-
 bool ModuleMap::Create(int dir_fd, const char* name, uint32_t capacity) {
-  if (capacity > kMaxSeen) capacity = kMaxSeen;
+  if (capacity > kMaxCapacity) capacity = kMaxCapacity;
   uint64_t size = RecordsOffset() + uint64_t{capacity} * sizeof(ModuleRecord);
   if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, size)) return false;
   header_ = reinterpret_cast<format::ModuleHeader*>(file_.data());
@@ -111,52 +106,67 @@ void ModuleMap::Unlock() {
   lock_.store(0, std::memory_order_release);
 }
 
-int ModuleMap::OnModule(dl_phdr_info* info, size_t size, void* data) {
-  auto* visit = static_cast<Visit*>(data);
-  ModuleMap* map = visit->map;
-  if (visit->counters_only) {
-    visit->changed = info->dlpi_adds != map->last_adds_ || info->dlpi_subs != map->last_subs_;
-    map->last_adds_ = info->dlpi_adds;
-    map->last_subs_ = info->dlpi_subs;
-    return 1;  // the counters are the same for every module
-  }
-  ModuleRecord fresh;
-  Describe(info, &fresh);
-  uint32_t count = map->header_->count.load(std::memory_order_relaxed);
-  for (uint32_t i = 0; i < count; ++i) {
-    const ModuleRecord& r = map->records_[i];
-    if (r.state == format::kModuleLoaded && r.start == fresh.start &&
-        r.load_bias == fresh.load_bias && strcmp(r.path, fresh.path) == 0) {
-      visit->seen[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
-      return 0;
+bool ModuleMap::IsKnown(const LoadedObject& object) const {
+  uint32_t count = header_->count.load(std::memory_order_relaxed);
+  for (uint32_t i = count; i-- > 0;) {
+    if (records_[i].state == format::kModuleLoaded && identities_[i].link_map == object.link_map &&
+        identities_[i].map_start == object.map_start) {
+      return true;
     }
   }
-  if (count < map->capacity_) {
-    map->records_[count] = fresh;
-    visit->seen[count / 8] |= static_cast<uint8_t>(1u << (count % 8));
-    map->header_->count.store(count + 1, std::memory_order_release);
-  }
-  return 0;
+  return false;
 }
 
-void ModuleMap::Refresh() {
-  Lock();
-  Visit visit;
-  visit.map = this;
-  visit.counters_only = true;
-  visit.changed = false;
-  dl_iterate_phdr(&ModuleMap::OnModule, &visit);
-  if (visit.changed) {
-    memset(visit.seen, 0, sizeof(visit.seen));
-    visit.counters_only = false;
-    header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
-    dl_iterate_phdr(&ModuleMap::OnModule, &visit);
-    uint32_t count = header_->count.load(std::memory_order_relaxed);
-    for (uint32_t i = 0; i < count; ++i) {
-      if ((visit.seen[i / 8] & (1u << (i % 8))) == 0) records_[i].state = format::kModuleUnloaded;
+// Under Lock. A full map keeps its records as they are.
+void ModuleMap::Append(const LoadedObject& object) {
+  uint32_t count = header_->count.load(std::memory_order_relaxed);
+  if (count >= capacity_) return;
+  ModuleRecord fresh;
+  Describe(object, &fresh);
+  header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
+  for (uint32_t i = 0; i < count; ++i) {
+    ModuleRecord& r = records_[i];
+    if (r.state == format::kModuleLoaded && r.start < fresh.end && fresh.start < r.end) {
+      r.state = format::kModuleUnloaded;  // its addresses belong to the new object now
     }
-    header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // even: consistent
   }
+  records_[count] = fresh;
+  identities_[count] = {object.link_map, object.map_start};
+  header_->count.store(count + 1, std::memory_order_release);
+  header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // even: consistent
+}
+
+void ModuleMap::Learn(const uintptr_t* addresses, uint32_t count) {
+  Lock();
+  uintptr_t begin = 0, end = 0;  // the object of the previous address: frames come in runs
+  for (uint32_t i = 0; i < count; ++i) {
+    if (addresses[i] >= begin && addresses[i] < end) continue;
+    LoadedObject object;
+    if (!LoadedObject::Find(addresses[i], &object)) continue;
+    begin = object.map_start;
+    end = object.map_end;
+    if (!IsKnown(object)) Append(object);
+  }
+  Unlock();
+}
+
+void ModuleMap::ForgetUnloaded() {
+  Lock();
+  uint32_t count = header_->count.load(std::memory_order_relaxed);
+  bool writing = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (records_[i].state != format::kModuleLoaded) continue;
+    LoadedObject object;
+    if (LoadedObject::Find(identities_[i].map_start, &object) &&
+        object.link_map == identities_[i].link_map &&
+        object.map_start == identities_[i].map_start) {
+      continue;
+    }
+    if (!writing) header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // odd
+    writing = true;
+    records_[i].state = format::kModuleUnloaded;
+  }
+  if (writing) header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // even
   Unlock();
 }
 

@@ -1,14 +1,19 @@
 // heap/store/: the loaded-module map (path, build-id, load bias, PT_LOAD segments), kept in a
 // MappedFile so that stacks in a recording can be turned into module + offset after the process is
 // gone. Records are only appended or marked unloaded, never reused, so an address keeps meaning the
-// module that was loaded when it was recorded. Uses dl_iterate_phdr; never allocates.
+// module that was loaded when it was recorded.
+// Modules are learned from the addresses the recorder stores (Learn: each stack with new frames)
+// through LoadedObject, never through dl_iterate_phdr or dladdr: no call here waits for a lock of
+// the dynamic loader, so the map is safe to update from an allocation hook that runs inside a
+// dl_iterate_phdr callback or a dlopen constructor, and in a forked child whose parent's other
+// thread held a loader lock at the fork. Never allocates. Invariant: a module holding one of the
+// addresses passed to Learn has a loaded record describing that very load of the module.
 #pragma once
-
-#include <link.h>
 
 #include <atomic>
 #include <cstdint>
 
+#include "heap/platform/LoadedObject.h"
 #include "heap/store/MappedFile.h"
 #include "heap/store/PersistedFormat.h"
 
@@ -17,6 +22,7 @@ namespace heapgraph {
 class ModuleMap {
  public:
   static constexpr uint32_t kDefaultCapacity = 2048;
+  static constexpr uint32_t kMaxCapacity = 8192;
 
   bool Create(int dir_fd, const char* name, uint32_t capacity = kDefaultCapacity);
   // Fork support (MappedFile::CopyTo / Adopt); CopyTo requires Lock().
@@ -25,9 +31,12 @@ class ModuleMap {
   void Lock();
   void Unlock();
 
-  // Re-reads the loader's list: appends new modules, marks vanished ones unloaded. Cheap when
-  // nothing changed since the last call (the loader's add/remove counters are compared first).
-  void Refresh();
+  // For every address that lies in a loaded object (code, typically return addresses): appends a
+  // record of that object unless this load of it has one, and marks unloaded the records it
+  // replaces at the same addresses. Addresses in no object (heap, JIT code) are skipped.
+  void Learn(const uintptr_t* addresses, uint32_t count);
+  // Marks unloaded every loaded record whose module is no longer loaded (after a dlclose).
+  void ForgetUnloaded();
 
   // The loaded module containing `address`, or null.
   const format::ModuleRecord* Find(uint64_t address) const;
@@ -38,16 +47,22 @@ class ModuleMap {
   const MappedFile& file() const { return file_; }
 
  private:
-  struct Visit;
-  static int OnModule(dl_phdr_info* info, size_t size, void* data);
+  // Which load of an object a record describes (process memory, not in the file: a forked child
+  // shares the parent's address space, so it inherits these with the records).
+  struct Identity {
+    const void* link_map;
+    uintptr_t map_start;
+  };
+
+  bool IsKnown(const LoadedObject& object) const;
+  void Append(const LoadedObject& object);
 
   MappedFile file_;
   format::ModuleHeader* header_ = nullptr;
   format::ModuleRecord* records_ = nullptr;
   uint32_t capacity_ = 0;
   std::atomic<uint32_t> lock_{0};
-  unsigned long long last_adds_ = ~0ull;
-  unsigned long long last_subs_ = ~0ull;
+  Identity identities_[kMaxCapacity] = {};
 };
 
 }  // namespace heapgraph

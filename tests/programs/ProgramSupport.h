@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -77,5 +78,35 @@ struct Random {
   }
   uint64_t state;
 };
+
+// Allocates `size` bytes at the end of a call chain `depth` frames deep whose shape follows the
+// bits of `path` (two functions alternate): every distinct (depth, path) is a stack the recorder
+// has never seen, so each call interns new stack nodes.
+__attribute__((noinline, unused)) static void* PathLeft(unsigned depth, uint64_t path, size_t size);
+__attribute__((noinline, unused)) static void* PathRight(unsigned depth, uint64_t path,
+                                                         size_t size);
+
+__attribute__((noinline, unused)) static void* AllocateOnPath(unsigned depth, uint64_t path,
+                                                              size_t size) {
+  void* p = depth == 0        ? malloc(size)
+            : (path & 1) != 0 ? PathLeft(depth - 1, path >> 1, size)
+                              : PathRight(depth - 1, path >> 1, size);
+  asm volatile("" : : "r"(p) : "memory");  // no tail call: the frame stays on the stack
+  return p;
+}
+
+__attribute__((noinline, unused)) static void* PathLeft(unsigned depth, uint64_t path,
+                                                        size_t size) {
+  void* p = AllocateOnPath(depth, path, size);
+  asm volatile("" : : "r"(p) : "memory");
+  return p;
+}
+
+__attribute__((noinline, unused)) static void* PathRight(unsigned depth, uint64_t path,
+                                                         size_t size) {
+  void* p = AllocateOnPath(depth, path, size);
+  asm volatile("" : : "r"(p) : "memory");
+  return p;
+}
 
 }  // namespace hgprog

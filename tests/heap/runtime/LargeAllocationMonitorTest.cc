@@ -130,7 +130,6 @@ class LargeAllocationMonitorTest : public testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(modules_.Create(dir_.fd(), format::kModuleFile));
-    modules_.Refresh();
     log_ = dir_.Path("large.log");
   }
 
@@ -180,6 +179,7 @@ TEST_F(LargeAllocationMonitorTest, ReportLogsAHeaderAndOneLinePerFrame) {
   monitor_.Configure(1 << 20, log_.c_str());
   const uintptr_t frames[] = {reinterpret_cast<uintptr_t>(&FunctionInTheTest) + 4,
                               reinterpret_cast<uintptr_t>(&getpid) + 1, 0x10};
+  modules_.Learn(frames, 3);
   ASSERT_NE(nullptr, modules_.Find(frames[0]));
   ASSERT_NE(nullptr, modules_.Find(frames[1]));
   monitor_.Report(kBlock, 8 << 20, AllocFunction::kMalloc, frames, 3, &modules_);

@@ -25,6 +25,7 @@ heapgraph_add_process_test(InterposerFunctionsTest)
 heapgraph_add_process_test(InterposerDlopenTest)
 heapgraph_add_process_test(RecorderStressTest)
 heapgraph_add_process_test(RecorderForkTest)
+heapgraph_add_process_test(RecorderLoaderTest)
 heapgraph_add_process_test(RecorderKillTest)
 heapgraph_add_process_test(RecorderCorruptRecordingTest)
 heapgraph_add_process_test(RecorderUnwindTest LIBS heapgraph_report)
@@ -48,4 +49,10 @@ add_custom_target(foom_stress
   COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_FOOM_RUNS=100 $<TARGET_FILE:RecorderFoomTest>
           --gtest_filter=*SigkillAtRandomMoments*
   DEPENDS RecorderFoomTest
+  USES_TERMINAL)
+# By hand: the loader-lock tests long (issue 12, items 1 and 2): 3,000 callback rounds, 1,000 forks.
+add_custom_target(loader_stress
+  COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_LOADER_ROUNDS=3000 HEAPGRAPH_LOADER_FORKS=1000
+          $<TARGET_FILE:RecorderLoaderTest>
+  DEPENDS RecorderLoaderTest
   USES_TERMINAL)

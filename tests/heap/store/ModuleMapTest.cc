@@ -1,6 +1,8 @@
-// tests/heap: ModuleMap against the loader's own view: the test executable with the build-id read
-// from its file, load biases as dladdr reports them, dlopen/dlclose, capacity, fork support, and
-// the file as RecordingReader reads it.
+// tests/heap: ModuleMap against the loader's own view: modules learned from addresses in them (the
+// test executable with the build-id read from its file, load biases as dladdr reports them, every
+// object of dl_iterate_phdr), dlopen/dlclose, a library loaded over an unloaded one, learning while
+// another thread holds the loader lock, capacity, fork support, and the file as RecordingReader
+// reads it.
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -25,6 +28,7 @@
 #include "heap/store/PersistedFormat.h"
 #include "heap/store/StackStore.h"
 #include "reader/RecordingReader.h"
+#include "tests/LoaderLockHolder.h"
 #include "tests/TempDir.h"
 
 namespace heapgraph {
@@ -127,8 +131,10 @@ TEST_F(ModuleMapTest, CreateWritesAnEmptyMap) {
   EXPECT_EQ(nullptr, map_.Find(Address(reinterpret_cast<void*>(&FunctionInTheTest))));
 }
 
-TEST_F(ModuleMapTest, RefreshFindsTheTestExecutableWithTheBuildIdOfItsFile) {
-  map_.Refresh();
+TEST_F(ModuleMapTest, LearnFindsTheTestExecutableWithTheBuildIdOfItsFile) {
+  const uintptr_t function = Address(reinterpret_cast<void*>(&FunctionInTheTest));
+  map_.Learn(&function, 1);
+  ASSERT_EQ(1u, map_.count());
   const std::string exe = ExecutablePath();
   const ModuleRecord* r = LoadedRecord(map_, exe);
   ASSERT_NE(nullptr, r) << exe;
@@ -140,8 +146,9 @@ TEST_F(ModuleMapTest, RefreshFindsTheTestExecutableWithTheBuildIdOfItsFile) {
 }
 
 TEST_F(ModuleMapTest, FindReturnsTheModuleOfAFunctionInTheTest) {
-  map_.Refresh();
   const void* function = reinterpret_cast<void*>(&FunctionInTheTest);
+  const uintptr_t address = Address(function);
+  map_.Learn(&address, 1);
   const ModuleRecord* r = map_.Find(Address(function));
   ASSERT_NE(nullptr, r);
   EXPECT_EQ(ExecutablePath(), r->path);
@@ -165,8 +172,9 @@ TEST_F(ModuleMapTest, FindReturnsTheModuleOfAFunctionInTheTest) {
 }
 
 TEST_F(ModuleMapTest, FindReturnsTheSharedLibraryOfALibcFunction) {
-  map_.Refresh();
   const void* function = reinterpret_cast<void*>(&getpid);
+  const uintptr_t address = Address(function);
+  map_.Learn(&address, 1);
   Dl_info info;
   ASSERT_NE(0, dladdr(function, &info));
   const ModuleRecord* r = map_.Find(Address(function));
@@ -175,52 +183,65 @@ TEST_F(ModuleMapTest, FindReturnsTheSharedLibraryOfALibcFunction) {
   EXPECT_EQ(BuildIdOfFile(info.dli_fname), BuildIdOf(*r));
 }
 
-TEST_F(ModuleMapTest, FindOfAnAddressOutsideEveryModuleIsNull) {
-  map_.Refresh();
-  EXPECT_EQ(nullptr, map_.Find(0));
-  EXPECT_EQ(nullptr, map_.Find(4096));
-  EXPECT_EQ(nullptr, map_.Find(UINT64_MAX));
+TEST_F(ModuleMapTest, AddressesOutsideEveryModuleAreNeitherLearnedNorFound) {
   auto heap = std::make_unique<int>(1);
-  EXPECT_EQ(nullptr, map_.Find(Address(heap.get())));
+  const uintptr_t outside[] = {0, 4096, Address(heap.get()), UINTPTR_MAX};
+  map_.Learn(outside, 4);
+  EXPECT_EQ(0u, map_.count());
+  const uintptr_t function = Address(reinterpret_cast<void*>(&FunctionInTheTest));
+  map_.Learn(&function, 1);
+  for (uintptr_t address : outside) EXPECT_EQ(nullptr, map_.Find(address)) << address;
 }
 
-TEST_F(ModuleMapTest, EveryObjectOfTheLoaderHasALoadedRecord) {
-  map_.Refresh();
-  struct Context {
-    const ModuleMap* map;
-    int missing = 0;
-    int objects = 0;
-  } context{&map_};
+// One address in each object the loader reports (as a stack's frames would be), in one call.
+TEST_F(ModuleMapTest, OneAddressInEachObjectOfTheLoaderGivesItsRecord) {
+  struct Object {
+    std::string path;
+    uint64_t bias;
+    uint32_t loads;
+    uintptr_t inside;
+  };
+  std::vector<Object> objects;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
-        auto* c = static_cast<Context*>(data);
-        ++c->objects;
-        std::string path = info->dlpi_name[0] == '\0' ? ExecutablePath() : info->dlpi_name;
-        uint32_t loads = 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
-        const ModuleRecord* r = LoadedRecord(*c->map, path);
-        if (r == nullptr || r->load_bias != info->dlpi_addr ||
-            r->segment_count != std::min<uint32_t>(loads, format::kMaxSegments)) {
-          ADD_FAILURE() << "no matching record for " << path;
-          ++c->missing;
+        Object o{info->dlpi_name[0] == '\0' ? ExecutablePath() : info->dlpi_name, info->dlpi_addr,
+                 0, 0};
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          ++o.loads;
+          o.inside = info->dlpi_addr + ph.p_vaddr + ph.p_memsz / 2;
         }
+        static_cast<std::vector<Object>*>(data)->push_back(o);
         return 0;
       },
-      &context);
-  EXPECT_EQ(0, context.missing);
-  EXPECT_EQ(uint32_t(context.objects), map_.count());
+      &objects);
+  std::vector<uintptr_t> addresses;
+  for (const Object& o : objects) addresses.push_back(o.inside);
+  map_.Learn(addresses.data(), static_cast<uint32_t>(addresses.size()));
+  EXPECT_EQ(uint32_t(objects.size()), map_.count());
+  for (const Object& o : objects) {
+    const ModuleRecord* r = LoadedRecord(map_, o.path);
+    ASSERT_NE(nullptr, r) << "no record for " << o.path;
+    EXPECT_EQ(o.bias, r->load_bias) << o.path;
+    EXPECT_EQ(std::min<uint32_t>(o.loads, format::kMaxSegments), r->segment_count) << o.path;
+    EXPECT_EQ(r, map_.Find(o.inside)) << o.path;
+  }
 }
 
-TEST_F(ModuleMapTest, RefreshWithoutLoaderChangesWritesNothing) {
-  map_.Refresh();
+TEST_F(ModuleMapTest, LearningKnownModulesAgainWritesNothing) {
+  const uintptr_t addresses[] = {Address(reinterpret_cast<void*>(&FunctionInTheTest)),
+                                 Address(reinterpret_cast<void*>(&getpid))};
+  map_.Learn(addresses, 2);
   uint32_t count = map_.count();
+  EXPECT_EQ(2u, count);
   int fd = openat(dir_.fd(), format::kModuleFile, O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   uint32_t sequence = SequenceInFile(fd);
   EXPECT_EQ(0u, sequence % 2) << "even: no writer active";
   EXPECT_NE(0u, sequence);
-  map_.Refresh();
-  map_.Refresh();
+  map_.Learn(addresses, 2);
+  map_.ForgetUnloaded();
   EXPECT_EQ(count, map_.count());
   EXPECT_EQ(sequence, SequenceInFile(fd));
   close(fd);
@@ -230,9 +251,12 @@ TEST_F(ModuleMapTest, CapacityBoundsTheRecords) {
   TempDir other;
   ModuleMap small;
   ASSERT_TRUE(small.Create(other.fd(), format::kModuleFile, 2));
-  small.Refresh();
+  const uintptr_t addresses[] = {Address(reinterpret_cast<void*>(&FunctionInTheTest)),
+                                 Address(reinterpret_cast<void*>(&getpid)),
+                                 Address(reinterpret_cast<void*>(&std::terminate))};
+  small.Learn(addresses, 3);  // three objects: the test, libc, libstdc++
   EXPECT_EQ(2u, small.count());
-  small.Refresh();
+  small.Learn(addresses, 3);
   EXPECT_EQ(2u, small.count());
 }
 
@@ -251,27 +275,28 @@ void* OpenUnloadedLibrary(std::string* name) {
   return nullptr;
 }
 
-std::string LibraryPath(void* handle) {
+link_map* LinkMapOf(void* handle) {
   link_map* lm = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == nullptr) return "";
-  return lm->l_name;
+  return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 ? lm : nullptr;
 }
 
-TEST_F(ModuleMapTest, DlopenAddsALoadedRecordAndDlcloseMarksItUnloaded) {
-  map_.Refresh();
+TEST_F(ModuleMapTest, ALearnedLibraryIsMarkedUnloadedAfterDlclose) {
+  const uintptr_t function = Address(reinterpret_cast<void*>(&FunctionInTheTest));
+  map_.Learn(&function, 1);
   uint32_t before = map_.count();
   std::string name;
   void* handle = OpenUnloadedLibrary(&name);
   if (handle == nullptr) GTEST_SKIP() << "no unloaded system library to dlopen";
-  const std::string path = LibraryPath(handle);
-  map_.Refresh();
-  ASSERT_GT(map_.count(), before) << name;
+  link_map* lm = LinkMapOf(handle);
+  ASSERT_NE(nullptr, lm);
+  const std::string path = lm->l_name;
+  const uintptr_t in_library = Address(lm->l_ld);
+  map_.Learn(&in_library, 1);
+  ASSERT_EQ(before + 1, map_.count()) << name;
   const ModuleRecord* r = LoadedRecord(map_, path);
   ASSERT_NE(nullptr, r) << path;
   EXPECT_EQ(BuildIdOfFile(path), BuildIdOf(*r));
   uint32_t index = static_cast<uint32_t>(r - &map_.record(0));
-  link_map* lm = nullptr;
-  ASSERT_EQ(0, dlinfo(handle, RTLD_DI_LINKMAP, &lm));
   EXPECT_EQ(uint64_t{lm->l_addr}, r->load_bias);
   const uint64_t inside = r->start;
   EXPECT_EQ(r, map_.Find(inside));
@@ -282,7 +307,7 @@ TEST_F(ModuleMapTest, DlopenAddsALoadedRecordAndDlcloseMarksItUnloaded) {
     GTEST_SKIP() << name << " stayed loaded after dlclose";
   }
   uint32_t count = map_.count();
-  map_.Refresh();
+  map_.ForgetUnloaded();
   EXPECT_EQ(count, map_.count()) << "records are never reused or removed";
   EXPECT_EQ(uint32_t{format::kModuleUnloaded}, map_.record(index).state);
   EXPECT_EQ(path, map_.record(index).path) << "an unloaded record keeps its description";
@@ -293,16 +318,85 @@ TEST_F(ModuleMapTest, DlopenAddsALoadedRecordAndDlcloseMarksItUnloaded) {
   // Loading it again appends a new record rather than reviving the old one.
   void* again = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(nullptr, again);
-  map_.Refresh();
+  const uintptr_t in_again = Address(LinkMapOf(again)->l_ld);
+  map_.Learn(&in_again, 1);
   EXPECT_EQ(count + 1, map_.count());
   EXPECT_EQ(uint32_t{format::kModuleUnloaded}, map_.record(index).state);
   EXPECT_NE(nullptr, LoadedRecord(map_, path));
   dlclose(again);
 }
 
-// Fork support: after CopyTo (under Lock) and Adopt, refreshes write the copy only.
+// A library among the candidates not yet loaded, other than `except`, whose mapping overlaps
+// [start, end), or null (the kernel usually puts a library into a hole another one left, if it
+// fits).
+void* OpenLibraryOver(uint64_t start, uint64_t end, const std::string& except, std::string* name) {
+  for (const char* candidate : {"libz.so.1", "libbz2.so.1.0", "libexpat.so.1", "libcap.so.2"}) {
+    if (candidate == except) continue;
+    if (void* loaded = dlopen(candidate, RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(loaded);
+      continue;
+    }
+    void* handle = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+    LoadedObject object;
+    if (handle != nullptr && LoadedObject::Find(Address(LinkMapOf(handle)->l_ld), &object) &&
+        object.map_start < end && start < object.map_end) {
+      *name = candidate;
+      return handle;
+    }
+    if (handle != nullptr) dlclose(handle);
+  }
+  return nullptr;
+}
+
+// Without ForgetUnloaded (glibc unloads some modules itself, without dlclose): a library loaded
+// where an unloaded one was replaces its record.
+TEST_F(ModuleMapTest, ALibraryLoadedOverAnUnloadedOnesAddressesReplacesItsRecord) {
+  std::string first_name, second_name;
+  void* first = OpenUnloadedLibrary(&first_name);
+  if (first == nullptr) GTEST_SKIP() << "no unloaded system library to dlopen";
+  const uintptr_t in_first = Address(LinkMapOf(first)->l_ld);
+  map_.Learn(&in_first, 1);
+  ASSERT_EQ(1u, map_.count());
+  const ModuleRecord old = map_.record(0);
+  dlclose(first);
+  void* second = OpenLibraryOver(old.start, old.end, first_name, &second_name);
+  if (second == nullptr) {
+    GTEST_SKIP() << "no other library was loaded where " << first_name << " was";
+  }
+  const uintptr_t in_second = Address(LinkMapOf(second)->l_ld);
+  map_.Learn(&in_second, 1);
+  ASSERT_EQ(2u, map_.count());
+  EXPECT_EQ(uint32_t{format::kModuleUnloaded}, map_.record(0).state) << first_name;
+  EXPECT_EQ(uint32_t{format::kModuleLoaded}, map_.record(1).state) << second_name;
+  EXPECT_EQ(&map_.record(1), map_.Find(in_second));
+  dlclose(second);
+}
+
+// The point of learning through LoadedObject: another thread inside dl_iterate_phdr holds the
+// loader's lock, and learning a library loaded just before still returns.
+TEST_F(ModuleMapTest, LearnDoesNotWaitForTheLoaderLockOfAnotherThread) {
+  std::string name;
+  void* handle = OpenUnloadedLibrary(&name);
+  if (handle == nullptr) GTEST_SKIP() << "no unloaded system library to dlopen";
+  const uintptr_t addresses[] = {Address(LinkMapOf(handle)->l_ld),
+                                 Address(reinterpret_cast<void*>(&FunctionInTheTest))};
+  bool gave_up;
+  {
+    LoaderLockHolder holder;
+    map_.Learn(addresses, 2);
+    map_.ForgetUnloaded();
+    holder.Release();
+    gave_up = holder.gave_up();
+  }
+  EXPECT_FALSE(gave_up) << "Learn waited for the loader lock";
+  EXPECT_EQ(2u, map_.count());
+  dlclose(handle);
+}
+
+// Fork support: after CopyTo (under Lock) and Adopt, Learn writes the copy only.
 TEST_F(ModuleMapTest, AdoptedCopyReceivesLaterRecords) {
-  map_.Refresh();
+  const uintptr_t function = Address(reinterpret_cast<void*>(&FunctionInTheTest));
+  map_.Learn(&function, 1);
   TempDir child;
   map_.Lock();
   ASSERT_TRUE(map_.CopyTo(child.fd(), format::kModuleFile));
@@ -315,21 +409,19 @@ TEST_F(ModuleMapTest, AdoptedCopyReceivesLaterRecords) {
   uint32_t count = map_.count();
   EXPECT_EQ(count, CountInFile(child_fd));
 
-  std::string name;
-  void* handle = OpenUnloadedLibrary(&name);
-  if (handle != nullptr) {
-    map_.Refresh();
-    EXPECT_EQ(count + 1, map_.count());
-    EXPECT_EQ(count + 1, CountInFile(child_fd));
-    EXPECT_EQ(count, CountInFile(parent_fd)) << "the parent's file was written";
-    dlclose(handle);
-  }
+  const uintptr_t libc = Address(reinterpret_cast<void*>(&getpid));
+  map_.Learn(&libc, 1);
+  EXPECT_EQ(count + 1, map_.count());
+  EXPECT_EQ(count + 1, CountInFile(child_fd));
+  EXPECT_EQ(count, CountInFile(parent_fd)) << "the parent's file was written";
   close(parent_fd);
   close(child_fd);
 }
 
 TEST_F(ModuleMapTest, RecordingReaderLocatesAddressesInTheRecordedModules) {
-  map_.Refresh();
+  const uintptr_t learned[] = {Address(reinterpret_cast<void*>(&FunctionInTheTest)),
+                               Address(reinterpret_cast<void*>(&getpid))};
+  map_.Learn(learned, 2);
   auto tree = std::make_unique<LiveAllocationTree>();
   ASSERT_TRUE(tree->Create(dir_.fd(), format::kHeapTreeFile, 1, 10));
   StackStore stacks;

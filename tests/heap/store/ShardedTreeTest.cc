@@ -342,7 +342,6 @@ class TreeRecording {
     ASSERT_TRUE(tree_->Create(dir_.fd(), format::kHeapTreeFile, shards, 12));
     ASSERT_TRUE(stacks_.Create(dir_.fd(), format::kStackFile, 12, 16));
     ASSERT_TRUE(modules_.Create(dir_.fd(), format::kModuleFile));
-    modules_.Refresh();
   }
   // The parent side of a fork: what the recorder puts in the child's directory before fork().
   void CopyForFork(const TempDir& child) {

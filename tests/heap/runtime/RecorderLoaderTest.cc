@@ -1,0 +1,69 @@
+// The recorder never waits for the dynamic loader's lock in a hook (issue 12, items 1 and 2), on
+// real children under LD_PRELOAD: allocation inside dl_iterate_phdr callbacks while other threads
+// meet new stacks (tests/programs/hg_loader_callback.cc), and forked children allocating while
+// another parent thread kept the loader busy at the fork (tests/programs/hg_loader_fork.cc). A
+// deadlock shows as the child's generous timeout. HEAPGRAPH_LOADER_ROUNDS and
+// HEAPGRAPH_LOADER_FORKS make them longer (the `loader_stress` target).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "reader/RecordingReader.h"
+#include "tests/ChildProcess.h"
+
+namespace heapgraph::proctest {
+namespace {
+
+const std::string& LibraryPath() {
+  static const std::string path = ProgramPath("libhg_dl_lib.so");
+  return path;
+}
+
+std::string Count(const char* variable, const char* fallback) {
+  const char* value = getenv(variable);
+  return value != nullptr && value[0] != '\0' ? value : fallback;
+}
+
+bool ExitedZero(const RunResult& run) {
+  return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
+}
+
+TEST(RecorderLoaderTest, AllocationInsideDlIteratePhdrCallbacksNeverDeadlocks) {
+  const std::string rounds = Count("HEAPGRAPH_LOADER_ROUNDS", "100");
+  TempRoot root;
+  // 100 rounds take about a second; a deadlocked child is given up after twice 60 s.
+  RunResult run = RunToExit(ProgramPath("hg_loader_callback"), {LibraryPath(), rounds},
+                            RecordingEnv(root.path(), ""), milliseconds(60000));
+  ASSERT_TRUE(run.status.has_value()) << "deadlock: the child did not finish\n" << run.stderr_text;
+  ASSERT_TRUE(ExitedZero(run)) << run.stderr_text;
+  EXPECT_EQ(FieldOf(run.lines, "rounds"), std::vector<std::string>{rounds});
+
+  // The stack of the block kept inside the callback is complete: through the callback, glibc's
+  // dl_iterate_phdr and on to its caller (the unwinder's lookups went through the interposer).
+  std::vector<std::string> dirs = root.Entries();
+  ASSERT_EQ(dirs.size(), 1u);
+  RecordingReader reader(root.path() + "/" + dirs[0]);
+  const LiveBlock* kept = FindBlock(reader, ParseNumber(FieldOf(run.lines, "kept").at(0)));
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->size, 4321u);
+  EXPECT_TRUE(StackPassesThrough(reader, *kept, RangeOf(run.lines, "HgOnObject")));
+  EXPECT_TRUE(StackPassesThrough(reader, *kept, RangeOf(run.lines, "HgLoaderRounds")));
+}
+
+TEST(RecorderLoaderTest, ForkedChildrenAllocateWhileAnotherThreadHoldsTheLoaderLock) {
+  const std::string forks = Count("HEAPGRAPH_LOADER_FORKS", "20");
+  TempRoot root;
+  // Each child has 20 s to allocate and exit; after the first that does not, no more are forked.
+  RunResult run = RunToExit(ProgramPath("hg_loader_fork"), {LibraryPath(), forks, "20"},
+                            RecordingEnv(root.path(), ""), milliseconds(300000));
+  ASSERT_TRUE(run.status.has_value()) << run.stderr_text;
+  EXPECT_EQ(FieldOf(run.lines, "hung"), std::vector<std::string>{})
+      << "a forked child hung in its first allocation";
+  EXPECT_EQ(FieldOf(run.lines, "forks"), (std::vector<std::string>{forks, "hung", "0"}));
+  EXPECT_TRUE(ExitedZero(run)) << run.stderr_text;
+}
+
+}  // namespace
+}  // namespace heapgraph::proctest
