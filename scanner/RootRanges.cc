@@ -81,13 +81,14 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     skipped.push_back(r.mapping);
     if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true, true});
   }
+  std::sort(skipped.begin(), skipped.end());  // one lookup per mapping: 10,000 threads and more
   for (const ProcessMappings::Mapping& m : mappings.mappings()) {
     if (!m.readable || !m.writable || m.shared) continue;
     if (m.kind == ProcessMappings::Kind::kHeap || m.kind == ProcessMappings::Kind::kSpecial ||
         m.kind == ProcessMappings::Kind::kMainStack) {
       continue;
     }
-    if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
+    if (std::binary_search(skipped.begin(), skipped.end(), &m)) continue;
     if (HoldsBlock(m, blocks)) continue;
     bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
     uint64_t cached_tcb = 0;
