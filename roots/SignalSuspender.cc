@@ -157,6 +157,7 @@ void CaptureAndPark(uint32_t generation, const ucontext_t* uc) {
   const pid_t tid = RawSyscall::Gettid();
   if (ThreadInfo* slot = arena->Claim()) {
     slot->tid = tid;
+    slot->is_main = tid == g_shared.pid;
     FillGeneralPurpose(uc, slot);
     slot->stack_pointer = static_cast<uintptr_t>(slot->regs[ThreadInfo::kStackPointer]);
     const std::span<uint8_t> buffer = arena->VectorBuffer(slot);
@@ -282,6 +283,7 @@ bool RecordBlockedSleeper(const TaskList& tasks, pid_t tid, int signal, uint64_t
   ThreadInfo* slot = arena->Claim();
   if (slot == nullptr) return true;  // counted; SuspendAll() reports the overflow
   slot->tid = tid;
+  slot->is_main = tid == tasks.pid();
   slot->registers_complete = false;
   slot->regs[ThreadInfo::kStackPointer] = sp;
   slot->regs[ThreadInfo::kInstructionPointer] = pc;

@@ -208,6 +208,7 @@ Outcome Record(State* s, Worker* w, pid_t tid, int resume_signal) {
   }
   *slot = info;
   slot->tid = tid;
+  slot->is_main = tid == s->tasks.pid();
   slot->pending_signal = resume_signal;
   slot->stack_pointer = static_cast<uintptr_t>(info.regs[ThreadInfo::kStackPointer]);
   const std::span<uint8_t> buffer = s->arena->VectorBuffer(slot);
