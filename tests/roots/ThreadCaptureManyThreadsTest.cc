@@ -2,10 +2,10 @@
 // fixed capacity (8,192 slots: every check then failed with "listing /proc/<pid>/task: No buffer
 // space available", and the signal fallback with "more threads than max_threads").
 // tests/programs/many_threads_check, linked with libheapgraph.so and the scanner, with 10,000
-// threads of 64 KiB stacks (HEAPGRAPH_MANY_THREADS overrides it; the threads_stress target runs
-// 20,000): the leak check captures every thread and reports the planted leaks exactly, and the
-// signal fallback suspends every thread. Skipped, with the reason, where the machine cannot run
-// that many threads.
+// threads of 64 KiB stacks (HEAPGRAPH_MANY_THREADS overrides it, 20,000 for instance;
+// tests/stress/run.sh's `threads` scenario runs the child ten times): the leak check captures every
+// thread and reports the planted leaks exactly, and the signal fallback suspends every thread.
+// Skipped, with the reason, where the machine cannot run that many threads.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/resource.h>
