@@ -92,16 +92,27 @@ tally() {
   local missing=$((tries - reported))
   if [ "$missing" -gt 0 ]; then
     local why="exit status $status"
-    [ "$status" = 124 ] && why="time limit"
+    [ "$status" = 137 ] && why="killed at the time limit"
     for _ in $(seq "$missing"); do echo "no report ($why)"; done >>"$reasons"
   fi
   report "$name" "$tries" "$ok" "$started" "$reasons"
+  times "$out"
+}
+
+# times OUTPUT: the median and range of the checks' times the ok lines carry, if any.
+times() {
+  local key
+  for key in total_ms world_stopped_ms; do
+    grep -oE "^try [0-9]+ ok .*\b$key=[0-9]+" "$1" | sed "s/.*$key=//" | sort -n |
+      awk -v key="$key" '{ v[NR] = $1 } END {
+        if (NR > 0) printf "    check %s: median %d, %d-%d\n", key, v[int((NR + 1) / 2)], v[1], v[NR] }'
+  done
 }
 
 run_churn() {
   local started out=$work/churn.out status
   started=$(date +%s)
-  HEAPGRAPH_OPTIONS=dir=$work/churn-root timeout $((60 + checks * 10)) \
+  HEAPGRAPH_OPTIONS=dir=$work/churn-root timeout -s KILL $((60 + checks * 10)) \
     "$programs/stress_checks" churn "$checks" >"$out" 2>"$work/churn.err"
   status=$?
   tally churn "$checks" "$started" "$out" "$status"
@@ -110,7 +121,7 @@ run_churn() {
 run_overlap() {
   local started out=$work/overlap.out status
   started=$(date +%s)
-  HEAPGRAPH_OPTIONS=dir=$work/overlap-root timeout $((60 + overlaps * 40)) \
+  HEAPGRAPH_OPTIONS=dir=$work/overlap-root timeout -s KILL $((60 + overlaps * 40)) \
     "$programs/stress_checks" overlap "$overlaps" >"$out" 2>"$work/overlap.err"
   status=$?
   tally overlap "$overlaps" "$started" "$out" "$status"
@@ -119,7 +130,7 @@ run_overlap() {
 run_forkdlopen() {
   local started out=$work/forkdlopen.out status
   started=$(date +%s)
-  LD_PRELOAD=$preload HEAPGRAPH_OPTIONS=dir=$work/fork-root timeout $((60 + forks * 12)) \
+  LD_PRELOAD=$preload HEAPGRAPH_OPTIONS=dir=$work/fork-root timeout -s KILL $((60 + forks * 20)) \
     "$programs/stress_fork_dlopen" "$programs/libhg_dl_lib.so" "$forks" >"$out" \
     2>"$work/forkdlopen.err"
   status=$?
@@ -146,7 +157,7 @@ kill_once() {
     echo "ok no recording (killed after $delay_ms ms)"
     return
   fi
-  timeout 60 "$cli" dump "${dirs[0]}" --top 5 >/dev/null 2>"$root/dump.err"
+  timeout -s KILL 60 "$cli" dump "${dirs[0]}" --top 5 >/dev/null 2>"$root/dump.err"
   status=$?
   lines=$(wc -l <"$root/dump.err")
   if [ "$status" = 0 ]; then
@@ -183,7 +194,7 @@ run_threads() {
   : >"$reasons"
   for i in $(seq "$thread_checks"); do
     out=$work/threads-$i.out
-    HEAPGRAPH_OPTIONS=dir=$work/threads-root timeout 600 "$programs/many_threads_check" \
+    HEAPGRAPH_OPTIONS=dir=$work/threads-root timeout -s KILL 600 "$programs/many_threads_check" \
       "$threads" >"$out" 2>/dev/null
     status=$?
     if grep -q '^skip=' "$out"; then
