@@ -16,6 +16,18 @@ size_t RoundUp(size_t value, size_t alignment) {
 
 }  // namespace
 
+size_t CaptureArena::SlotsFor(long threads) {
+  constexpr size_t kUnknown = 1024;
+  constexpr size_t kSpare = 64;
+  if (threads < 0) return kUnknown;
+  const auto n = static_cast<size_t>(threads);
+  return n + n / 4 + kSpare;
+}
+
+size_t CaptureArena::GrownSlots(size_t previous, long threads) {
+  return std::max(2 * previous, SlotsFor(threads));
+}
+
 CaptureArena::~CaptureArena() {
   Unmap();
 }

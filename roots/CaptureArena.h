@@ -6,6 +6,10 @@
 // mapping is MAP_NORESERVE: untouched slots cost address space only. Slots are filled by whoever
 // captures (the ptrace helper task, signal handlers, the calling thread) with Claim(); Threads()
 // publishes slots [0, count()).
+//
+// There is no fixed thread limit: a capture sizes its arena (and its listing buffers) before each
+// stop with SlotsFor(the live thread count), and when a stop meets more threads than that (they
+// were started in between), it releases the world, grows to GrownSlots() and stops again.
 #pragma once
 
 #include <atomic>
@@ -19,6 +23,17 @@ namespace heapgraph::roots {
 
 class CaptureArena {
  public:
+  // Slots for a stop of a process that has `threads` threads now (the caller included): room for
+  // threads started before the stop completes. `threads` < 0 (the count was unreadable): a guess
+  // that the retry corrects.
+  static size_t SlotsFor(long threads);
+  // Slots for the next attempt after a stop ran out of `previous` slots: at least twice as many,
+  // and SlotsFor(`threads`, counted again).
+  static size_t GrownSlots(size_t previous, long threads);
+  // Stops retried with more slots before giving up (threads kept being started faster than the
+  // slots grew, each retry at least doubling them).
+  static constexpr int kMaxRegrowths = 8;
+
   CaptureArena() = default;
   ~CaptureArena();
   CaptureArena(const CaptureArena&) = delete;

@@ -217,6 +217,13 @@ const ProcessMappings::Mapping* ProcessMappings::Find(uintptr_t address) const {
   return &*it;
 }
 
+const ProcessMappings::Mapping* ProcessMappings::MainStack() const {
+  for (const Mapping& m : mappings_) {
+    if (m.kind == Kind::kMainStack) return &m;
+  }
+  return nullptr;
+}
+
 std::array<std::pair<uint64_t, uint64_t>, 2> ProcessMappings::BufferRanges() const {
   auto text = reinterpret_cast<uint64_t>(text_.data());
   auto mappings = reinterpret_cast<uint64_t>(mappings_.data());

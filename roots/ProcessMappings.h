@@ -72,6 +72,8 @@ class ProcessMappings {
 
   // The mapping containing `address`, or nullptr. Mappings are sorted and disjoint.
   const Mapping* Find(uintptr_t address) const;
+  // The "[stack]" mapping (the main thread's own stack), or nullptr.
+  const Mapping* MainStack() const;
 
   static Kind Classify(std::string_view name, uint64_t inode);
   // Parses one line (without its newline). False if it is malformed.

@@ -86,6 +86,7 @@ extern "C" __attribute__((visibility("hidden"), used)) void heapgraph_roots_self
     ThreadInfo* out, uint8_t* vector_data, size_t vector_size, const uint64_t* words) {
   out->tid = RawSyscall::Gettid();
   out->is_caller = true;
+  out->is_main = out->tid == RawSyscall::Getpid();
   out->pending_signal = 0;
   out->registers_complete = true;
   out->regs.fill(0);

@@ -17,9 +17,9 @@ namespace heapgraph::roots {
 
 namespace SelfRegisters {
 
-// Fills `out` (tid, is_caller, regs, stack_pointer) and saves the vector state into `vector`,
-// pointing out->vector_bytes at the bytes written. `vector` should be 64-byte aligned and
-// VectorState::CaptureSize() long; if it is not, vector_bytes is left empty.
+// Fills `out` (tid, is_caller, is_main, regs, stack_pointer) and saves the vector state into
+// `vector`, pointing out->vector_bytes at the bytes written. `vector` should be 64-byte aligned
+// and VectorState::CaptureSize() long; if it is not, vector_bytes is left empty.
 void Capture(ThreadInfo* out, std::span<uint8_t> vector);
 
 }  // namespace SelfRegisters

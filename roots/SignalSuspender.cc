@@ -46,6 +46,8 @@ constexpr uint64_t kRequestMagic = 0x48475353ull << 32;  // "HGSS"
 constexpr int kPollIntervalMs = 10;
 constexpr std::chrono::milliseconds kGoneCheckInterval{20};
 constexpr int kMaxPasses = 100;
+// RunPasses()' failure when more threads were met than the attempt had slots for.
+constexpr const char* kOutOfSlots = "more threads than the prepared slots";
 constexpr int kSynchronousSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
 
 SignalSuspender::Shared g_shared;
@@ -155,6 +157,7 @@ void CaptureAndPark(uint32_t generation, const ucontext_t* uc) {
   const pid_t tid = RawSyscall::Gettid();
   if (ThreadInfo* slot = arena->Claim()) {
     slot->tid = tid;
+    slot->is_main = tid == g_shared.pid;
     FillGeneralPurpose(uc, slot);
     slot->stack_pointer = static_cast<uintptr_t>(slot->regs[ThreadInfo::kStackPointer]);
     const std::span<uint8_t> buffer = arena->VectorBuffer(slot);
@@ -280,6 +283,7 @@ bool RecordBlockedSleeper(const TaskList& tasks, pid_t tid, int signal, uint64_t
   ThreadInfo* slot = arena->Claim();
   if (slot == nullptr) return true;  // counted; SuspendAll() reports the overflow
   slot->tid = tid;
+  slot->is_main = tid == tasks.pid();
   slot->registers_complete = false;
   slot->regs[ThreadInfo::kStackPointer] = sp;
   slot->regs[ThreadInfo::kInstructionPointer] = pc;
@@ -298,16 +302,16 @@ SignalSuspender::~SignalSuspender() {
   ResumeAll();
 }
 
-bool SignalSuspender::Prepare() {
+bool SignalSuspender::Prepare(size_t slots) {
   VectorState::CaptureSize();  // caches CPUID outside the handler
-  if (!arena_.Reserve(options_.max_threads + 1, VectorState::CaptureSize())) {
-    error_ = "cannot map the capture arena";
+  if (!arena_.Reserve(slots, VectorState::CaptureSize())) {
+    error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;
   }
-  tids_.resize(options_.max_threads + 1);
+  tids_.resize(slots);
   dirents_.resize(64 * 1024);
   requests_.clear();
-  requests_.reserve(options_.max_threads + 1);
+  requests_.reserve(slots);
   if (!acked_by_tid_) {
     acked_size_ = TaskList::PidMax() + 1;
     acked_by_tid_.reset(new std::atomic<uint32_t>[acked_size_]());
@@ -385,20 +389,29 @@ long SignalSuspender::SettleUnresponsive() {
 }
 
 bool SignalSuspender::WaitForAcknowledgements(long* expected) {
-  const auto start = std::chrono::steady_clock::now();
-  auto next_check = start + kGoneCheckInterval;
+  auto progress = std::chrono::steady_clock::now();  // the last new acknowledgement
+  auto next_check = progress + kGoneCheckInterval;
+  uint32_t seen = g_shared.acknowledged.load();
   for (;;) {
     // The counter is only a cheap first test: a thread recorded as a blocked sleeper may still
     // acknowledge later and push it past `expected`, so every tid is then checked one by one.
     const uint32_t acknowledged = g_shared.acknowledged.load();
     if (static_cast<long>(acknowledged) >= *expected && AllAcknowledged()) return true;
+    if (acknowledged != seen) {
+      seen = acknowledged;
+      progress = std::chrono::steady_clock::now();
+    }
     const timespec tick{0, kPollIntervalMs * 1000000L};
     RawSyscall::FutexWait(&g_shared.acknowledged, acknowledged, &tick);
     const auto now = std::chrono::steady_clock::now();
     if (now < next_check) continue;
-    next_check = now + kGoneCheckInterval;
     *expected -= SettleUnresponsive();
-    if (now - start >= std::chrono::milliseconds(options_.timeout_ms)) return false;
+    // Reading /proc for every silent thread takes a while with thousands of them: spend at most
+    // a fifth of the time on it, leaving the CPUs to the handlers.
+    const auto checked = std::chrono::steady_clock::now();
+    next_check = checked + std::max<std::chrono::steady_clock::duration>(kGoneCheckInterval,
+                                                                         4 * (checked - now));
+    if (now - progress >= std::chrono::milliseconds(options_.timeout_ms)) return false;
   }
 }
 
@@ -408,23 +421,40 @@ bool SignalSuspender::SuspendAll() {
     return false;
   }
   error_.clear();
-  if (!Prepare()) return false;
-  uint32_t idle = 0;
-  if (!g_shared.busy.compare_exchange_strong(idle, 1)) {
-    error_ = "another signal suspension is in progress";
+  regrown_ = 0;
+  // Sized from the thread count now; grown and retried when threads started since then do not
+  // fit (the failed attempt has resumed every thread: nothing allocates while they are held).
+  size_t slots = options_.first_slots_for_testing != 0
+                     ? options_.first_slots_for_testing
+                     : CaptureArena::SlotsFor(tasks_.CountThreads());
+  for (;;) {
+    if (!Prepare(slots)) return false;
+    uint32_t idle = 0;
+    if (!g_shared.busy.compare_exchange_strong(idle, 1)) {
+      error_ = "another signal suspension is in progress";
+      return false;
+    }
+    Begin();
+    int error_number = 0;
+    const char* failure = RunPasses(&error_number);
+    if (failure == nullptr) {
+      suspended_ = true;
+      return true;
+    }
+    WakeAndDrain();  // only now may error_ allocate
+    if (failure == kOutOfSlots && regrown_ < CaptureArena::kMaxRegrowths) {
+      ++regrown_;
+      slots = CaptureArena::GrownSlots(slots, tasks_.CountThreads());
+      continue;
+    }
+    error_ = failure;
+    if (failure == kOutOfSlots) {
+      error_ += " (" + std::to_string(slots) + " slots after " + std::to_string(regrown_) +
+                " retries: threads kept being started)";
+    }
+    if (error_number != 0) error_ += std::string(": ") + std::strerror(error_number);
     return false;
   }
-  Begin();
-  int error_number = 0;
-  const char* failure = RunPasses(&error_number);
-  if (failure == nullptr) {
-    suspended_ = true;
-    return true;
-  }
-  WakeAndDrain();  // only now may error_ allocate
-  error_ = failure;
-  if (error_number != 0) error_ += std::string(": ") + std::strerror(error_number);
-  return false;
 }
 
 void SignalSuspender::Begin() {
@@ -444,7 +474,7 @@ const char* SignalSuspender::RunPasses(int* error_number) {
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     bool found_new = false;
     const long sent = SignalNewThreads(&found_new);
-    if (sent == -ENOBUFS) return "more threads than max_threads";
+    if (sent == -ENOBUFS) return kOutOfSlots;
     if (sent < 0) {
       *error_number = static_cast<int>(-sent);
       return "signalling threads failed";
@@ -453,7 +483,7 @@ const char* SignalSuspender::RunPasses(int* error_number) {
     if (!WaitForAcknowledgements(&expected)) {
       return "threads did not acknowledge the suspend signal in time";
     }
-    if (!found_new) return arena_.overflowed() ? "more threads than max_threads" : nullptr;
+    if (!found_new) return arena_.overflowed() ? kOutOfSlots : nullptr;
   }
   return "threads kept appearing while suspending";
 }

@@ -43,9 +43,15 @@ namespace heapgraph::roots {
 class SignalSuspender {
  public:
   struct Options {
-    int signal = 0;             // 0: SIGRTMIN + 7
-    size_t max_threads = 8192;  // slots pre-allocated (address space only until used)
-    int timeout_ms = 5000;      // for all threads of one listing pass to acknowledge
+    int signal = 0;  // 0: SIGRTMIN + 7
+    // No thread limit: slots are sized before each suspension from the live thread count, and
+    // a suspension that meets more threads (started in between) resumes them all, grows and
+    // suspends again (CaptureArena::SlotsFor, GrownSlots; regrown()). Test hook: the slots of
+    // the first attempt (0: from the thread count).
+    size_t first_slots_for_testing = 0;
+    // How long a listing pass may go without any new acknowledgement (not the pass's whole time:
+    // 10,000 threads on two busy CPUs took longer than this to run their handlers).
+    int timeout_ms = 5000;
   };
 
   SignalSuspender();
@@ -64,11 +70,13 @@ class SignalSuspender {
   std::span<const ThreadInfo> threads() const { return arena_.Threads(); }
   const std::string& error() const { return error_; }
   int signal() const { return signal_; }
+  // Attempts of the last SuspendAll() that ran out of slots and were retried with more.
+  int regrown() const { return regrown_; }
 
   struct Shared;  // state the handler reaches through a global; defined in SignalSuspender.cc
 
  private:
-  bool Prepare();
+  bool Prepare(size_t slots);
   bool InstallHandler();
   // Publishes this suspension to the handler and records the calling thread.
   void Begin();
@@ -82,7 +90,7 @@ class SignalSuspender {
   // and IP only); returns how many it settled.
   long SettleUnresponsive();
   // Waits until `*expected` handlers have acknowledged, lowering it for signalled threads that
-  // exited first. False on timeout.
+  // exited first. False when none acknowledged for timeout_ms.
   bool WaitForAcknowledgements(long* expected);
   bool AllAcknowledged() const;
   void WakeAndDrain();
@@ -93,7 +101,7 @@ class SignalSuspender {
   TaskList tasks_;
   std::vector<pid_t> tids_;
   std::vector<char> dirents_;
-  // One per thread sent a request in this SuspendAll(). Reserved to max_threads before anything
+  // One per thread sent a request in this SuspendAll(). Reserved to the slots before anything
   // is suspended, so push_back never allocates while threads are suspended.
   struct Request {
     pid_t tid = 0;
@@ -108,6 +116,7 @@ class SignalSuspender {
   std::unique_ptr<std::atomic<uint32_t>[]> acked_by_tid_;
   size_t acked_size_ = 0;
   bool suspended_ = false;
+  int regrown_ = 0;
   std::string error_;
 };
 

@@ -203,11 +203,12 @@ Outcome Record(State* s, Worker* w, pid_t tid, int resume_signal) {
   if (r < 0) vector_size = 0;
   ThreadInfo* slot = s->arena->Claim();
   if (slot == nullptr) {
-    Fail(s, "claiming a slot (more threads than max_threads)", tid, -ENOBUFS);
+    Fail(s, "claiming a slot (more threads than prepared for)", tid, -ENOBUFS);
     return Outcome::kFailed;
   }
   *slot = info;
   slot->tid = tid;
+  slot->is_main = tid == s->tasks.pid();
   slot->pending_signal = resume_signal;
   slot->stack_pointer = static_cast<uintptr_t>(info.regs[ThreadInfo::kStackPointer]);
   const std::span<uint8_t> buffer = s->arena->VectorBuffer(slot);
@@ -423,23 +424,43 @@ bool ThreadCapture::StopAll() {
   notice_.clear();
   stats_ = Stats();
   if (options_.method == Method::kSignals) return StopWithSignals();
-  if (!Prepare()) return false;
-  if (StopWithPtrace()) return true;
+  // Sized from the thread count now; grown and retried when threads started since then do not
+  // fit (the failed stop has released every thread: nothing allocates while the world is
+  // stopped).
+  size_t slots = options_.first_slots_for_testing != 0
+                     ? options_.first_slots_for_testing
+                     : CaptureArena::SlotsFor(TaskList().CountThreads());
+  for (int regrown = 0;; ++regrown) {
+    if (!Prepare(slots)) return false;
+    const bool stopped = StopWithPtrace();
+    stats_.regrown = regrown;
+    if (stopped) return true;
+    if (!RanOutOfSlots()) break;
+    if (regrown == CaptureArena::kMaxRegrowths) {
+      error_ =
+          "stopping threads failed: threads kept being started faster than the capture "
+          "could grow (" +
+          std::to_string(slots) + " slots after " + std::to_string(CaptureArena::kMaxRegrowths) +
+          " retries)";
+      return false;
+    }
+    slots = CaptureArena::GrownSlots(slots, TaskList().CountThreads());
+    error_.clear();
+  }
   if (!state_->denied || options_.method != Method::kAuto) return false;
   notice_ = error_ + "; falling back to signal suspension";
   error_.clear();
   return StopWithSignals();
 }
 
-bool ThreadCapture::Prepare() {
+bool ThreadCapture::Prepare(size_t slots) {
   const size_t vector_size = VectorState::CaptureSize();
-  if (!arena_.Reserve(options_.max_threads + 1, vector_size)) {
-    error_ = "cannot map the capture arena";
+  if (!arena_.Reserve(slots, vector_size)) {
+    error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;
   }
   const int helpers = HelperCount();
   // Each helper gets its own part of every buffer (the second one's only with two helpers).
-  const size_t slots = options_.max_threads + 1;
   tids_.resize(2 * slots);
   pending_.resize(2 * slots);
   dirents_.resize(2 * kDirentBytes);
@@ -475,6 +496,11 @@ bool ThreadCapture::Prepare() {
     if (saved_dumpable_ != 1) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   }
   return true;
+}
+
+bool ThreadCapture::RanOutOfSlots() const {
+  return state_ != nullptr && state_->failed.load(std::memory_order_acquire) &&
+         state_->failed_errno == ENOBUFS;
 }
 
 // Two helpers for many threads on two CPUs or more, unless Yama restricts ptrace (it keeps one
@@ -586,10 +612,12 @@ bool ThreadCapture::StopWithSignals() {
   if (!suspender_) {
     SignalSuspender::Options options;
     options.signal = options_.suspend_signal;
-    options.max_threads = options_.max_threads;
+    options.first_slots_for_testing = options_.first_slots_for_testing;
     suspender_ = std::make_unique<SignalSuspender>(options);
   }
-  if (!suspender_->SuspendAll()) {
+  const bool suspended = suspender_->SuspendAll();
+  stats_.regrown = suspender_->regrown();
+  if (!suspended) {
     error_ = suspender_->error();
     return false;
   }

@@ -43,7 +43,9 @@
 //
 // Between StopAll() and ReleaseAll() the caller must not allocate, take locks other threads may
 // hold, or fork() through glibc (its atfork handlers take malloc locks): a stopped thread may hold
-// any of them. Everything StopAll() needs is allocated before it stops anything.
+// any of them. Everything StopAll() needs is allocated before it stops anything, sized from the
+// live thread count; a stop that meets more threads releases them, grows and stops again
+// (Options::first_slots_for_testing), so there is no thread limit.
 #pragma once
 
 #include <sys/types.h>
@@ -77,7 +79,12 @@ class ThreadCapture {
   };
   struct Options {
     Method method = Method::kAuto;
-    size_t max_threads = 8192;  // slots pre-allocated (address space only until used)
+    // No thread limit: before each stop, the thread slots and listing buffers are sized from the
+    // live thread count (CaptureArena::SlotsFor); a stop that meets more threads than that (they
+    // were started in between) releases every thread, grows (CaptureArena::GrownSlots) and stops
+    // again, up to CaptureArena::kMaxRegrowths times (Stats::regrown). Test hook: the slots of the
+    // first attempt (0: from the thread count), to make a stop run out of them.
+    size_t first_slots_for_testing = 0;
     // Make the process dumpable for the duration (as LeakSanitizer does): a non-dumpable process
     // (after setuid, or PR_SET_DUMPABLE 0) cannot be ptraced without CAP_SYS_PTRACE.
     bool make_dumpable = true;
@@ -135,6 +142,7 @@ class ThreadCapture {
     int passes = 0;  // the main helper's
     int exited_during_attach = 0;
     int helpers = 0;  // ptrace helper tasks used
+    int regrown = 0;  // stops that ran out of slots and were retried with larger buffers
     double threads_stopped_ms = 0;
     double attach_ms = 0;
     double snapshot_clone_ms = 0;
@@ -151,7 +159,10 @@ class ThreadCapture {
   struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
 
  private:
-  bool Prepare();
+  bool Prepare(size_t slots);
+  // StopWithPtrace() failed because it met more threads than Prepare() made room for (started
+  // since the count): the world is released, a retry with more slots may succeed.
+  bool RanOutOfSlots() const;
   int HelperCount() const;
   void StopSecondHelper();
   bool StopWithPtrace();

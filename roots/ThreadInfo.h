@@ -41,6 +41,9 @@ struct ThreadInfo {
   // The thread that stopped the world. Its registers were taken in-process at the stop, so only
   // the callee-saved ones, SP, IP (and fs_base on x86-64) are meaningful; it keeps running.
   bool is_caller = false;
+  // The process's main thread (tid == pid): its own stack is the "[stack]" mapping, whatever
+  // its SP (ThreadStacks::OwnStack).
+  bool is_main = false;
   // A signal taken from the thread while stopping it; it is delivered again on release.
   int pending_signal = 0;
   // False when only SP and IP are known: the signal fallback met a thread that had the suspend

@@ -8,6 +8,11 @@
 //
 // For the thread that stopped the world (is_caller) the range reflects its SP at StopAll(); it
 // keeps running, so a scanner on that thread should rather scan from its current SP.
+//
+// A thread's SP need not lie in its own stack: it may run a signal handler on a sigaltstack or a
+// swapcontext fiber (or a leak check's own stack). OwnStack() finds the stack it returns to, which
+// still holds its live frames; a scanner must read it whole then (as LeakSanitizer does), besides
+// the range around SP.
 #pragma once
 
 #include <sys/types.h>
@@ -43,6 +48,16 @@ class ThreadStacks {
   std::span<const Range> ranges() const { return ranges_; }
 
   static Range ForThread(const ThreadInfo& thread, const ProcessMappings& mappings);
+  // The mapping of `thread`'s own stack, wherever its SP is: "[stack]" for the main thread
+  // (is_main); for another thread (x86-64), the mapping whose last `static_tls_size` bytes hold
+  // its thread control block (fs_base): glibc puts struct pthread at the top of every thread's
+  // stack, the one it maps and one given with pthread_attr_setstack alike. nullptr when unknown:
+  // static_tls_size 0 (glibc's static TLS size, TCB included), a stack given inside a larger
+  // mapping (the TCB is then not at the mapping's top), or aarch64 (ThreadInfo holds no
+  // TPIDR_EL0).
+  static const ProcessMappings::Mapping* OwnStack(const ThreadInfo& thread,
+                                                  const ProcessMappings& mappings,
+                                                  uint64_t static_tls_size);
 
  private:
   std::vector<Range> ranges_;

@@ -27,6 +27,15 @@ bool RootRanges::HoldsBlock(const ProcessMappings::Mapping& m, const BlockIndex&
   return lo < blocks.size() && blocks.block(lo).begin < m.end;
 }
 
+void RootRanges::ClipToBlock(uint64_t stack_pointer, const BlockIndex& blocks, uint64_t* begin,
+                             uint64_t* end) {
+  const uint32_t i = blocks.Find(stack_pointer);
+  if (i == BlockIndex::kNotFound) return;
+  const BlockRange& b = blocks.block(i);
+  *begin = std::max(*begin, b.begin);
+  *end = std::min(*end, b.begin + b.size);
+}
+
 // glibc puts a thread's control block (struct pthread, whose tcbhead_t starts with `tcb` and has
 // `self` two words later, both pointing to itself) at the top of its stack mapping, with the
 // static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
@@ -71,23 +80,42 @@ void RootRanges::Compute(const ProcessMappings& mappings,
   }
   if (program_stack != nullptr) {
     skipped.push_back(program_stack);
-    ranges_.push_back(
-        {std::max<uint64_t>(program_stack->start, caller_stack_pointer), program_stack->end, true});
+    uint64_t begin = std::max<uint64_t>(program_stack->start, caller_stack_pointer);
+    uint64_t end = program_stack->end;
+    ClipToBlock(caller_stack_pointer, blocks, &begin, &end);
+    ranges_.push_back({begin, end, true});
   }
+  // Each thread's stack around its SP; and where the SP lies outside the thread's own stack (a
+  // sigaltstack handler, a swapcontext fiber), that stack whole too: it holds the frames the
+  // thread returns to.
   for (const roots::ThreadInfo& t : threads) {
     if (t.is_caller) continue;
     roots::ThreadStacks::Range r = roots::ThreadStacks::ForThread(t, mappings);
-    if (r.mapping == nullptr) continue;
-    skipped.push_back(r.mapping);
-    if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true, true});
+    if (r.mapping != nullptr) {
+      skipped.push_back(r.mapping);
+      ClipToBlock(t.stack_pointer, blocks, &r.begin, &r.end);
+      if (r.begin < r.end) ranges_.push_back({r.begin, r.end, true, true});
+    }
   }
+  for (const roots::ThreadInfo& t : threads) {
+    const uint64_t sp = t.is_caller ? caller_stack_pointer : t.stack_pointer;
+    const ProcessMappings::Mapping* own =
+        roots::ThreadStacks::OwnStack(t, mappings, static_tls_size);
+    if (own == nullptr || own->Contains(sp) || !own->readable || !own->writable) continue;
+    if (std::find(skipped.begin(), skipped.end(), own) != skipped.end()) continue;
+    skipped.push_back(own);
+    const bool anonymous = own->kind == ProcessMappings::Kind::kAnonymous ||
+                           own->kind == ProcessMappings::Kind::kMainStack;
+    ranges_.push_back({own->start, own->end, true, anonymous});
+  }
+  std::sort(skipped.begin(), skipped.end());  // one lookup per mapping: 10,000 threads and more
   for (const ProcessMappings::Mapping& m : mappings.mappings()) {
     if (!m.readable || !m.writable || m.shared) continue;
     if (m.kind == ProcessMappings::Kind::kHeap || m.kind == ProcessMappings::Kind::kSpecial ||
         m.kind == ProcessMappings::Kind::kMainStack) {
       continue;
     }
-    if (std::find(skipped.begin(), skipped.end(), &m) != skipped.end()) continue;
+    if (std::binary_search(skipped.begin(), skipped.end(), &m)) continue;
     if (HoldsBlock(m, blocks)) continue;
     bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
     uint64_t cached_tcb = 0;

@@ -4,6 +4,10 @@
 // that holds no heap block (module .data/.bss, TLS blocks, anonymous mmap memory). Mappings that
 // hold a block are heap: they are reached through their blocks only. Shared mappings (heapgraph's
 // own recording files among them) and the brk heap are never roots. No host malloc.
+// A thread whose SP lies outside its own stack (roots::ThreadStacks::OwnStack: "[stack]" for the
+// main thread) runs a sigaltstack handler or a swapcontext fiber: the range around its SP is
+// scanned (only within the heap block holding SP, for a malloc'd stack), and its own stack whole,
+// as LeakSanitizer does (its frames below the SP it will return to are dead but unknown).
 #pragma once
 
 #include <cstdint>
@@ -36,12 +40,13 @@ class RootRanges {
  public:
   // `caller_stack_pointer` replaces the captured SP of the thread that runs the scan (is_caller):
   // its stack is scanned from there to the top of the mapping holding it (the scan may run on
-  // another stack). Mappings containing any address of `own_memory` are heapgraph's (the capture
-  // arena, the scan's own stack) and never roots, unless they hold caller_stack_pointer.
-  // `static_tls_size`: glibc's static TLS size including the thread control block
-  // (_dl_get_tls_static_info); 0 if unknown. A mapping with no live thread in it whose top holds a
-  // thread control block is the cached stack of an exited thread (glibc keeps them mapped): only
-  // that top part (TCB, static TLS, DTV pointer) is a root, never its dead frames.
+  // another stack), and its own stack whole when that is another mapping. Mappings containing any
+  // address of `own_memory` are heapgraph's (the capture arena, the scan's own stack) and never
+  // roots, unless they hold caller_stack_pointer. `static_tls_size`: glibc's static TLS size
+  // including the thread control block (_dl_get_tls_static_info); 0 if unknown. A mapping with no
+  // live thread in it whose top holds a thread control block is the cached stack of an exited
+  // thread (glibc keeps them mapped): only that top part (TCB, static TLS, DTV pointer) is a root,
+  // never its dead frames.
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
                std::span<const uint64_t> own_memory, uint64_t static_tls_size);
@@ -75,6 +80,11 @@ class RootRanges {
 
  private:
   static bool HoldsBlock(const roots::ProcessMappings::Mapping& m, const BlockIndex& blocks);
+  // A stack the program allocated as a heap block (a malloc'd sigaltstack or fiber stack) is
+  // scanned within that block only: [*begin, *end) is cut to the block holding `stack_pointer`,
+  // if any; the blocks above it are heap, reached only through pointers to them.
+  static void ClipToBlock(uint64_t stack_pointer, const BlockIndex& blocks, uint64_t* begin,
+                          uint64_t* end);
   // The start of the part of `m` to scan: m.start, or the top part of a dead thread stack.
   // `live_tcbs`: the control blocks of live threads (pthread_self(), fs_base on x86-64): a mapping
   // whose top holds one of them is no cached stack (the main thread's TLS lives in a mapping of

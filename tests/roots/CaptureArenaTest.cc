@@ -26,6 +26,18 @@ TEST(CaptureArenaTest, ClaimsUpToCapacityThenReportsOverflow) {
   EXPECT_EQ(arena.Threads().data(), a);
 }
 
+TEST(CaptureArenaTest, SlotsLeaveRoomAndGrowAtLeastTwice) {
+  // The live count plus a quarter and 64; a guess when the count was unreadable.
+  EXPECT_EQ(CaptureArena::SlotsFor(10000), 12564u);
+  EXPECT_EQ(CaptureArena::SlotsFor(1), 65u);
+  EXPECT_EQ(CaptureArena::SlotsFor(-1), 1024u);
+  // A retry: twice the previous slots, or more when the count grew further.
+  EXPECT_EQ(CaptureArena::GrownSlots(4, 3), 128u);
+  EXPECT_EQ(CaptureArena::GrownSlots(12564, 20000), 25128u);
+  EXPECT_EQ(CaptureArena::GrownSlots(12564, 40000), 50064u);
+  EXPECT_EQ(CaptureArena::GrownSlots(1024, -1), 2048u);
+}
+
 TEST(CaptureArenaTest, VectorBuffersAreAlignedDistinctAndWritable) {
   CaptureArena arena;
   ASSERT_TRUE(arena.Reserve(16, 2432));

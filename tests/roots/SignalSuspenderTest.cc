@@ -91,6 +91,28 @@ TEST(SignalSuspenderTest, SuspendsEveryThreadAndRecordsRegisters) {
   }
 }
 
+// No fixed capacity: a suspension that meets more threads than it prepared slots for resumes
+// them, grows and suspends again (the first attempt made too small through the test hook).
+TEST(SignalSuspenderTest, GrowsWhenThreadsOutnumberTheSlots) {
+  MagicThreads magic;
+  ASSERT_TRUE(magic.Start(2, 40, 64 * 1024));
+  const std::vector<pid_t> expected = magic.Tids();
+  SignalSuspender::Options options;
+  options.first_slots_for_testing = 4;
+  SignalSuspender suspender(options);
+  ASSERT_TRUE(suspender.SuspendAll()) << suspender.error();
+  const size_t present = CountPresent(suspender.threads(), expected);
+  suspender.ResumeAll();
+  EXPECT_EQ(present, expected.size());
+  EXPECT_GE(suspender.regrown(), 1);
+  // Resumed after the attempt that ran out: a later suspension finds every thread at once.
+  SignalSuspender again;
+  ASSERT_TRUE(again.SuspendAll()) << again.error();
+  EXPECT_EQ(CountPresent(again.threads(), expected), expected.size());
+  again.ResumeAll();
+  EXPECT_EQ(again.regrown(), 0);
+}
+
 TEST(SignalSuspenderTest, SuspendedThreadsDoNotRun) {
   std::atomic<uint64_t> counter{0};
   std::atomic<bool> done{false};

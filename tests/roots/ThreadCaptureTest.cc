@@ -409,6 +409,32 @@ TEST_F(ThreadCaptureTest, HandlesAThousandIdleThreads) {
   ExpectMagicFound(capture.threads(), magic_);
 }
 
+// No fixed capacity: a stop that meets more threads than it prepared slots for releases them,
+// grows and stops again (the first attempt made too small through the test hook).
+TEST_F(ThreadCaptureTest, GrowsWhenThreadsOutnumberTheSlots) {
+  ASSERT_TRUE(magic_.Start(2, 40, 64 * 1024));
+  const std::vector<pid_t> expected = magic_.Tids();
+  for (int helpers : {1, 2}) {
+    ThreadCapture::Options options;
+    options.helpers = helpers;
+    options.first_slots_for_testing = 4;
+    ThreadCapture capture(options);
+    ASSERT_TRUE(capture.StopAll()) << capture.error();
+    const size_t present = CountPresent(capture.threads(), expected);
+    capture.ReleaseAll();
+    EXPECT_EQ(present, expected.size()) << helpers << " helpers";
+    EXPECT_GE(capture.stats().regrown, 1) << helpers << " helpers";
+    ExpectMagicFound(capture.threads(), magic_);
+    // The threads were released after the attempt that ran out: they run, and a later stop
+    // (sized from the count again) finds every one at once.
+    ThreadCapture again;
+    ASSERT_TRUE(again.StopAll()) << again.error();
+    EXPECT_EQ(CountPresent(again.threads(), expected), expected.size());
+    again.ReleaseAll();
+    EXPECT_EQ(again.stats().regrown, 0);
+  }
+}
+
 TEST_F(ThreadCaptureTest, SignalMethodDeliversTheSameResult) {
   ASSERT_TRUE(magic_.Start(4, 4));
   ThreadCapture::Options options;

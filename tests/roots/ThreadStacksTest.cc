@@ -1,4 +1,6 @@
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -75,6 +77,70 @@ TEST(ThreadStacksTest, ComputeKeepsTheOrderAndDoesNotAllocateWithinTheReserve) {
   EXPECT_EQ(stacks.ranges()[0].tid, 1);
   EXPECT_TRUE(stacks.ranges()[1].empty());
   EXPECT_EQ(stacks.ranges()[2].end, 0x800000u);
+}
+
+TEST(ThreadStacksTest, OwnStackOfTheMainThreadIsStackWhereverItsSpIs) {
+  ProcessMappings maps;
+  maps.ParseText(kMaps);
+  ThreadInfo main = ThreadAt(1, 0x18000);  // on an alternate stack
+  main.is_main = true;
+  const ProcessMappings::Mapping* own = ThreadStacks::OwnStack(main, maps, 0);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->kind, ProcessMappings::Kind::kMainStack);
+  EXPECT_EQ(ThreadStacks::OwnStack(ThreadAt(2, 0x18000), maps, 0), nullptr);
+}
+
+#if defined(__x86_64__)
+TEST(ThreadStacksTest, OwnStackOfAnotherThreadHoldsItsControlBlockAtTheTop) {
+  ProcessMappings maps;
+  maps.ParseText(kMaps);
+  ThreadInfo t = ThreadAt(2, 0x7ffff0);  // running on the main thread's stack, say
+  t.regs[ThreadInfo::kFsBase] = 0x1f700;
+  const ProcessMappings::Mapping* own = ThreadStacks::OwnStack(t, maps, 0x1000);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->start, 0x10000u);
+  // The control block too far below the top (a stack inside a larger mapping), or the static TLS
+  // size unknown: no own stack.
+  EXPECT_EQ(ThreadStacks::OwnStack(t, maps, 0x800), nullptr);
+  EXPECT_EQ(ThreadStacks::OwnStack(t, maps, 0), nullptr);
+  t.regs[ThreadInfo::kFsBase] = 0x21000;  // in no mapping
+  EXPECT_EQ(ThreadStacks::OwnStack(t, maps, 0x1000), nullptr);
+}
+#endif
+
+// The live case: is_main marks the main thread alone, and each captured thread's own stack holds
+// its SP (none runs elsewhere).
+TEST(ThreadStacksTest, LiveThreadsOwnStacksHoldTheirSp) {
+  testing::MagicThreads magic;
+  ASSERT_TRUE(magic.Start(2, 6));
+  using StaticTlsInfoFn = void (*)(size_t*, size_t*);
+  size_t static_tls_size = 0, align = 0;
+  if (auto info =
+          reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"))) {
+    info(&static_tls_size, &align);
+  }
+  ProcessMappings maps;
+  ThreadCapture capture;
+  ASSERT_TRUE(capture.StopAll()) << capture.error();
+  capture.ReleaseAll();
+  ASSERT_TRUE(maps.Read());  // the threads are blocked or spinning: their stacks are still there
+  size_t main_threads = 0, own_stacks = 0;
+  for (const ThreadInfo& t : capture.threads()) {
+    main_threads += t.is_main ? 1 : 0;
+    EXPECT_EQ(t.is_main, t.tid == getpid()) << t.tid;
+    const ProcessMappings::Mapping* own = ThreadStacks::OwnStack(t, maps, static_tls_size);
+    if (own == nullptr) continue;
+    ++own_stacks;
+    if (!t.is_caller) {
+      EXPECT_TRUE(own->Contains(t.stack_pointer)) << t.tid;
+    }
+  }
+  EXPECT_LE(main_threads, 1u);  // 0 when the test does not run on the main thread
+#if defined(__x86_64__)
+  if (static_tls_size != 0) {
+    EXPECT_GE(own_stacks, 8u);  // every magic thread's
+  }
+#endif
 }
 
 // The live case: while the world is stopped, each blocked thread's stack range holds its local.

@@ -86,6 +86,70 @@ TEST(RootRangesTest, UnwinderMemoryIsExcludedOnlyFromPrivateAnonymousMappings) {
                                      {0x100d8000, 0x100e0000}}));
 }
 
+// A thread running on a sigaltstack handler or a swapcontext fiber: the range around its SP, and
+// its own stack whole ("[stack]" for the main thread), since its frames there are live.
+constexpr char kOffStackMaps[] =
+    "10000000-10010000 rw-p 00000000 00:00 0\n"         // an alternate stack (mmap)
+    "10100000-10110000 rw-p 00000000 00:00 0 [heap]\n"  // the brk heap
+    "7ff00000-7ff21000 rw-p 00000000 00:00 0 [stack]\n";
+
+std::vector<Range> StackRoots(const roots::ThreadInfo& thread, uint64_t caller_stack_pointer) {
+  roots::ProcessMappings mappings;
+  mappings.ParseText(kOffStackMaps);
+  // Two heap blocks; the first is a malloc'd alternate stack.
+  std::vector<BlockRange, MmapAllocator<BlockRange>> blocks = {{0x10101000, 0x2000},
+                                                               {0x10104000, 0x1000}};
+  BlockIndex index(std::move(blocks));
+  RootRanges roots;
+  const roots::ThreadInfo threads[] = {thread};
+  roots.Compute(mappings, threads, index, caller_stack_pointer, {}, /*static_tls_size=*/0);
+  std::vector<Range> out;
+  for (const RootRange& r : roots.ranges()) {
+    if (r.thread_stack) out.emplace_back(r.begin, r.end);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+roots::ThreadInfo MainThread(uint64_t sp, bool caller) {
+  roots::ThreadInfo t;
+  t.tid = 1000;
+  t.is_main = true;
+  t.is_caller = caller;
+  t.stack_pointer = sp;
+  t.regs[roots::ThreadInfo::kStackPointer] = sp;
+  return t;
+}
+
+TEST(RootRangesTest, MainThreadOnItsStackIsScannedFromSpOnly) {
+  EXPECT_EQ(StackRoots(MainThread(0x7ff10000, false), 0),
+            (std::vector<Range>{{0x7ff10000 - roots::ThreadInfo::kRedZone, 0x7ff21000}}));
+  EXPECT_EQ(StackRoots(MainThread(0x7ff10000, true), 0x7ff10040),
+            (std::vector<Range>{{0x7ff10040, 0x7ff21000}}));
+}
+
+TEST(RootRangesTest, MainThreadOffItsStackGetsItsStackScannedWhole) {
+  // Stopped on an alternate stack of its own mapping.
+  EXPECT_EQ(StackRoots(MainThread(0x1000c000, false), 0),
+            (std::vector<Range>{{0x1000c000 - roots::ThreadInfo::kRedZone, 0x10010000},
+                                {0x7ff00000, 0x7ff21000}}));
+  // The thread running the check, on a fiber: its SP in the ThreadInfo is ignored.
+  EXPECT_EQ(StackRoots(MainThread(0x7ff10000, true), 0x1000c000),
+            (std::vector<Range>{{0x1000c000, 0x10010000}, {0x7ff00000, 0x7ff21000}}));
+}
+
+TEST(RootRangesTest, StackInAHeapBlockIsScannedWithinTheBlockOnly) {
+  EXPECT_EQ(StackRoots(MainThread(0x10102800, false), 0),
+            (std::vector<Range>{{0x10102800 - roots::ThreadInfo::kRedZone, 0x10103000},
+                                {0x7ff00000, 0x7ff21000}}));
+  EXPECT_EQ(StackRoots(MainThread(0x7ff10000, true), 0x10102800),
+            (std::vector<Range>{{0x10102800, 0x10103000}, {0x7ff00000, 0x7ff21000}}));
+  // SP in the heap mapping but in no block: up to the mapping's end, as before.
+  EXPECT_EQ(StackRoots(MainThread(0x10108000, false), 0),
+            (std::vector<Range>{{0x10108000 - roots::ThreadInfo::kRedZone, 0x10110000},
+                                {0x7ff00000, 0x7ff21000}}));
+}
+
 TEST(RootRangesTest, PreparedBuffersOfProcessMappingsAreReported) {
   roots::ProcessMappings mappings;
   mappings.Reserve(1 << 20, 1000);
