@@ -8,8 +8,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -65,6 +67,21 @@ inline void WaitForStdinEof() {
     ssize_t n = read(0, &c, 1);
     if (n == 0 || (n < 0 && errno != EINTR)) return;
   }
+}
+
+// Waits for the child `pid` at most `timeout_ms`: its exit status, 128 + its signal, or -1 when
+// it had not exited by then (it is then killed with SIGKILL and reaped).
+inline int WaitForChild(pid_t pid, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    usleep(5000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
 }
 
 // A small deterministic generator (xorshift64*): no allocation, no locks.

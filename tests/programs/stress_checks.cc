@@ -18,7 +18,6 @@
 // 64 on a bad argument.
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -135,20 +134,6 @@ void* OverlapThread(void* raw) {
   return nullptr;
 }
 
-// Waits for a forked child for at most kChildTimeoutMs; its exit status, or -1 if it was killed.
-int WaitForChild(pid_t pid) {
-  for (int waited = 0; waited < kChildTimeoutMs; waited += 10) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    usleep(10000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
-}
-
 // Whether heapgraph handles the scan signal (not with scan_signal=0: the signal would kill us).
 bool ScanSignalHandled() {
   struct sigaction action = {};
@@ -172,7 +157,7 @@ bool OverlapRound(char* why) {
     if (!exact) std::fprintf(stderr, "child: %s\n", child_why);
     _exit(exact ? 0 : 1);
   }
-  const int child_status = child > 0 ? WaitForChild(child) : -2;
+  const int child_status = child > 0 ? hgprog::WaitForChild(child, kChildTimeoutMs) : -2;
   for (pthread_t t : threads) pthread_join(t, nullptr);
   pthread_barrier_destroy(&barrier);
   for (const OverlapCheck& c : checks) {

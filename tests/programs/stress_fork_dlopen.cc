@@ -14,7 +14,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -62,20 +61,6 @@ void* IteratePhdr(void*) {
   _exit(0);
 }
 
-// The child's exit status, 128 + signal, or -1 when it had to be killed.
-int WaitForChild(pid_t pid) {
-  for (int waited = 0; waited < kChildTimeoutMs; waited += 5) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    usleep(5000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,7 +77,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i <= tries; ++i) {
     const pid_t pid = fork();
     if (pid == 0) Child();
-    const int status = pid > 0 ? WaitForChild(pid) : -2;
+    const int status = pid > 0 ? hgprog::WaitForChild(pid, kChildTimeoutMs) : -2;
     if (status == 0) {
       std::printf("try %d ok\n", i);
     } else if (status == -1) {

@@ -109,32 +109,23 @@ times() {
   done
 }
 
-run_churn() {
-  local started out=$work/churn.out status
+# run_program NAME TRIES SECONDS_PER_TRY COMMAND...: one process that prints a "try" line a try,
+# under a time limit of 60 s plus SECONDS_PER_TRY a try; its recordings go to a root of its own.
+run_program() {
+  local name=$1 tries=$2 per_try=$3 started out=$work/$1.out status
+  shift 3
   started=$(date +%s)
-  HEAPGRAPH_OPTIONS=dir=$work/churn-root timeout -s KILL $((60 + checks * 10)) \
-    "$programs/stress_checks" churn "$checks" >"$out" 2>"$work/churn.err"
+  HEAPGRAPH_OPTIONS=dir=$work/$name-root timeout -s KILL $((60 + tries * per_try)) "$@" >"$out" \
+    2>"$work/$name.err"
   status=$?
-  tally churn "$checks" "$started" "$out" "$status"
+  tally "$name" "$tries" "$started" "$out" "$status"
 }
 
-run_overlap() {
-  local started out=$work/overlap.out status
-  started=$(date +%s)
-  HEAPGRAPH_OPTIONS=dir=$work/overlap-root timeout -s KILL $((60 + overlaps * 40)) \
-    "$programs/stress_checks" overlap "$overlaps" >"$out" 2>"$work/overlap.err"
-  status=$?
-  tally overlap "$overlaps" "$started" "$out" "$status"
-}
-
+run_churn() { run_program churn "$checks" 10 "$programs/stress_checks" churn "$checks"; }
+run_overlap() { run_program overlap "$overlaps" 40 "$programs/stress_checks" overlap "$overlaps"; }
 run_forkdlopen() {
-  local started out=$work/forkdlopen.out status
-  started=$(date +%s)
-  LD_PRELOAD=$preload HEAPGRAPH_OPTIONS=dir=$work/fork-root timeout -s KILL $((60 + forks * 20)) \
-    "$programs/stress_fork_dlopen" "$programs/libhg_dl_lib.so" "$forks" >"$out" \
-    2>"$work/forkdlopen.err"
-  status=$?
-  tally forkdlopen "$forks" "$started" "$out" "$status"
+  run_program forkdlopen "$forks" 20 env LD_PRELOAD="$preload" "$programs/stress_fork_dlopen" \
+    "$programs/libhg_dl_lib.so" "$forks"
 }
 
 # One killed run: prints "ok", "ok no recording" or "failed <why>".
