@@ -155,6 +155,7 @@ void KeepRecordingFiles(const HeapgraphRecorderView& view, RecordingReader::Open
 // result->error, and nothing held, if it is not recording every block.
 bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
                   ScanResult* result) {
+  view->heap_tree_fd = view->stacks_fd = view->modules_fd = view->session_fd = -1;
   if (recorder.begin_snapshot(view) != 0) {
     result->error = "heapgraph is not recording in this process (disabled or failed to start)";
     return false;
