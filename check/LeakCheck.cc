@@ -39,6 +39,9 @@ void PrintLine(const std::string& line) {
   std::fprintf(stderr, "heapgraph: %s\n", line.c_str());
 }
 
+constexpr char kAlreadyChecking[] =
+    "a leak check is already running on this thread (started from inside a check)";
+
 LeakReport Failed(std::string error) {
   LeakReport report;
   report.ok = false;
@@ -81,6 +84,9 @@ struct FreshStackCall {
   LeakReport report;
 };
 
+// RunLeakCheckFrom, for a caller that holds an ExclusiveCheck.
+LeakReport RunExclusiveLeakCheck(const LeakCheckOptions& options, uint64_t program_stack_pointer);
+
 }  // namespace
 
 void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
@@ -116,9 +122,17 @@ bool SymbolizesWhileMarking() {
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   RecordingIgnored ignored(RecorderEntries::Get().ignore_thread);  // the check is not the program
   ExclusiveCheck exclusive(RecorderEntries::Get());  // waits for a check running on another thread
-  if (exclusive.refused()) {
-    return Failed("a leak check is already running on this thread (started from inside a check)");
-  }
+  if (exclusive.refused()) return Failed(kAlreadyChecking);
+  return RunExclusiveLeakCheck(options, program_stack_pointer);
+}
+
+__attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& options) {
+  return RunLeakCheckFrom(options, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+}
+
+namespace {
+
+LeakReport RunExclusiveLeakCheck(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   FreshStackCall call{&options, program_stack_pointer, {}};
   bool ran = FreshStack::Run(
       [](void* argument) {
@@ -130,9 +144,7 @@ LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_st
   return std::move(call.report);
 }
 
-__attribute__((noinline)) LeakReport RunLeakCheck(const LeakCheckOptions& options) {
-  return RunLeakCheckFrom(options, reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
-}
+}  // namespace
 
 }  // namespace heapgraph::report
 
@@ -170,8 +182,14 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_pat
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;
   options.interior_pointers = interior_pointers != 0;
-  int result =
-      ReportToSummary(heapgraph::report::RunLeakCheckFrom(options, program_stack_pointer), summary);
+  // Held until the report is freed and the stack scrubbed: a check on another thread never stops
+  // this one amid the report's frees, whose hooks hold block addresses in registers and frames.
+  heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get());
+  if (exclusive.refused()) {
+    return ReportToSummary(heapgraph::report::Failed(heapgraph::report::kAlreadyChecking), summary);
+  }
+  int result = ReportToSummary(
+      heapgraph::report::RunExclusiveLeakCheck(options, program_stack_pointer), summary);
   // The report's frees left block addresses on this stack: gone before the program's frames (or
   // the wait of its next check, which a concurrent check scans) are laid over them.
   heapgraph::scanner::ScrubStackBelow();
