@@ -121,7 +121,8 @@ bool SymbolizesWhileMarking() {
 
 LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   RecordingIgnored ignored(RecorderEntries::Get().ignore_thread);  // the check is not the program
-  ExclusiveCheck exclusive(RecorderEntries::Get());  // waits for a check running on another thread
+  // Waits for a check running on another thread.
+  ExclusiveCheck exclusive(RecorderEntries::Get(), program_stack_pointer);
   if (exclusive.refused()) return Failed(kAlreadyChecking);
   return RunExclusiveLeakCheck(options, program_stack_pointer);
 }
@@ -184,7 +185,7 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_pat
   options.interior_pointers = interior_pointers != 0;
   // Held until the report is freed and the stack scrubbed: a check on another thread never stops
   // this one amid the report's frees, whose hooks hold block addresses in registers and frames.
-  heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get());
+  heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get(), program_stack_pointer);
   if (exclusive.refused()) {
     return ReportToSummary(heapgraph::report::Failed(heapgraph::report::kAlreadyChecking), summary);
   }

@@ -173,6 +173,29 @@ void RootRanges::ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
   Exclude(own);
 }
 
+void RootRanges::ExcludeWaitingCheckFrames(std::span<const HeapgraphCheckEntrant> entrants,
+                                           std::span<const roots::ThreadInfo> threads,
+                                           const ProcessMappings& mappings) {
+  std::vector<HeapgraphCheckEntrant, MmapAllocator<HeapgraphCheckEntrant>> waiting;
+  for (const HeapgraphCheckEntrant& e : entrants) {
+    if (e.tid > 0) waiting.push_back(e);
+  }
+  if (waiting.empty()) return;
+  std::vector<std::pair<uint64_t, uint64_t>, MmapAllocator<std::pair<uint64_t, uint64_t>>> own;
+  for (const roots::ThreadInfo& t : threads) {
+    if (t.is_caller) continue;  // scanned from the caller's frame already
+    for (const HeapgraphCheckEntrant& e : waiting) {
+      if (e.tid != t.tid || e.stack_pointer <= t.stack_pointer) continue;
+      const ProcessMappings::Mapping* m = mappings.Find(t.stack_pointer);
+      if (m == nullptr || !m->Contains(e.stack_pointer)) continue;
+      const uint64_t low = t.stack_pointer - std::min<uint64_t>(t.stack_pointer - m->start,
+                                                                roots::ThreadInfo::kRedZone);
+      own.push_back({low, e.stack_pointer});
+    }
+  }
+  Exclude(own);
+}
+
 bool RootRanges::InStaticTls(uint64_t begin, uint64_t end, uint64_t thread_pointer,
                              uint64_t static_tls_size) {
   if (static_tls_size == 0 || begin >= end) return false;

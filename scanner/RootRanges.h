@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "heap/platform/StaticTlsArea.h"
+#include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/UnwinderMappings.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadInfo.h"
@@ -68,6 +69,13 @@ class RootRanges {
   // above it), so the program's own thread-locals stay roots. static_tls_size 0: nothing is cut.
   void ExcludeThreadState(const StaticTlsArea& area, std::span<const roots::ThreadInfo> threads,
                           uint64_t static_tls_size);
+  // Removes, from each thread listed in `entrants` as waiting to enter a check (CheckLock), its
+  // frames from SP minus the red zone up to the program's frame that asked for the check: they
+  // are heapgraph's, and their unwritten slots hold whatever earlier calls (the recorder's hooks,
+  // a signal frame) left there. Cut only when that frame lies above SP on the same mapping.
+  void ExcludeWaitingCheckFrames(std::span<const HeapgraphCheckEntrant> entrants,
+                                 std::span<const roots::ThreadInfo> threads,
+                                 const roots::ProcessMappings& mappings);
   // Cuts out of the ranges the pages that `pages` says need no reading (private anonymous memory
   // that exists neither in memory nor in swap: zeros), e.g. the untouched bulk of a MAP_NORESERVE
   // reservation. Thread stacks are kept whole (used above SP; TypedScan names a stack's thread by

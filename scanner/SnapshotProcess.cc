@@ -238,6 +238,11 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index, PresentPages& 
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
                            c_.capture->threads(), c_.static_tls_size);
+  if (c_.view.check_entrants != nullptr) {
+    roots.ExcludeWaitingCheckFrames(
+        {c_.view.check_entrants, static_cast<size_t>(c_.view.check_entrant_slots)},
+        c_.capture->threads(), *c_.mappings);
+  }
   roots.SkipAbsentPages(pages);
   return roots;
 }

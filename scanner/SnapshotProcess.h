@@ -43,7 +43,7 @@ class SnapshotProcess {
  public:
   // Set up by the scanning process before the world stops; the snapshot reads its copy.
   struct Context {
-    HeapgraphRecorderView view;     // filled by heapgraph_internal_begin_snapshot
+    HeapgraphRecorderView view{};   // filled by heapgraph_internal_begin_snapshot
     uint64_t caller_stack_pointer;  // the program's frames of the scanning thread are above it
     uint64_t scan_stack_pointer;    // where the scan itself runs (skipped if on a stack of its own)
     uint64_t static_tls_size;       // glibc's, TCB included; 0 if unknown

@@ -12,9 +12,12 @@ namespace heapgraph {
 
 class ExclusiveCheck {
  public:
-  explicit ExclusiveCheck(const RecorderEntries& recorder)
-      : end_(recorder.begin_check != nullptr && recorder.begin_check() == 0 ? recorder.end_check
-                                                                            : nullptr),
+  // `program_stack_pointer`: the program's frame that asked for the check (its stack is scanned
+  // from there while this thread waits for another check).
+  ExclusiveCheck(const RecorderEntries& recorder, uint64_t program_stack_pointer)
+      : end_(recorder.begin_check != nullptr && recorder.begin_check(program_stack_pointer) == 0
+                 ? recorder.end_check
+                 : nullptr),
         refused_(recorder.begin_check != nullptr && end_ == nullptr) {}
   ~ExclusiveCheck() {
     if (end_ != nullptr) end_();

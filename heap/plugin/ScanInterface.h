@@ -30,6 +30,11 @@ extern "C" {
 
 // ---- The recorder's entries (libheapgraph.so) --------------------------------------------------
 
+struct HeapgraphCheckEntrant {
+  int64_t tid;             // kernel thread id; 0: a free slot, negative: being filled
+  uint64_t stack_pointer;  // the program's frame that called the check: scanned from here up
+};
+
 struct HeapgraphRecorderView {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;
@@ -59,6 +64,11 @@ struct HeapgraphRecorderView {
   int stacks_fd;
   int modules_fd;
   int session_fd;
+  // The threads inside a check's entry (waiting for the check lock, or holding it): slot i is
+  // free when tid is 0. A waiting thread's frames below stack_pointer (its program caller's
+  // frame) are the check's, never a root: stale words there would keep leaks alive.
+  const struct HeapgraphCheckEntrant* check_entrants;
+  int check_entrant_slots;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
@@ -71,8 +81,9 @@ HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_ignore_thread(int ignore);
 
 // One leak check at a time in the process (heap/runtime/CheckLock.h): begin waits until no other
 // thread is inside a check (and keeps fork() waiting until end); returns 0, or -1 at once when
-// the calling thread is already inside one.
-HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_begin_check(void);
+// the calling thread is already inside one. `program_stack_pointer` is the frame of the program
+// that asked for the check: while this thread waits, other checks scan its stack from there.
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_begin_check(uint64_t program_stack_pointer);
 HEAPGRAPH_INTERNAL_ENTRY void heapgraph_internal_end_check(void);
 
 typedef __typeof__(&heapgraph_internal_begin_snapshot) HeapgraphBeginSnapshotFn;

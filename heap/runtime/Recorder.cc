@@ -526,8 +526,8 @@ HEAPGRAPH_API int heapgraph_internal_ignore_thread(int ignore) {
   return before;
 }
 
-HEAPGRAPH_API int heapgraph_internal_begin_check(void) {
-  return CheckLock::Acquire() ? 0 : -1;
+HEAPGRAPH_API int heapgraph_internal_begin_check(uint64_t program_stack_pointer) {
+  return CheckLock::Acquire(program_stack_pointer) ? 0 : -1;
 }
 
 HEAPGRAPH_API void heapgraph_internal_end_check(void) {
@@ -555,6 +555,8 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->stacks_fd = g.stacks.file().OwnFd();
   view->modules_fd = g.modules.file().OwnFd();
   view->session_fd = g.session.file().OwnFd();
+  view->check_entrants = CheckLock::Entrants();
+  view->check_entrant_slots = CheckLock::kEntrantSlots;
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -93,7 +94,8 @@ constexpr char kOffStackMaps[] =
     "10100000-10110000 rw-p 00000000 00:00 0 [heap]\n"  // the brk heap
     "7ff00000-7ff21000 rw-p 00000000 00:00 0 [stack]\n";
 
-std::vector<Range> StackRoots(const roots::ThreadInfo& thread, uint64_t caller_stack_pointer) {
+std::vector<Range> StackRoots(const roots::ThreadInfo& thread, uint64_t caller_stack_pointer,
+                              std::span<const HeapgraphCheckEntrant> entrants = {}) {
   roots::ProcessMappings mappings;
   mappings.ParseText(kOffStackMaps);
   // Two heap blocks; the first is a malloc'd alternate stack.
@@ -103,6 +105,7 @@ std::vector<Range> StackRoots(const roots::ThreadInfo& thread, uint64_t caller_s
   RootRanges roots;
   const roots::ThreadInfo threads[] = {thread};
   roots.Compute(mappings, threads, index, caller_stack_pointer, {}, /*static_tls_size=*/0);
+  roots.ExcludeWaitingCheckFrames(entrants, threads, mappings);
   std::vector<Range> out;
   for (const RootRange& r : roots.ranges()) {
     if (r.thread_stack) out.emplace_back(r.begin, r.end);
@@ -126,6 +129,23 @@ TEST(RootRangesTest, MainThreadOnItsStackIsScannedFromSpOnly) {
             (std::vector<Range>{{0x7ff10000 - roots::ThreadInfo::kRedZone, 0x7ff21000}}));
   EXPECT_EQ(StackRoots(MainThread(0x7ff10000, true), 0x7ff10040),
             (std::vector<Range>{{0x7ff10040, 0x7ff21000}}));
+}
+
+// A thread waiting to enter a check (heap/runtime/CheckLock) is scanned from the program's frame
+// that asked for the check; an entry being filled (negative tid), another thread's entry, or a
+// frame below SP or on another mapping cuts nothing.
+TEST(RootRangesTest, ThreadWaitingForACheckIsScannedFromTheProgramsFrame) {
+  const roots::ThreadInfo waiting = MainThread(0x7ff10000, false);
+  const uint64_t top = 0x7ff21000, from_sp = 0x7ff10000 - roots::ThreadInfo::kRedZone;
+  const HeapgraphCheckEntrant listed[] = {{0, 0}, {1000, 0x7ff10400}};
+  EXPECT_EQ(StackRoots(waiting, 0, listed), (std::vector<Range>{{0x7ff10400, top}}));
+  for (HeapgraphCheckEntrant other :
+       {HeapgraphCheckEntrant{-1000, 0x7ff10400}, HeapgraphCheckEntrant{1001, 0x7ff10400},
+        HeapgraphCheckEntrant{1000, 0x7ff0ff00}, HeapgraphCheckEntrant{1000, 0x10008000}}) {
+    const HeapgraphCheckEntrant one[] = {other};
+    EXPECT_EQ(StackRoots(waiting, 0, one), (std::vector<Range>{{from_sp, top}}))
+        << other.tid << " " << std::hex << other.stack_pointer;
+  }
 }
 
 TEST(RootRangesTest, MainThreadOffItsStackGetsItsStackScannedWhole) {
