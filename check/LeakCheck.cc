@@ -74,7 +74,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     WriteLeakReportFiles(options, report);
     return report;
   } catch (const std::exception& e) {
-    return Failed(std::string("leak check failed: ") + e.what());
+    return Failed(std::string("the report could not be built: ") + e.what());
   }
 }
 

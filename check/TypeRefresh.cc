@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "heap/platform/WriteAt.h"
+#include "heap/plugin/ExclusiveCheck.h"
 #include "heap/store/PersistedFormat.h"
 #include "heapgraph/heapgraph.h"
 #include "report/TypeNamer.h"
@@ -194,6 +195,10 @@ bool TypeRefresh::Write(const TypeSnapshot& snapshot, int dir_fd, uint64_t seque
 // libheapgraph_scan.so's entry for the memory-pressure watcher (heap/PressureWatcher).
 extern "C" HEAPGRAPH_API int heapgraph_internal_refresh_types(const HeapgraphTypeRefresh* request) {
   if (request == nullptr || request->heap == nullptr) return -1;
+  // No check runs meanwhile: the refresh's arrays hold every live block's address, and those
+  // of an unrecorded tool thread that malloc mmaps are plain anonymous memory, a root for a check.
+  heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get(), 0);
+  if (exclusive.refused()) return -1;
   try {
     // One refresh at a time (the watcher's thread); the readers stay prepared between refreshes.
     // Never destroyed: the watcher may still run while the process exits.
