@@ -307,6 +307,19 @@ std::vector<Case> Cases() {
        {},
        {},
        {"KeptByInteriorPointer"}},
+      // Only a pointer one past the block's end, which lies in the next block's chunk header:
+      // it keeps its own block alive and is never attributed to the next one, a real leak.
+      {"trap_end_pointer",
+       "leak_traps",
+       {"end_pointer"},
+       {kControl, {"LeakAfterEndPointer", 1, 1000}},
+       {},
+       {},
+       {"KeptByEndPointer"},
+       kLeakExit,
+       false,
+       "a pointer one past a block's end keeps that block alive (docs/leak-scan.md, pointer "
+       "policy), and only that block"},
       {"trap_anonymous_mapping",
        "leak_traps",
        {"mmap"},
