@@ -52,20 +52,29 @@ class RetainCycles : public testing::TestWithParam<const char*> {
     EXPECT_FALSE(run.report.is_discarded()) << name << ": no JSON report";
     return run;
   }
+  // Runs a case that leaks one typed cycle of `kind`; returns the run and, in *cycle, the cycle.
+  CaseRun RunLeakedCycle(const std::string& name, const std::string& kind, json* cycle) {
+    CaseRun run = RunChecked(name);
+    EXPECT_EQ(run.status, 23);
+    std::vector<json> cycles = TypedCycles(run);
+    EXPECT_EQ(cycles.size(), 1u) << run.text;
+    if (cycles.size() != 1) return run;
+    EXPECT_EQ(cycles[0]["kind"], kind);
+    EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+    *cycle = cycles[0];
+    return run;
+  }
 };
 
 TEST_P(RetainCycles, SharedPtrPairLeaked) {
-  CaseRun run = RunChecked("shared_leaked");
-  EXPECT_EQ(run.status, 23);
-  std::vector<json> cycles = TypedCycles(run);
-  ASSERT_EQ(cycles.size(), 1u) << run.text;
-  EXPECT_EQ(cycles[0]["kind"], "shared_ptr");
-  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+  json cycle;
+  CaseRun run = RunLeakedCycle("shared_leaked", "shared_ptr", &cycle);
+  ASSERT_TRUE(cycle.is_object());
   // Canonical rotation: "cyc::Alpha" sorts first. The owning word is the control-block word of
   // each shared_ptr member (the member's offset + 8; members start at +16 in a make_shared block).
   std::vector<std::string> expected = {"cyc::Alpha.beta", "cyc::Beta.alpha"};
   if (!debug_info()) expected = {"cyc::Alpha.+24", "cyc::Beta.+24"};
-  EXPECT_EQ(PathMembers(cycles[0]), expected) << run.text;
+  EXPECT_EQ(PathMembers(cycle), expected) << run.text;
   EXPECT_EQ(LeakTypes(run), (std::vector<std::string>{"cyc::Alpha", "cyc::Beta"}));
   EXPECT_NE(run.text.find(debug_info() ? "cyc::Alpha.beta -> cyc::Beta.alpha -> cyc::Alpha"
                                        : "cyc::Alpha+24 -> cyc::Beta+24 -> cyc::Alpha"),
@@ -147,13 +156,10 @@ TEST_P(RetainCycles, EmptyContainersInsideAnObjectAreNoCycle) {
 // A typed object owning itself (a make_shared object holding a shared_ptr to itself) is a real
 // cycle of one.
 TEST_P(RetainCycles, ObjectHoldingASharedPtrToItselfIsACycleOfOne) {
-  CaseRun run = RunChecked("shared_self");
-  EXPECT_EQ(run.status, 23);
-  std::vector<json> cycles = TypedCycles(run);
-  ASSERT_EQ(cycles.size(), 1u) << run.text;
-  EXPECT_EQ(cycles[0]["kind"], "shared_ptr");
-  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
-  EXPECT_EQ(PathMembers(cycles[0]),
+  json cycle;
+  CaseRun run = RunLeakedCycle("shared_self", "shared_ptr", &cycle);
+  ASSERT_TRUE(cycle.is_object());
+  EXPECT_EQ(PathMembers(cycle),
             (std::vector<std::string>{debug_info() ? "cyc::Loop.self" : "cyc::Loop.+24"}))
       << run.text;
   EXPECT_EQ(run.report["cycles"].size(), 1u) << run.text;
