@@ -219,8 +219,8 @@ __attribute__((noinline)) bool RunPhasedCheck(const std::string& json_path,
 
     report::Symbolizer& symbolizer = warmup.symbolizer();
     report::TypedAnalysis typed(scan, symbolizer);
-    report::LeakReport report =
-        report::BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
+    report::LeakReport report = report::BuildLeakReport(
+        scan, graph, reader, symbolizer, &typed.leaked_types(), &typed.leaked_self_owners());
     typed.AddTo(report);
     double t4 = Now();
     t->report_ms = t4 - t3;

@@ -69,7 +69,8 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     const RecordingReader& reader = warmup.Reader(scan.recording_dir, scan.recording_files);
     Symbolizer& symbolizer = warmup.symbolizer();
     TypedAnalysis typed(scan, symbolizer);
-    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types());
+    LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types(),
+                                        &typed.leaked_self_owners());
     typed.AddTo(report);
     WriteLeakReportFiles(options, report);
     return report;

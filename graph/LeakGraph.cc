@@ -33,7 +33,8 @@ struct LeakGraph::Lists {
   size_t size(size_t i) const { return offsets[i + 1] - offsets[i]; }
 };
 
-// The vertices with at least one edge (self edges included) and the edges renumbered over them.
+// The vertices with at least one edge to another vertex and those edges renumbered over them
+// (self edges dropped).
 // Invariant: local order is global order, so Boost visits the linked vertices in the same order
 // as it would over all vertices, and isolated vertices only add trivial DFS trees.
 struct LeakGraph::Linked {
@@ -137,14 +138,18 @@ void LeakGraph::RadixSort(std::vector<std::pair<uint64_t, uint32_t>>& items) {
 LeakGraph::Linked LeakGraph::LinkVertices(const Edges& edges) const {
   Linked linked;
   linked.local.assign(BlockCount(), kNone);
-  for (auto [from, to] : edges) linked.local[from] = linked.local[to] = 0;
+  for (auto [from, to] : edges) {
+    if (from != to) linked.local[from] = linked.local[to] = 0;
+  }
   for (uint32_t v = 0; v < BlockCount(); ++v) {
     if (linked.local[v] == kNone) continue;
     linked.local[v] = static_cast<uint32_t>(linked.global.size());
     linked.global.push_back(v);
   }
   linked.edges.reserve(edges.size());
-  for (auto [from, to] : edges) linked.edges.emplace_back(linked.local[from], linked.local[to]);
+  for (auto [from, to] : edges) {
+    if (from != to) linked.edges.emplace_back(linked.local[from], linked.local[to]);
+  }
   return linked;
 }
 
@@ -165,13 +170,11 @@ void LeakGraph::FindComponents(Linked& linked) {
   size_t count = linked.components;
   Lists members(linked.component, count);  // local indices, ascending
   linked.source.assign(count, 1);
-  std::vector<uint8_t> self_edge(count, 0);
   for (auto [from, to] : linked.edges) {
     if (linked.component[from] != linked.component[to]) linked.source[linked.component[to]] = 0;
-    if (from == to) self_edge[linked.component[from]] = 1;
   }
   for (size_t c = 0; c < count; ++c) {
-    if (members.size(c) > 1 || self_edge[c] != 0) cycles_.push_back(Globals(linked, members, c));
+    if (members.size(c) > 1) cycles_.push_back(Globals(linked, members, c));
   }
   // Isolated vertices are numbered after the linked components.
   uint32_t next_isolated = static_cast<uint32_t>(count);
@@ -183,7 +186,7 @@ void LeakGraph::FindComponents(Linked& linked) {
   linked.representative.assign(count, kNone);
   linked.root_of.assign(count, kNone);
   for (uint32_t c = 0; c < count; ++c) {
-    if (linked.source[c] != 0) AddLinkedRoot(c, linked, members, self_edge);
+    if (linked.source[c] != 0) AddLinkedRoot(c, linked, members);
   }
 }
 
@@ -201,8 +204,7 @@ std::vector<uint32_t> LeakGraph::Globals(const Linked& linked, const Lists& memb
 }
 
 // The root of linked source component c: members in allocation order, the first one direct.
-void LeakGraph::AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
-                              const std::vector<uint8_t>& self_edge) {
+void LeakGraph::AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members) {
   std::vector<uint32_t> vertices;
   vertices.reserve(members.size(c));
   for (const uint32_t* x = members.begin(c); x != members.end(c); ++x) {
@@ -213,7 +215,7 @@ void LeakGraph::AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
   LeakRoot root;
   root.representative = vertices.front();
   root.member_count = static_cast<uint32_t>(vertices.size());
-  root.cyclic = members.size(c) > 1 || self_edge[c] != 0;
+  root.cyclic = members.size(c) > 1;
   direct_[root.representative] = 1;
   linked.representative[c] = linked.local[root.representative];
   linked.root_of[c] = static_cast<uint32_t>(linked.roots.size());
@@ -228,9 +230,7 @@ void LeakGraph::ComputeDominators(Linked& linked) {
   size_t m = linked.global.size();
   if (m == 0) return;
   Graph g(m + 1);  // vertex m: the virtual root
-  for (auto [from, to] : linked.edges) {
-    if (from != to) boost::add_edge(from, to, g);
-  }
+  for (auto [from, to] : linked.edges) boost::add_edge(from, to, g);
   for (uint32_t r : linked.representative) {
     if (r != kNone) boost::add_edge(m, r, g);
   }

@@ -7,7 +7,10 @@
 // virtual vertex linked to every representative, so a block reachable from two leak roots is
 // counted for neither. Blocks without any reference (most of a typical leak set) skip Boost:
 // each is an acyclic source component of its own; with no reference at all the graph keeps no
-// per-vertex array. May include heap/, roots/ and scanner/.
+// per-vertex array. A block pointing into itself (an empty std::map's or std::list's header inside
+// an object, an intrusive list sentinel) is not a cycle: self edges are dropped, so they neither
+// make a block cyclic nor change whether it is direct or indirect. May include heap/, roots/ and
+// scanner/.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +28,7 @@ struct LeakRoot {
   uint32_t representative = 0;  // vertex index
   uint32_t first_member = 0;    // into the graph's member array (LeakGraph::members)
   uint32_t member_count = 1;    // the source component's size; 1 if acyclic
-  bool cyclic = false;          // more than one member, or a block pointing to itself
+  bool cyclic = false;          // more than one member
   uint64_t retained_bytes = 0;  // dominator subtree, representative included
   uint64_t retained_blocks = 0;
 };
@@ -33,7 +36,8 @@ struct LeakRoot {
 class LeakGraph {
  public:
   // Reads the scanner's blocks in place (sequence = seq): `blocks` must outlive the graph.
-  // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed.
+  // `edges` are (from, to) vertex pairs; duplicates and self edges are allowed (self edges are
+  // ignored).
   LeakGraph(std::span<const scanner::LeakedBlock> blocks,
             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 
@@ -54,7 +58,7 @@ class LeakGraph {
     return linked_roots_[root_of_[c]].retained_bytes;
   }
   uint32_t component(uint32_t v) const { return linked_vertices_ == 0 ? v : component_[v]; }
-  // Members of every cyclic component (sources or not), each list in address order.
+  // Members of every component of two or more blocks (sources or not), each in address order.
   const std::vector<std::vector<uint32_t>>& cycles() const { return cycles_; }
   // The dominator of v (UINT32_MAX for representatives, which hang off the virtual root).
   uint32_t immediate_dominator(uint32_t v) const {
@@ -75,8 +79,7 @@ class LeakGraph {
   bool Earlier(uint32_t a, uint32_t b) const;  // allocated first: sequence, then address
   void FindComponents(Linked& linked);
   std::vector<uint32_t> Globals(const Linked& linked, const Lists& members, size_t c) const;
-  void AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members,
-                     const std::vector<uint8_t>& self_edge);
+  void AddLinkedRoot(uint32_t c, Linked& linked, const Lists& members);
   void ComputeDominators(Linked& linked);
   void KeepLinkedRoots(Linked& linked);
   void OrderRoots() const;

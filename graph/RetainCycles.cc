@@ -5,11 +5,12 @@
 #include <boost/graph/strong_components.hpp>
 #include <deque>
 
+#include "graph/CycleKind.h"
+
 namespace heapgraph::graph {
 namespace {
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-using scanner::types::EdgeLabel;
 constexpr uint32_t kNone = UINT32_MAX;
 
 }  // namespace
@@ -113,20 +114,11 @@ RetainCycle RetainCycles::Canonical(std::vector<uint32_t> edge_path) const {
 }
 
 std::string RetainCycles::Kind(const RetainCycle& cycle) const {
-  auto has_label = [&](EdgeLabel label) {
-    return std::any_of(cycle.edges.begin(), cycle.edges.end(),
-                       [&](uint32_t e) { return edges_[e].label == label; });
-  };
-  if (has_label(EdgeLabel::kTimerTarget)) return "timer-target";
-  if (has_label(EdgeLabel::kDelegate)) return "delegate";
-  if (std::any_of(cycle.members.begin(), cycle.members.end(),
-                  [&](uint32_t v) { return vertices_[v].closure; })) {
-    return "block-self";
+  std::vector<CycleStep> steps;
+  for (size_t i = 0; i < cycle.members.size(); ++i) {
+    steps.push_back({vertices_[cycle.members[i]].closure, edges_[cycle.edges[i]].label});
   }
-  if (has_label(EdgeLabel::kSharedOwner) || has_label(EdgeLabel::kSharedManaged)) {
-    return "shared_ptr";
-  }
-  return "generic";
+  return CycleKind(steps);
 }
 
 }  // namespace heapgraph::graph

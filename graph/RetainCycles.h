@@ -1,13 +1,14 @@
 // graph/: retain cycles: the strongly connected components (Boost.Graph) of the strong-reference
 // graph among typed objects (graph/StrongReferences), leaked and reachable alike, with no depth
-// limit. Each component with more than one object, or an object owning itself, yields one cycle:
-// a shortest closed path of owning edges through it (breadth first from each member, at most
-// kMaxStarts members tried), printed from its canonical rotation — the member whose sequence of
-// (type name, field) pairs around the cycle is lexicographically smallest comes first — so that the
-// same cycle gives the same record in every run. Its kind, from the path's edges and objects, in
-// this order: `timer-target` (an edge labelled kTimerTarget), `delegate` (kDelegate),
-// `block-self` (a closure: a Block or std::function functor), `shared_ptr` (an edge through a
-// shared_ptr control block), else `generic`. May include heap/, roots/ and scanner/.
+// limit. Each component with more than one object, or an object owning itself through an owning
+// reference (a typed self-capture, such as a make_shared object holding a shared_ptr to itself),
+// yields one cycle: a shortest closed path of owning edges through it (breadth first from each
+// member, at most kMaxStarts members tried), printed from its canonical rotation — the member
+// whose sequence of (type name, field) pairs around the cycle is lexicographically smallest comes
+// first — so that the same cycle gives the same record in every run. A word pointing into its own
+// object without owning it (an empty std::map's header, a list sentinel) is no edge of this graph,
+// so never a cycle. Its kind follows its shape (graph/CycleKind): the path's owning edges' labels
+// and its closures. May include heap/, roots/ and scanner/.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace heapgraph::graph {
 
 struct RetainCycleVertex {
   std::string name;  // the type name as the report prints it
-  bool closure = false;
+  scanner::types::ClosureKind closure = scanner::types::ClosureKind::kNone;
   bool leaked = false;
 };
 

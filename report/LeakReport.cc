@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "report/StackResolver.h"
@@ -242,8 +243,8 @@ bool AllocatedEarlier(const scanner::ScanResult& result, uint32_t a, uint32_t b)
 }
 
 // A shortest closed walk from `start` back to it through blocks of start's component (breadth
-// first), as vertices: start first, the block that references start last. Empty if there is none,
-// which cannot happen for a cyclic component.
+// first), as vertices: start first, the block that references start last. Self references are no
+// step. Empty if there is none, which cannot happen for a component of two or more blocks.
 std::vector<uint32_t> ShortestCycle(uint32_t start, const Adjacency& out,
                                     const graph::LeakGraph& graph) {
   uint32_t component = graph.component(start);
@@ -253,6 +254,7 @@ std::vector<uint32_t> ShortestCycle(uint32_t start, const Adjacency& out,
     uint32_t u = queue.front();
     queue.pop_front();
     for (uint32_t w : out[u]) {
+      if (w == u) continue;
       if (w == start) {
         std::vector<uint32_t> path;
         for (uint32_t x = u; x != start; x = parent[x]) path.push_back(x);
@@ -318,23 +320,24 @@ LeakCycle BuildCycle(const std::vector<uint32_t>& vertices, const scanner::ScanR
   if (cycle.representative) {
     start = vertices[*cycle.representative];
     cycle.representative_reason = "earliest allocated";
+    cycle.retained_bytes = graph.retained_bytes(start);
   } else {
     SetOwner(cycle, start, result, graph);
+    cycle.retained_bytes = MemberBytes(cycle);
+  }
+  if (vertices.size() == 1) {
+    cycle.path = {0};  // a typed self-owner
+    return cycle;
   }
   for (uint32_t v : ShortestCycle(start, out, graph)) cycle.path.push_back(member_of[v]);
   return cycle;
 }
 
-uint64_t TotalSize(const LeakCycle& cycle) {
-  uint64_t total = 0;
-  for (const CycleMember& m : cycle.members) total += m.size;
-  return total;
-}
-
 std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const graph::LeakGraph& graph,
-                                   const RecordOf& record_of,
-                                   const std::vector<std::string>* types) {
-  if (graph.cycles().empty()) return {};  // no adjacency lists (one per leaked block) needed
+                                   const RecordOf& record_of, const std::vector<std::string>* types,
+                                   const std::vector<uint32_t>* self_owners) {
+  bool owners = self_owners != nullptr && !self_owners->empty();
+  if (graph.cycles().empty() && !owners) return {};  // no adjacency lists (one per block) needed
   Adjacency out = BuildAdjacency(result);
   std::vector<LeakCycle> cycles;
   for (const std::vector<uint32_t>& vertices : graph.cycles()) {
@@ -342,10 +345,18 @@ std::vector<LeakCycle> BuildCycles(const scanner::ScanResult& result, const grap
       cycles.push_back(BuildCycle(vertices, result, graph, out, record_of, types));
     }
   }
-  std::stable_sort(cycles.begin(), cycles.end(), [](const LeakCycle& a, const LeakCycle& b) {
-    uint64_t sa = TotalSize(a), sb = TotalSize(b);
-    return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
-  });
+  if (owners) {  // those not already in a cycle of two or more blocks
+    std::unordered_set<uint32_t> in_cycles;
+    for (const std::vector<uint32_t>& vertices : graph.cycles()) {
+      in_cycles.insert(vertices.begin(), vertices.end());
+    }
+    for (uint32_t v : *self_owners) {
+      if (v < result.leaked.size() && in_cycles.count(v) == 0) {
+        cycles.push_back(BuildCycle({v}, result, graph, out, record_of, types));
+      }
+    }
+  }
+  std::stable_sort(cycles.begin(), cycles.end(), ListedBefore);
   return cycles;
 }
 
@@ -379,9 +390,22 @@ const char* LeakKindName(LeakKind kind) {
   return kind == LeakKind::kDirect ? "direct" : "indirect";
 }
 
+uint64_t MemberBytes(const LeakCycle& cycle) {
+  uint64_t total = 0;
+  for (const CycleMember& m : cycle.members) total += m.size;
+  return total;
+}
+
+bool ListedBefore(const LeakCycle& a, const LeakCycle& b) {
+  if (a.retained_bytes != b.retained_bytes) return a.retained_bytes > b.retained_bytes;
+  uint64_t sa = MemberBytes(a), sb = MemberBytes(b);
+  return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
+}
+
 LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                            const RecordingReader& reader, Symbolizer& symbolizer,
-                           const std::vector<std::string>* types) {
+                           const std::vector<std::string>* types,
+                           const std::vector<uint32_t>* self_owners) {
   LeakReport report;
   report.ok = result.ok;
   report.error = result.error;
@@ -397,7 +421,8 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
   StackResolver resolver(reader, symbolizer);
   ResolveStacks(report.leaks, resolver);
   report.warnings = resolver.warnings();
-  report.cycles = BuildCycles(result, graph, RecordOf(result, graph, index, position), types);
+  report.cycles =
+      BuildCycles(result, graph, RecordOf(result, graph, index, position), types, self_owners);
   report.summary = Summarize(report);
   return report;
 }

@@ -83,16 +83,20 @@ struct CategoryRow {
   uint64_t leaked_bytes = 0;
 };
 
-// A strongly connected component of leaked blocks with more than one member, or one block that
-// points to itself. Each appears exactly once in LeakReport::cycles.
+// A strongly connected component of leaked blocks with more than one member, or one typed object
+// that owns itself (a typed self-capture; a block merely pointing into itself is no cycle). Each
+// appears exactly once in LeakReport::cycles.
 struct LeakCycle {
-  // "generic", or for a retain cycle of typed objects: block-self, timer-target, delegate,
-  // shared_ptr (graph/RetainCycles).
+  // From the cycle's shape (graph/CycleKind): timer-target, delegate, block-self, function-self,
+  // shared_ptr, generic.
   std::string kind = "generic";
   bool leaked = true;             // false: a retain cycle still reachable from a root (see `root`)
   bool typed = false;             // a retain cycle of owning references between typed objects
   std::optional<CycleRoot> root;  // reachable cycles only
   std::vector<CycleMember> members;  // address order
+  // Leaked with a representative: the representative's retained bytes (the cycle and what only
+  // it holds); otherwise the members' bytes.
+  uint64_t retained_bytes = 0;
   // Index into `members` of the cycle's direct leak. Empty when another leaked block references
   // the cycle: then every member is indirect.
   std::optional<size_t> representative;
@@ -125,8 +129,8 @@ struct LeakReport {
   std::string error;   // from ScanResult::error
   std::string notice;  // from ScanResult::notice: one line worth telling the user, or empty
   LeakSummary summary;
-  std::vector<LeakRecord> leaks;  // size desc, count desc, direct first, stack id asc
-  std::vector<LeakCycle> cycles;  // leaked first; members' total size desc, then lowest address
+  std::vector<LeakRecord> leaks;        // size desc, count desc, direct first, stack id asc
+  std::vector<LeakCycle> cycles;        // leaked first; then ListedBefore
   std::vector<CategoryRow> categories;  // live bytes desc; empty when the scan did not type
   scanner::ScanTimings timings;
   scanner::ScanStats stats;
@@ -134,14 +138,24 @@ struct LeakReport {
   std::vector<std::string> warnings;  // stacks that could not be read, one line each
 };
 
+// The bytes of a cycle's members.
+uint64_t MemberBytes(const LeakCycle& cycle);
+// The order of cycles within the leaked ones and within the reachable ones: retained bytes desc,
+// then member bytes desc, then lowest first member address.
+bool ListedBefore(const LeakCycle& a, const LeakCycle& b);
+
 // Builds the report of one scan. `graph` must have been built from `result.leaked` (vertex i is
 // result.leaked[i], with sequence = seq) and `result.edges`; `reader` reads
 // result.recording_dir. Each distinct stack is read and symbolized once. A stack the recording
 // cannot produce is reported empty with a warning. Never throws for a bad stack; throws only on
 // allocation failure.
 // `types`, if given, names leaked block v's type (a reader's name; empty: the size category).
+// `self_owners`, if given, lists leaked blocks that own themselves through a typed owning
+// reference (TypedAnalysis::leaked_self_owners()): each gets a cycle of one member, which the
+// leak graph (where a self reference is no cycle) does not give.
 LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakGraph& graph,
                            const RecordingReader& reader, Symbolizer& symbolizer,
-                           const std::vector<std::string>* types = nullptr);
+                           const std::vector<std::string>* types = nullptr,
+                           const std::vector<uint32_t>* self_owners = nullptr);
 
 }  // namespace heapgraph::report

@@ -74,6 +74,7 @@ json CycleJson(const LeakCycle& c) {
           {"leaked", c.leaked},
           {"typed", c.typed},
           {"members", std::move(members)},
+          {"retained_bytes", c.retained_bytes},
           {"representative", RepresentativeJson(c)},
           {"path", c.path},
           {"root", RootJson(c.root)}};

@@ -125,8 +125,11 @@ std::string CycleHeader(size_t number, const LeakCycle& cycle) {
           ? fmt::format("direct leak {:#x} ({})", cycle.members[*cycle.representative].address,
                         cycle.representative_reason)
           : "no direct leak of its own: " + cycle.representative_reason;
-  return fmt::format("  Cycle #{} ({}, {} block(s), {} byte(s); {}):\n", number, cycle.kind,
-                     cycle.members.size(), bytes, owner);
+  std::string retaining = cycle.retained_bytes > bytes
+                              ? fmt::format(", retaining {} byte(s)", cycle.retained_bytes)
+                              : "";
+  return fmt::format("  Cycle #{} ({}, {} block(s), {} byte(s){}; {}):\n", number, cycle.kind,
+                     cycle.members.size(), bytes, retaining, owner);
 }
 
 std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle& cycle,

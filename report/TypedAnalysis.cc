@@ -35,12 +35,6 @@ const char* RootKindName(scanner::RootKind kind) {
   return "other";
 }
 
-uint64_t TotalSize(const LeakCycle& cycle) {
-  uint64_t total = 0;
-  for (const CycleMember& m : cycle.members) total += m.size;
-  return total;
-}
-
 }  // namespace
 
 TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbolizer)
@@ -60,8 +54,17 @@ TypedAnalysis::TypedAnalysis(const scanner::ScanResult& scan, Symbolizer& symbol
       leaked_types_[o.leaked_index] = it->second;
     }
   }
+  first_edge_.assign(typed.objects.size() + 1, 0);
+  for (const scanner::TypedEdge& e : typed.edges) ++first_edge_[e.from + 1];
+  for (size_t i = 0; i < typed.objects.size(); ++i) first_edge_[i + 1] += first_edge_[i];
   strong_ = graph::StrongReferences(typed, descriptions_).edges();
   cycles_ = graph::RetainCycles(vertices_, strong_).cycles();
+  for (const graph::RetainCycle& c : cycles_) {
+    uint32_t leaked_index = typed.objects[c.members.front()].leaked_index;
+    if (c.leaked && c.members.size() == 1 && leaked_index < scan.leaked.size()) {
+      self_owners_.push_back(leaked_index);
+    }
+  }
   bool reachable = std::any_of(cycles_.begin(), cycles_.end(),
                                [](const graph::RetainCycle& c) { return !c.leaked; });
   if (!reachable) return;
@@ -88,11 +91,59 @@ std::string TypedAnalysis::Name(const scanner::types::TypeDescription& d,
   return TypeNamer::Name(d, scan_.typed.readers->modules(), symbolizer);
 }
 
-std::string TypedAnalysis::FieldName(uint32_t object, uint32_t offset) const {
+const scanner::types::FieldDescription* TypedAnalysis::Field(uint32_t object,
+                                                             uint32_t offset) const {
   for (const scanner::types::FieldDescription& f : descriptions_[object]->fields) {
-    if (f.offset == offset && !f.name.empty()) return f.name;
+    if (f.offset == offset) return &f;
   }
-  return "+" + std::to_string(offset);
+  return nullptr;
+}
+
+std::string TypedAnalysis::FieldName(uint32_t object, uint32_t offset) const {
+  const scanner::types::FieldDescription* f = Field(object, offset);
+  return f != nullptr && !f->name.empty() ? f->name : "+" + std::to_string(offset);
+}
+
+uint32_t TypedAnalysis::ObjectAt(uint64_t address) const {
+  const std::vector<TypedObject>& objects = scan_.typed.objects;
+  auto it = std::lower_bound(objects.begin(), objects.end(), address,
+                             [](const TypedObject& o, uint64_t a) { return o.address < a; });
+  return it != objects.end() && it->address == address ? static_cast<uint32_t>(it - objects.begin())
+                                                       : kNone;
+}
+
+// The steps of typed object `from` towards the block `to` (a typed object, or kNone): its closure
+// kind, and the label of each of its words pointing into `to` — a word at the start of a
+// shared_ptr control block is a shared_ptr's (or a weak_ptr's) even without DWARF.
+void TypedAnalysis::AddSteps(uint32_t from, uint32_t to,
+                             std::vector<graph::CycleStep>& steps) const {
+  steps.push_back({descriptions_[from]->closure, scanner::types::EdgeLabel::kNone});
+  if (to == kNone) return;
+  const scanner::TypedScanResult& typed = scan_.typed;
+  for (uint32_t i = first_edge_[from]; i < first_edge_[from + 1]; ++i) {
+    const scanner::TypedEdge& e = typed.edges[i];
+    if (e.to != to) continue;
+    const scanner::types::FieldDescription* f = Field(from, e.offset);
+    scanner::types::EdgeLabel label = f != nullptr ? f->label : scanner::types::EdgeLabel::kNone;
+    bool control =
+        typed.objects[to].identity.model == scanner::types::ObjectModel::kSharedPtrControl;
+    if (label == scanner::types::EdgeLabel::kNone && control && e.target_offset == 0) {
+      label = scanner::types::EdgeLabel::kSharedOwner;
+    }
+    steps.push_back({descriptions_[from]->closure, label});
+  }
+}
+
+// Each member on the record's path, typed or not, with its word towards the next one.
+std::string TypedAnalysis::ShapeKind(const LeakCycle& record) const {
+  std::vector<graph::CycleStep> steps;
+  for (size_t i = 0; i < record.path.size(); ++i) {
+    uint32_t from = ObjectAt(record.members[record.path[i]].address);
+    if (from == kNone) continue;  // untyped: neither a closure nor a label
+    size_t next = record.path[(i + 1) % record.path.size()];
+    AddSteps(from, ObjectAt(record.members[next].address), steps);
+  }
+  return graph::CycleKind(steps);
 }
 
 std::vector<CategoryRow> TypedAnalysis::Categories() const {
@@ -216,6 +267,7 @@ LeakCycle TypedAnalysis::ReachableCycle(const graph::RetainCycle& cycle) const {
     record.members.back().field = graph::RetainCycles::FieldText(strong_[cycle.edges[i]]);
     record.path.push_back(i);
   }
+  record.retained_bytes = MemberBytes(record);
   record.root = RootOf(cycle);
   record.representative_reason =
       record.root ? fmt::format("reachable from {}", record.root->kind) : "reachable";
@@ -241,10 +293,10 @@ void TypedAnalysis::AddTo(LeakReport& report) const {
       reachable.push_back(ReachableCycle(cycle));
     }
   }
-  std::stable_sort(reachable.begin(), reachable.end(), [](const LeakCycle& a, const LeakCycle& b) {
-    uint64_t sa = TotalSize(a), sb = TotalSize(b);
-    return sa != sb ? sa > sb : a.members.front().address < b.members.front().address;
-  });
+  for (LeakCycle& record : report.cycles) {
+    if (record.leaked && !record.typed) record.kind = ShapeKind(record);
+  }
+  std::stable_sort(reachable.begin(), reachable.end(), ListedBefore);
   report.cycles.insert(report.cycles.end(), reachable.begin(), reachable.end());
   report.summary.cycles = report.cycles.size();
 }

@@ -46,6 +46,15 @@ class BlockIndex {
   }
   // Index of the block starting exactly at `address`, or kNotFound.
   uint32_t FindStart(uint64_t address) const;
+  // Index of the non-empty block ending exactly at `address` (one past its last byte), or
+  // kNotFound. Says nothing of a block that may start there.
+  uint32_t FindEndingAt(uint64_t address) const {
+    if (address == 0) return kNotFound;
+    uint32_t block = Find(address - 1);
+    if (block == kNotFound) return kNotFound;
+    const BlockRange& b = blocks_[block];
+    return b.size != 0 && b.begin + b.size == address ? block : kNotFound;
+  }
 
   // Batched lookups: a caller resolving many independent addresses calls PrefetchEntry on all of
   // them, then PrefetchBlock on all, then Find, so that their cache misses overlap instead of

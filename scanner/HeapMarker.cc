@@ -43,7 +43,7 @@ void HeapMarker::ScanChunk(const uint64_t* words, size_t count, uint64_t* counte
   uint64_t lowest = index_.lowest(), highest = index_.highest();
   for (size_t i = 0; i < count; ++i) {
     uint64_t w = words[i];
-    if (w >= lowest && w < highest) Candidate(w);  // the range filter rejects most words cheaply
+    if (w >= lowest && w <= highest) Candidate(w);  // the range filter rejects most words cheaply
   }
   *counter += count;
 }
@@ -107,7 +107,7 @@ void HeapMarker::Propagate() {
           ForEachPart(index_.block(group[k]), [&](size_t, const uint64_t* words, size_t count) {
             for (size_t w = 0; w < count; ++w) {
               uint64_t v = words[w];
-              if (v >= lowest && v < highest) Candidate(v);
+              if (v >= lowest && v <= highest) Candidate(v);
             }
             stats_.heap_words += count;
           });

@@ -12,6 +12,14 @@
 // Propagate() resolve their whole batch before returning, so marks are final after Propagate().
 // Interior pointers that are exactly glibc's next-chunk header address are ignored (see
 // IsNextChunkHeader).
+//
+// Pointer policy (docs/leak-scan.md): with interior pointers (the default), a word pointing
+// anywhere inside a block, or one past its last byte (a common `end` pointer, as in Boehm GC's
+// all-interior mode), references it. A word inside a block belongs to that block only, so an end
+// pointer is never attributed to the block after: it counts for its own block only when it lies in
+// no block at all (with glibc, in the next chunk's header). An end pointer that is also glibc's
+// next-chunk header address (sizes that are multiples of 16) is that metadata, and ignored. With
+// interior pointers off (`--start-only`), only a word equal to a block's start references it.
 #pragma once
 
 #include <cstddef>
@@ -67,16 +75,19 @@ class HeapMarker {
   void ForEachReferenceAt(uint32_t i, Visit&& visit) const;
   // The block `word` references under this marker's rules, or BlockIndex::kNotFound.
   uint32_t Target(uint64_t word) const {
-    return word >= index_.lowest() && word < index_.highest() ? Lookup(word)
-                                                              : BlockIndex::kNotFound;
+    return InRange(word) ? Lookup(word) : BlockIndex::kNotFound;
   }
 
  private:
   static constexpr size_t kChunkBytes = 64 * 1024;
 
+  // Words that may reference a block: from the lowest block's start to one past the highest end
+  // (ScanChunk and Propagate test the same with the bounds in registers).
+  bool InRange(uint64_t word) const { return word >= index_.lowest() && word <= index_.highest(); }
   uint32_t Lookup(uint64_t word) const {
     if (!interior_) return index_.FindStart(word);
     uint32_t block = index_.Find(word);
+    if (block == BlockIndex::kNotFound) block = index_.FindEndingAt(word);  // one past the end
     if (block != BlockIndex::kNotFound && IsNextChunkHeader(index_.block(block), word)) {
       return BlockIndex::kNotFound;
     }
@@ -92,7 +103,7 @@ class HeapMarker {
   }
   static constexpr size_t kBatch = 64;
 
-  // Queues a word in [lowest, highest) for lookup; resolves the batch when it is full.
+  // Queues a word in [lowest, highest] for lookup; resolves the batch when it is full.
   void Candidate(uint64_t word) {
     batch_[batch_size_++] = word;
     if (batch_size_ == kBatch) ResolveBatch();

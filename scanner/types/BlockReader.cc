@@ -92,7 +92,7 @@ TypeDescription BlockReader::DescribeBlock(const TypeIdentity& identity,
   TypeDescription out;
   out.name = "Block ({})";
   out.name_symbol = identity.aux;
-  out.closure = true;
+  out.closure = ClosureKind::kBlock;
   out.exhaustive = true;
   if (!(identity.flags & kHasHelpers)) return out;  // only trivial captures
   // The descriptor is constant data of a module that was loaded at Prepare; read it only if that

@@ -89,6 +89,14 @@ enum class EdgeLabel : uint8_t {
   kSharedManaged = 5,  // a control block's word that owns the managed object (_Sp_counted_ptr)
 };
 
+// What kind of closure a type is: a cycle through one is kind block-self (a clang Block) or
+// function-self (a std::function's heap functor, a lambda's captures) (graph/CycleKind).
+enum class ClosureKind : uint8_t {
+  kNone = 0,
+  kBlock = 1,
+  kFunction = 2,
+};
+
 struct FieldDescription {
   uint32_t offset = 0;  // byte offset of the pointer word in the object (8-aligned)
   FieldStrength strength = FieldStrength::kConservative;
@@ -101,8 +109,8 @@ struct TypeDescription {
   // replaces "{}" in it with the symbolized function at name_symbol (e.g. "Block ({})").
   std::string name;
   uint64_t name_symbol = 0;
-  // A closure (Block, std::function functor): a cycle through it is kind block-self.
-  bool closure = false;
+  // A closure (Block, std::function functor), or kNone.
+  ClosureKind closure = ClosureKind::kNone;
   // True: words not listed in `fields` own nothing (the reader knows the whole layout, e.g. a
   // Block from its dispose helper). False: they stay conservative.
   bool exhaustive = false;

@@ -118,7 +118,7 @@ TypeDescription StdFunctionReader::Describe(const TypeIdentity& identity,
   TypeDescription d;
   auto it = names_.find(identity.key);
   d.name = it != names_.end() ? FunctionName(CxxTypeinfo::Demangle(it->second)) : "std::function";
-  d.closure = true;
+  d.closure = ClosureKind::kFunction;
   if (layouts_ != nullptr) d.fields = layouts_->FunctorFields(identity.key, context.modules);
   for (FieldDescription& f : d.fields) f.label = EdgeLabel::kCapture;
   return d;

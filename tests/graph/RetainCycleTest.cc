@@ -52,20 +52,29 @@ class RetainCycles : public testing::TestWithParam<const char*> {
     EXPECT_FALSE(run.report.is_discarded()) << name << ": no JSON report";
     return run;
   }
+  // Runs a case that leaks one typed cycle of `kind`; returns the run and, in *cycle, the cycle.
+  CaseRun RunLeakedCycle(const std::string& name, const std::string& kind, json* cycle) {
+    CaseRun run = RunChecked(name);
+    EXPECT_EQ(run.status, 23);
+    std::vector<json> cycles = TypedCycles(run);
+    EXPECT_EQ(cycles.size(), 1u) << run.text;
+    if (cycles.size() != 1) return run;
+    EXPECT_EQ(cycles[0]["kind"], kind);
+    EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+    *cycle = cycles[0];
+    return run;
+  }
 };
 
 TEST_P(RetainCycles, SharedPtrPairLeaked) {
-  CaseRun run = RunChecked("shared_leaked");
-  EXPECT_EQ(run.status, 23);
-  std::vector<json> cycles = TypedCycles(run);
-  ASSERT_EQ(cycles.size(), 1u) << run.text;
-  EXPECT_EQ(cycles[0]["kind"], "shared_ptr");
-  EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
+  json cycle;
+  CaseRun run = RunLeakedCycle("shared_leaked", "shared_ptr", &cycle);
+  ASSERT_TRUE(cycle.is_object());
   // Canonical rotation: "cyc::Alpha" sorts first. The owning word is the control-block word of
   // each shared_ptr member (the member's offset + 8; members start at +16 in a make_shared block).
   std::vector<std::string> expected = {"cyc::Alpha.beta", "cyc::Beta.alpha"};
   if (!debug_info()) expected = {"cyc::Alpha.+24", "cyc::Beta.+24"};
-  EXPECT_EQ(PathMembers(cycles[0]), expected) << run.text;
+  EXPECT_EQ(PathMembers(cycle), expected) << run.text;
   EXPECT_EQ(LeakTypes(run), (std::vector<std::string>{"cyc::Alpha", "cyc::Beta"}));
   EXPECT_NE(run.text.find(debug_info() ? "cyc::Alpha.beta -> cyc::Beta.alpha -> cyc::Alpha"
                                        : "cyc::Alpha+24 -> cyc::Beta+24 -> cyc::Alpha"),
@@ -110,7 +119,7 @@ TEST_P(RetainCycles, SharedPtrPairReachableFromTheMainThreadsTls) {
   EXPECT_NE(run.text.find("held by TLS of thread "), std::string::npos) << run.text;
 }
 
-TEST_P(RetainCycles, LambdaCapturingItsOwnerIsBlockSelf) {
+TEST_P(RetainCycles, LambdaCapturingItsOwnerIsFunctionSelf) {
   CaseRun run = RunChecked("function_self");
   EXPECT_EQ(run.status, 23);
   std::vector<json> cycles = TypedCycles(run);
@@ -124,13 +133,55 @@ TEST_P(RetainCycles, LambdaCapturingItsOwnerIsBlockSelf) {
     return;
   }
   ASSERT_EQ(cycles.size(), 1u) << run.text;
-  EXPECT_EQ(cycles[0]["kind"], "block-self");
+  EXPECT_EQ(cycles[0]["kind"], "function-self");
   EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
   const std::string functor = "std::function<lambda in (anonymous namespace)::FunctionSelf()>";
   EXPECT_EQ(PathMembers(cycles[0]),
             (std::vector<std::string>{"cyc::Session.on_message", functor + ".session"}))
       << run.text;
   EXPECT_EQ(LeakTypes(run), (std::vector<std::string>{"cyc::Session", functor}));
+}
+
+// Empty std::map / std::set / std::list members point into their own object: no cycle, leaked
+// or reachable, and the leaked object is an ordinary direct leak.
+TEST_P(RetainCycles, EmptyContainersInsideAnObjectAreNoCycle) {
+  CaseRun run = RunChecked("containers");
+  EXPECT_EQ(run.status, 23);
+  EXPECT_TRUE(run.report["cycles"].empty()) << run.report["cycles"].dump(1);
+  ASSERT_EQ(run.report["leaks"].size(), 1u) << run.text;
+  EXPECT_EQ(run.report["leaks"][0]["kind"], "direct");
+  EXPECT_EQ(run.report["leaks"][0]["type"], "cyc::Registry");
+}
+
+// A typed object owning itself (a make_shared object holding a shared_ptr to itself) is a real
+// cycle of one.
+TEST_P(RetainCycles, ObjectHoldingASharedPtrToItselfIsACycleOfOne) {
+  json cycle;
+  CaseRun run = RunLeakedCycle("shared_self", "shared_ptr", &cycle);
+  ASSERT_TRUE(cycle.is_object());
+  EXPECT_EQ(PathMembers(cycle),
+            (std::vector<std::string>{debug_info() ? "cyc::Loop.self" : "cyc::Loop.+24"}))
+      << run.text;
+  EXPECT_EQ(run.report["cycles"].size(), 1u) << run.text;
+}
+
+// The yaml-cpp report: objects with empty containers (self references, the largest blocks)
+// besides two real cycles. Only the real ones are listed, the one retaining most first.
+TEST_P(RetainCycles, OnlyRealCyclesAreListedLargestRetainedFirst) {
+  CaseRun run = RunChecked("mixed");
+  EXPECT_EQ(run.status, 23);
+  const json& cycles = run.report["cycles"];
+  ASSERT_EQ(cycles.size(), 2u) << cycles.dump(1);
+  EXPECT_GE(cycles[0]["retained_bytes"].get<uint64_t>(),
+            cycles[1]["retained_bytes"].get<uint64_t>());
+  std::vector<std::string> kinds = {cycles[0]["kind"], cycles[1]["kind"]};
+  std::sort(kinds.begin(), kinds.end());
+  // Without .symtab the lambda's functor is untyped: its cycle keeps the generic kind.
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{debug_info() ? "function-self" : "generic", "shared_ptr"}));
+  for (const json& c : cycles) {
+    for (const json& m : c["members"]) EXPECT_NE(m["type"], "cyc::Registry") << c.dump(1);
+  }
 }
 
 TEST_P(RetainCycles, SeparateControlBlocksCycleThroughTheirManagedPointers) {
@@ -152,8 +203,11 @@ TEST_P(RetainCycles, WeakPtrBackReferenceIsNoCycle) {
   CaseRun run = RunChecked("weak_control");
   EXPECT_EQ(run.status, 23);  // the holder leaks, and with it Parent and Child
   EXPECT_TRUE(TypedCycles(run).empty()) << run.text;
-  // The conservative leak graph still has Parent <-> Child; it stays generic.
-  for (const json& c : run.report["cycles"]) EXPECT_EQ(c["kind"], "generic");
+  // The conservative leak graph still has Parent <-> Child, a leaked cycle (typed: false) whose
+  // kind follows its shape: through Parent's shared_ptr<Child>.
+  ASSERT_EQ(run.report["cycles"].size(), 1u) << run.text;
+  EXPECT_EQ(run.report["cycles"][0]["kind"], "shared_ptr");
+  EXPECT_FALSE(run.report["cycles"][0]["typed"].get<bool>());
 }
 
 TEST_P(RetainCycles, LambdaCapturingAWeakPtrIsNoCycle) {

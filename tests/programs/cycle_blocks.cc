@@ -9,11 +9,15 @@
 //   raw_holder      control: a blocks::Registry (held by a global) owns the copied Block, which
 //                   captures a shared_ptr copy of the session; the session keeps a raw pointer to
 //                   the Block without Block_copy, which does not own it: no retain cycle
+//   c_struct_owner  a plain C struct (calloc, no vtable: untyped) keeps a copied Block that
+//                   captures a plain pointer to the struct; both dropped: a leaked cycle through
+//                   the Block's captured slot, kind block-self although the owner is untyped
 //   all             every case
 // Prints nothing; exits 0 (64 on a bad argument).
 #include <Block.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -31,6 +35,13 @@ struct Registry {
 };
 
 }  // namespace blocks
+
+extern "C" {
+struct c_owner {
+  void (^callback)(void);
+  int calls;
+};
+}
 
 namespace {
 
@@ -82,6 +93,13 @@ __attribute__((noinline)) void RawHolder() {
   session->onMessage = g_registry->handler;  // borrowed: no Block_copy
 }
 
+__attribute__((noinline)) void CStructOwner() {
+  struct c_owner* owner = static_cast<struct c_owner*>(std::calloc(1, sizeof(struct c_owner)));
+  owner->callback = Block_copy(^{
+    owner->calls++;
+  });
+}
+
 // Overwrites the stack below this frame, so no dead frame keeps a pointer to a case's objects
 // (the allocation hooks' frames below the cases hold block addresses). The asm keeps the compiler
 // from dropping the dead stores, and with them the whole call.
@@ -100,11 +118,9 @@ int main(int argc, char** argv) {
   struct Case {
     const char* name;
     void (*run)();
-  } cases[] = {{"shared_capture", SharedCapture},
-               {"byref_capture", ByrefCapture},
-               {"weak_capture", WeakCapture},
-               {"plain_capture", PlainCapture},
-               {"raw_holder", RawHolder}};
+  } cases[] = {{"shared_capture", SharedCapture}, {"byref_capture", ByrefCapture},
+               {"weak_capture", WeakCapture},     {"plain_capture", PlainCapture},
+               {"raw_holder", RawHolder},         {"c_struct_owner", CStructOwner}};
   for (const Case& c : cases) {
     if (all || std::strcmp(argv[1], c.name) == 0) {
       c.run();

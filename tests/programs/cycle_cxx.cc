@@ -8,7 +8,14 @@
 //                    thread (static TLS, no destructor): a reachable shared_ptr cycle, root kind
 //                    tls
 //   function_self    cyc::Session (make_shared) keeps a std::function whose lambda captures a
-//                    shared_ptr to the session: a leaked block-self cycle
+//                    shared_ptr to the session: a leaked function-self cycle
+//   containers       a leaked cyc::Registry and one held by a global, each with an empty
+//                    std::map, std::set and std::list (their headers point into the object
+//                    itself): no cycle, leaked or reachable; one direct leak
+//   shared_self      a cyc::Loop (make_shared) holding a shared_ptr to itself: a leaked
+//                    shared_ptr cycle of one object (a typed self-capture)
+//   mixed            containers, shared_leaked and function_self in one run: exactly the two
+//                    real cycles, the one retaining most first
 //   counted_ptr      cyc::Left <-> cyc::Right through shared_ptr<T>(new T) (separate control
 //                    blocks, _Sp_counted_ptr): a leaked shared_ptr cycle
 //   weak_control     cyc::Parent -> shared_ptr<cyc::Child>, Child -> weak_ptr<Parent>, leaked
@@ -16,13 +23,16 @@
 //   weak_function    cyc::Widget keeps a std::function capturing a weak_ptr to itself, held by a
 //                    global: no retain cycle
 //   polymorphic      one leaked cyc::Derived (a vtable; no cycle): the leak's type
-//   all              every case above
+//   all              every case above but mixed
 // Prints nothing; exits 0 (64 on a bad argument).
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <list>
+#include <map>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 
 namespace cyc {
@@ -77,6 +87,19 @@ struct Widget {
   int clicks = 0;
 };
 
+struct Registry {
+  virtual ~Registry() = default;
+  std::map<int, int> by_id;
+  std::set<int> ids;
+  std::list<int> pending;
+  char pad[200] = {};
+};
+
+struct Loop {
+  std::shared_ptr<Loop> self;
+  char pad[8] = {};
+};
+
 struct Base {
   virtual ~Base() = default;
   long value = 1;
@@ -93,6 +116,8 @@ namespace {
 alignas(std::shared_ptr<cyc::Gamma>) unsigned char g_gamma[sizeof(std::shared_ptr<cyc::Gamma>)];
 alignas(std::shared_ptr<cyc::Widget>) unsigned char g_widget[sizeof(std::shared_ptr<cyc::Widget>)];
 cyc::Base* volatile g_sink = nullptr;
+cyc::Registry* volatile g_registry = nullptr;
+cyc::Registry* volatile g_leaked_registry = nullptr;
 alignas(std::shared_ptr<cyc::Gamma>) thread_local unsigned char t_gamma[sizeof(
     std::shared_ptr<cyc::Gamma>)];
 
@@ -155,6 +180,23 @@ __attribute__((noinline)) void WeakFunction() {
   new (g_widget) std::shared_ptr<cyc::Widget>(widget);
 }
 
+__attribute__((noinline)) void Containers() {
+  g_registry = new cyc::Registry;
+  g_leaked_registry = new cyc::Registry;
+  g_leaked_registry = nullptr;
+}
+
+__attribute__((noinline)) void SharedSelf() {
+  auto loop = std::make_shared<cyc::Loop>();
+  loop->self = loop;
+}
+
+__attribute__((noinline)) void Mixed() {
+  Containers();
+  SharedLeaked();
+  FunctionSelf();
+}
+
 __attribute__((noinline)) void Polymorphic() {
   g_sink = new cyc::Derived;
   g_sink = nullptr;
@@ -181,5 +223,8 @@ int main(int argc, char** argv) {
   run("weak_control", WeakControl);
   run("weak_function", WeakFunction);
   run("polymorphic", Polymorphic);
+  run("containers", Containers);
+  run("shared_self", SharedSelf);
+  if (!all) run("mixed", Mixed);
   return known ? 0 : 64;
 }

@@ -10,6 +10,9 @@
                         retains its delegate) whose delegate is the owner: a leaked delegate cycle
      assign_delegate    control: HGController keeps an HGView whose _delegate (assign, not
                         retained) is the controller, held by a global: no cycle
+     leaked_delegate    HGController keeps an HGView whose _delegate (assign: weak by name, a
+                        class outside the exceptions table) is the controller; both dropped: a
+                        leaked cycle, kind delegate (it leaked, so the _delegate word held)
      all                every case
    Prints nothing; exits 0 (64 on a bad argument). */
 #import <Foundation/Foundation.h>
@@ -108,6 +111,13 @@ static void assign_delegate(void)
   g_controller->_view->_delegate = g_controller;
 }
 
+static void leaked_delegate(void)
+{
+  HGController *controller = [HGController new];
+  controller->_view = [HGView new];
+  controller->_view->_delegate = controller;
+}
+
 /* Overwrites the stack below main's frame: no dead frame keeps a case's objects. */
 static void __attribute__((noinline)) clear_stack(void)
 {
@@ -126,7 +136,8 @@ int main(int argc, char **argv)
   } cases[] = {{"timer_target", timer_target},
                {"timer_invalidated", timer_invalidated},
                {"strong_delegate", strong_delegate},
-               {"assign_delegate", assign_delegate}};
+               {"assign_delegate", assign_delegate},
+               {"leaked_delegate", leaked_delegate}};
   int any = 0;
   unsigned i;
   NSAutoreleasePool *pool;

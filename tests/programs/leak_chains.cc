@@ -3,7 +3,7 @@
 //   list          LeakListHead (48 B) -> 10 x LeakListNode (32 B): 1 direct, 10 indirect
 //   tree          a complete binary tree of depth 4: LeakTreeRoot (32 B) and 14 x LeakTreeNode
 //                 (32 B): 1 direct, 14 indirect
-//   self_cycle    LeakSelfCycle (80 B) points to itself: 1 direct
+//   self_cycle    LeakSelfCycle (80 B) points to itself: 1 direct, no cycle
 //   cycle2        2 x LeakCycle2 (96 B) pointing to each other: 1 direct, 1 indirect
 //   cycle3        3 x LeakCycle3 (112 B) in a ring: 1 direct, 2 indirect
 //   cycle_tail_out  2-cycle of LeakCycleTailOut (144 B); one member points to a chain of

@@ -193,6 +193,13 @@ class LeakReportTest : public testing::Test {
     RecordingReader reader(dir_);
     return BuildLeakReport(scenario_.result, scenario_.Graph(), reader, symbolizer_);
   }
+  // P -> P as a typed object owning itself (TypedAnalysis::leaked_self_owners).
+  LeakReport BuildWithSelfOwner() {
+    RecordingReader reader(dir_);
+    std::vector<uint32_t> owners = {scenario_.Vertex(0x500)};
+    return BuildLeakReport(scenario_.result, scenario_.Graph(), reader, symbolizer_, nullptr,
+                           &owners);
+  }
   // The record holding (kind, stack); fails the test when there is not exactly one.
   static const LeakRecord& RecordOf(const LeakReport& report, LeakKind kind, uint32_t stack) {
     auto matches = [&](const LeakRecord& r) { return r.kind == kind && r.stack_id == stack; };
@@ -315,7 +322,7 @@ TEST_F(LeakReportTest, Summary) {
   EXPECT_EQ(s.direct_bytes, 308u);
   EXPECT_EQ(s.indirect_bytes, 224u);
   EXPECT_EQ(s.leaked_bytes, 532u);
-  EXPECT_EQ(s.cycles, 3u);
+  EXPECT_EQ(s.cycles, 2u);  // P -> P is none
   EXPECT_EQ(s.live_blocks, 1000u);
   EXPECT_EQ(s.live_bytes, 65536u);
   EXPECT_EQ(report.recording_dir, dir_);
@@ -354,8 +361,8 @@ TEST_F(LeakReportTest, AddressOutsideEveryModuleKeepsOnlyTheAddress) {
 
 TEST_F(LeakReportTest, EveryCycleOnceWithOneDirectRecord) {
   LeakReport report = Build();
-  ASSERT_EQ(report.cycles.size(), 3u);
-  // Largest first: C0 <-> C1 (96 bytes), D0 <-> D1 (40), P -> P (24).
+  ASSERT_EQ(report.cycles.size(), 2u);  // P -> P, a block pointing into itself, is none
+  // Largest retained first: C0 <-> C1 (96 bytes), D0 <-> D1 (40).
   const LeakCycle& pair = report.cycles[0];
   ASSERT_EQ(pair.members.size(), 2u);
   EXPECT_EQ(pair.members[0].address, kBase + 0x300);  // address order
@@ -365,6 +372,9 @@ TEST_F(LeakReportTest, EveryCycleOnceWithOneDirectRecord) {
   EXPECT_EQ(pair.path, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(pair.kind, "generic");
   EXPECT_TRUE(pair.leaked);
+  EXPECT_EQ(pair.retained_bytes, 96u);
+  EXPECT_EQ(report.cycles[1].retained_bytes, 40u);  // no representative: its members' bytes
+  EXPECT_EQ(RecordOf(report, LeakKind::kDirect, scenario_.self).retained_bytes, 24u);
   for (const LeakCycle& c : report.cycles) {
     size_t direct = 0;
     for (const CycleMember& m : c.members) {
@@ -388,11 +398,37 @@ TEST_F(LeakReportTest, CycleReferencedByAnotherLeakHasNoRepresentative) {
   EXPECT_EQ(ring.representative_reason,
             "referenced by other leaked blocks; retained by the direct leak " + Hex(0x600));
   EXPECT_EQ(ring.path, (std::vector<size_t>{0, 1}));  // from the earliest allocated, D0
-  const LeakCycle& self = report.cycles[2];
+}
+
+// A typed object owning itself is a cycle of one, which the leak graph alone does not give.
+TEST_F(LeakReportTest, TypedSelfOwnerIsACycleOfOne) {
+  LeakReport report = BuildWithSelfOwner();
+  ASSERT_EQ(report.cycles.size(), 3u);
+  const LeakCycle& self = report.cycles[2];  // retains 24 bytes, the least
   ASSERT_EQ(self.members.size(), 1u);
   EXPECT_EQ(self.members[0].address, kBase + 0x500);
   EXPECT_EQ(self.representative, std::optional<size_t>(0));
   EXPECT_EQ(self.path, (std::vector<size_t>{0}));
+  EXPECT_EQ(self.retained_bytes, 24u);
+  EXPECT_EQ(report.leaks[self.members[0].record].stack_id, scenario_.self);
+  EXPECT_EQ(report.summary.cycles, 3u);
+}
+
+// Cycles are listed by what they retain, not by their own size.
+TEST_F(LeakReportTest, CyclesListedLargestRetainedFirst) {
+  // Without T -> D0 the ring D0 <-> D1 (40 bytes) is a leak root; with D1 -> X0 it retains the
+  // X chain (180 bytes) and D2 (56) too: 276 bytes, more than C0 <-> C1's 96.
+  std::vector<std::pair<uint32_t, uint32_t>>& edges = scenario_.result.edges;
+  edges.erase(
+      std::find(edges.begin(), edges.end(),
+                std::pair<uint32_t, uint32_t>{scenario_.Vertex(0x600), scenario_.Vertex(0x700)}));
+  edges.push_back({scenario_.Vertex(0x800), scenario_.Vertex(0x000)});
+  LeakReport report = Build();
+  ASSERT_EQ(report.cycles.size(), 2u);
+  EXPECT_EQ(report.cycles[0].members[0].address, kBase + 0x700);
+  EXPECT_EQ(report.cycles[0].retained_bytes, 40u + 180 + 56);
+  EXPECT_EQ(report.cycles[1].members[0].address, kBase + 0x300);
+  EXPECT_EQ(report.cycles[1].retained_bytes, 96u);
 }
 
 TEST_F(LeakReportTest, CycleReachedFromTwoLeaksIsRetainedByNeither) {
@@ -503,7 +539,8 @@ TEST_F(LeakReportTest, TextCyclePaths) {
   EXPECT_EQ(FormatCyclePath(report, report.cycles[0]),
             Hex(0x400) + " (48 B, Malloc 48 B, alloc at " + site_a + ") -> " + Hex(0x300) +
                 " (48 B, Malloc 48 B, alloc at " + site_a + ") -> " + Hex(0x400));
-  EXPECT_EQ(FormatCyclePath(report, report.cycles[2]),
+  LeakReport with_self = BuildWithSelfOwner();
+  EXPECT_EQ(FormatCyclePath(with_self, with_self.cycles[2]),
             Hex(0x500) + " (24 B, Malloc 24 B, alloc at " + site_b + ") -> " + Hex(0x500));
   std::string text = FormatLeakReportText(report);
   EXPECT_NE(text.find("Leaked cycles:\n  Cycle #1 (generic, 2 block(s), 96 byte(s); direct leak " +
@@ -519,7 +556,7 @@ TEST_F(LeakReportTest, TextCyclePaths) {
 TEST_F(LeakReportTest, TextSummaryAndScanLines) {
   std::string text = FormatLeakReportText(Build());
   EXPECT_NE(text.find("\nSUMMARY: heapgraph: 532 byte(s) leaked in 12 allocation(s) (6 direct, 6 "
-                      "indirect; 3 cycles).\nScan: 3 thread(s), 1000 live block(s) (65536 bytes), "
+                      "indirect; 2 cycles).\nScan: 3 thread(s), 1000 live block(s) (65536 bytes), "
                       "world stopped 1.25 ms, total 4.50 ms, stopped by ptrace.\n"),
             std::string::npos)
       << text;
@@ -542,7 +579,7 @@ TEST_F(LeakReportTest, UnreadableAndAbsentPagesAreReported) {
 }
 
 TEST_F(LeakReportTest, TextLimitSaysWhatItOmits) {
-  LeakReport report = Build();
+  LeakReport report = BuildWithSelfOwner();
   std::string text = FormatLeakReportText(report, {.max_records = 2, .max_cycles = 1});
   EXPECT_NE(text.find("... 7 more records (304 bytes) omitted; see JSON\n"), std::string::npos)
       << text;
@@ -597,7 +634,7 @@ TEST_F(LeakReportTest, JsonRoundTripsAndKeepsEveryField) {
                                 {"leaked_bytes", 532},
                                 {"direct_bytes", 308},
                                 {"indirect_bytes", 224},
-                                {"cycles", 3},
+                                {"cycles", 2},
                                 {"live_blocks", 1000},
                                 {"live_bytes", 65536}}));
   EXPECT_EQ(j["recording_dir"], dir_);
@@ -649,9 +686,10 @@ TEST_F(LeakReportTest, JsonFrames) {
 TEST_F(LeakReportTest, JsonCyclesAndExact64BitAddresses) {
   LeakReport report = Build();
   json j = json::parse(LeakReportToJson(report).dump());
-  ASSERT_EQ(j["cycles"].size(), 3u);
+  ASSERT_EQ(j["cycles"].size(), 2u);
   const json& pair = j["cycles"][0];
   EXPECT_EQ(pair["kind"], "generic");
+  EXPECT_EQ(pair["retained_bytes"], 96);
   EXPECT_TRUE(pair["leaked"].get<bool>());
   EXPECT_EQ(pair["representative"], json({{"member", 1},
                                           {"address", Hex(0x400)},

@@ -1,6 +1,7 @@
 // tests/report: TypedAnalysis on a hand-built typed scan: type names for the leak records, the
 // categories table (typed and untyped rows adding up), a leaked retain cycle taking over its leak
-// cycle record, and a reachable one with its root and the retention path extended to the cycle.
+// cycle record, a reachable one with its root and the retention path extended to the cycle, the
+// kinds of leaked conservative cycles from their shape, and leaked self-owners.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -18,9 +19,13 @@ using scanner::types::ObjectModel;
 using scanner::types::TypeDescription;
 using scanner::types::TypeIdentity;
 
-// Names types "T<key>"; every object owns what its word at +8 points to (field "next").
+// Names types "T<key>"; every object owns what its word at +8 points to (field "next"), except
+// kDelegateKey (a weak `_delegate` at +8, labelled delegate) and kBlockKey (a Block: a closure).
 class NamingReader : public scanner::types::ObjectModelReader {
  public:
+  static constexpr uint64_t kDelegateKey = 7;
+  static constexpr uint64_t kBlockKey = 8;
+
   const char* name() const override { return "naming"; }
   bool Prepare(const scanner::types::PrepareContext&) override { return true; }
   bool Identify(const scanner::types::SnapshotMemory&, uint32_t, TypeIdentity*) const override {
@@ -31,6 +36,10 @@ class NamingReader : public scanner::types::ObjectModelReader {
     TypeDescription d;
     d.name = "T" + std::to_string(id.key);
     d.fields = {{8, FieldStrength::kStrong, EdgeLabel::kNone, "next"}};
+    if (id.key == kDelegateKey) {
+      d.fields = {{8, FieldStrength::kWeak, EdgeLabel::kDelegate, "_delegate"}};
+    }
+    if (id.key == kBlockKey) d.closure = scanner::types::ClosureKind::kBlock;
     return d;
   }
 };
@@ -45,18 +54,33 @@ scanner::TypedObject Object(uint64_t address, uint64_t key, bool leaked, uint32_
   return o;
 }
 
+// A typed scan whose reader is NamingReader.
+void Enable(scanner::ScanResult& scan) {
+  scan.ok = true;
+  auto readers = std::make_shared<scanner::types::ReaderSet>();
+  readers->Add(std::make_unique<NamingReader>());
+  readers->Prepare(scanner::types::ModuleSegments());
+  scan.typed.enabled = true;
+  scan.typed.readers = readers;
+}
+
+// A leaked conservative cycle record of `blocks`, in that order, all leaked.
+LeakCycle Conservative(const std::vector<uint64_t>& blocks) {
+  LeakCycle record;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    record.members.push_back({blocks[i], 32, "", 0, i, ""});
+    record.path.push_back(i);
+  }
+  return record;
+}
+
 struct Fixture {
   scanner::ScanResult scan;
   Symbolizer symbolizer;
 
   Fixture() {
-    scan.ok = true;
-    auto readers = std::make_shared<scanner::types::ReaderSet>();
-    readers->Add(std::make_unique<NamingReader>());
-    readers->Prepare(scanner::types::ModuleSegments());
+    Enable(scan);
     scanner::TypedScanResult& t = scan.typed;
-    t.enabled = true;
-    t.readers = readers;
     // Leaked: 0x1000 (T1) <-> 0x2000 (T2). Reachable: 0x3000 (T3) -> 0x4000 (T4) <-> 0x5000 (T5),
     // and T5's word at +16 (no field: conservative) points back to T3, so T3 is in the component
     // of typed references that the scan's retention path reached, but not on the retain cycle.
@@ -115,6 +139,58 @@ TEST(TypedAnalysisTest, TypesCategoriesAndCycles) {
   EXPECT_EQ(report.categories.front().type, "Malloc 48 B");  // most live bytes
   EXPECT_EQ(live, 15u);
   EXPECT_EQ(leaked_count, 3u);
+}
+
+// A leaked cycle through a weak-named delegate ivar is no retain cycle (the ivar does not own),
+// but it leaked, so the ivar held: the conservative record takes the kind delegate.
+TEST(TypedAnalysisTest, LeakedCycleThroughAWeakDelegateIsKindDelegate) {
+  scanner::ScanResult scan;
+  Enable(scan);
+  scan.leaked = {{0x1000, 32, 1, 1}, {0x2000, 32, 2, 2}};
+  scan.typed.objects = {Object(0x1000, NamingReader::kDelegateKey, true, 0),
+                        Object(0x2000, 1, true, 1)};
+  scan.typed.edges = {{0, 1, 8, 0}, {1, 0, 8, 0}};
+  Symbolizer symbolizer;
+  TypedAnalysis typed(scan, symbolizer);
+  EXPECT_TRUE(typed.retain_cycles().empty());
+  LeakReport report;
+  report.cycles.push_back(Conservative({0x1000, 0x2000}));
+  typed.AddTo(report);
+  ASSERT_EQ(report.cycles.size(), 1u);
+  EXPECT_EQ(report.cycles[0].kind, "delegate");
+  EXPECT_FALSE(report.cycles[0].typed);
+}
+
+// A leaked cycle through a Block whose owner is untyped (no typed object, no typed reference):
+// the Block's heap words are captured slots, so the cycle is block-self.
+TEST(TypedAnalysisTest, LeakedCycleThroughABlockAndAnUntypedOwnerIsBlockSelf) {
+  scanner::ScanResult scan;
+  Enable(scan);
+  scan.leaked = {{0x1000, 32, 1, 1}, {0x2000, 32, 2, 2}};
+  scan.typed.objects = {Object(0x2000, NamingReader::kBlockKey, true, 1)};
+  Symbolizer symbolizer;
+  TypedAnalysis typed(scan, symbolizer);
+  LeakReport report;
+  report.cycles.push_back(Conservative({0x1000, 0x2000}));
+  report.cycles.push_back(Conservative({0x3000, 0x4000}));  // untyped: generic
+  typed.AddTo(report);
+  ASSERT_EQ(report.cycles.size(), 2u);
+  EXPECT_EQ(report.cycles[0].kind, "block-self");
+  EXPECT_EQ(report.cycles[1].kind, "generic");
+}
+
+// A typed object owning itself is handed to BuildLeakReport, which lists it as a cycle of one;
+// a typed object pointing into itself without owning it is not.
+TEST(TypedAnalysisTest, LeakedSelfOwners) {
+  scanner::ScanResult scan;
+  Enable(scan);
+  scan.leaked = {{0x1000, 32, 1, 1}, {0x2000, 32, 2, 2}};
+  scan.typed.objects = {Object(0x1000, 1, true, 0),
+                        Object(0x2000, NamingReader::kDelegateKey, true, 1)};
+  scan.typed.edges = {{0, 0, 8, 0}, {1, 1, 8, 0}};
+  Symbolizer symbolizer;
+  TypedAnalysis typed(scan, symbolizer);
+  EXPECT_EQ(typed.leaked_self_owners(), (std::vector<uint32_t>{0}));
 }
 
 TEST(TypedAnalysisTest, AScanWithoutTypesAddsNothing) {

@@ -39,6 +39,21 @@ TEST(BlockIndexTest, FindsInteriorAndStartPointers) {
   EXPECT_EQ(index.FindStart(0x10040), 2u);
 }
 
+// One past a block's end names that block, even when the next block starts there (the caller
+// decides which wins); an empty block has no end of its own.
+TEST(BlockIndexTest, FindsTheBlockEndingAtAnAddress) {
+  Blocks blocks = {{0x10000, 32}, {0x10020, 16}, {0x10040, 40}, {0x20000, 0}};
+  BlockIndex index(blocks);
+  EXPECT_EQ(index.FindEndingAt(0x10020), 0u);  // also block 1's start
+  EXPECT_EQ(index.FindEndingAt(0x10030), 1u);
+  EXPECT_EQ(index.FindEndingAt(0x10068), 2u);                     // the highest end of its region
+  EXPECT_EQ(index.FindEndingAt(0x10067), BlockIndex::kNotFound);  // inside
+  EXPECT_EQ(index.FindEndingAt(0x10069), BlockIndex::kNotFound);
+  EXPECT_EQ(index.FindEndingAt(0x20000), BlockIndex::kNotFound);
+  EXPECT_EQ(index.FindEndingAt(0x20001), BlockIndex::kNotFound);  // size 0
+  EXPECT_EQ(index.FindEndingAt(0), BlockIndex::kNotFound);
+}
+
 TEST(BlockIndexTest, LargeBlocksAndDistantArenasMakeSeparateRegions) {
   Blocks blocks = {{0x100000, 64},
                    {0x100040, 64},

@@ -56,6 +56,46 @@ TEST_F(HeapMarkerTest, StartOnlyModeIgnoresInteriorPointers) {
   EXPECT_TRUE(marker.marked(4));
 }
 
+// A pointer one past a block's end (a common `end` pointer) keeps that block alive; never the
+// block after it, and not in start-only mode.
+TEST(HeapMarkerEndPointerTest, OnePastTheEndReferencesItsOwnBlockOnly) {
+  // Three 40-byte blocks 48 bytes apart, as glibc places malloc(40) chunks: 8 bytes of the next
+  // chunk's header between a block's end and the next block.
+  auto* area = static_cast<uint64_t*>(calloc(3 * 6, 8));
+  auto at = [&](int i) { return reinterpret_cast<uint64_t>(area + 6 * i); };
+  Blocks ranges = {{at(0), 40}, {at(1), 40}, {at(2), 40}};
+  BlockIndex index(ranges);
+  uint64_t root[1] = {at(0) + 40};  // block 0's end, 8 bytes before block 1
+  HeapMarker marker(index);
+  marker.ScanWords(root, 1);
+  marker.Propagate();
+  EXPECT_TRUE(marker.marked(0));
+  EXPECT_FALSE(marker.marked(1));
+  EXPECT_FALSE(marker.marked(2));
+  EXPECT_EQ(marker.Target(at(2) + 40), 2u);  // the highest block's end is in range too
+
+  HeapMarker start_only(index, /*interior_pointers=*/false);
+  start_only.ScanWords(root, 1);
+  start_only.Propagate();
+  EXPECT_FALSE(start_only.marked(0));
+  free(area);
+}
+
+// An end pointer that is also glibc's next-chunk header address (a block of 16 * k bytes) is that
+// allocator metadata (main_arena.top, a bin) and references nothing.
+TEST(HeapMarkerEndPointerTest, EndPointerAtTheNextChunkHeaderIsIgnored) {
+  auto* area = static_cast<uint64_t*>(calloc(3 * 6, 8));
+  auto at = [&](int i) { return reinterpret_cast<uint64_t>(area + 6 * i); };
+  Blocks ranges = {{at(0), 32}, {at(2), 40}};
+  BlockIndex index(ranges);
+  uint64_t root[1] = {at(0) + 32};
+  HeapMarker marker(index);
+  marker.ScanWords(root, 1);
+  marker.Propagate();
+  EXPECT_FALSE(marker.marked(0));
+  free(area);
+}
+
 TEST_F(HeapMarkerTest, CyclesTerminate) {
   blocks_[2][0] = Addr(3);
   blocks_[3][0] = Addr(2);

@@ -125,7 +125,7 @@ TEST_P(BlockReaderTest, ObjectCaptureIsStrongSlotZero) {
   const TypeDescription& d = set_.Describe(id);
   EXPECT_EQ(d.name, "Block ({})");
   EXPECT_EQ(d.name_symbol, layout->invoke);
-  EXPECT_TRUE(d.closure);
+  EXPECT_EQ(d.closure, ClosureKind::kBlock);
   EXPECT_TRUE(d.exhaustive);
   ASSERT_EQ(d.fields.size(), 1u);
   EXPECT_EQ(d.fields[0].offset, OffsetOf(b, SizeOfBlock(b), uint64_t(Target())));
@@ -183,7 +183,7 @@ TEST_P(BlockReaderTest, ByrefOfIntOwnsNothing) {
   const TypeDescription& d = set_.Describe(id);
   EXPECT_TRUE(d.fields.empty());
   EXPECT_TRUE(d.exhaustive);
-  EXPECT_FALSE(d.closure);
+  EXPECT_EQ(d.closure, ClosureKind::kNone);
 }
 
 TEST_P(BlockReaderTest, ByrefObjectUnderManualRetainReleaseIsWeak) {

@@ -36,7 +36,7 @@ class TagReader : public ObjectModelReader {
   }
   TypeDescription Describe(const TypeIdentity& identity, const DescribeContext&) override {
     ++*describes_;
-    return {"tag " + std::to_string(identity.key), 0, false, false, {}};
+    return {"tag " + std::to_string(identity.key), 0, ClosureKind::kNone, false, {}};
   }
 
  private:

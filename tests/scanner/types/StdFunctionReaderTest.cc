@@ -54,7 +54,7 @@ TEST(StdFunctionReaderTest, TypesTheHeapFunctorFromItsHolder) {
   EXPECT_EQ(d.name,
             "std::function<lambda in heapgraph::scanner::types::(anonymous "
             "namespace)::MakeCallback(std::shared_ptr<int>)>");
-  EXPECT_TRUE(d.closure);
+  EXPECT_EQ(d.closure, ClosureKind::kFunction);
   // DWARF of the lambda: `shared` (element +0, control block +8 owning), `extra` not a pointer.
   ASSERT_EQ(d.fields.size(), 2u);
   EXPECT_EQ(d.fields[1].offset, 8u);
