@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "check/FreshStack.h"
@@ -18,11 +19,14 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heapgraph/heapgraph.h"
 #include "reader/RecordingReader.h"
+#include "report/Explanation.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportText.h"
+#include "report/StackResolver.h"
 #include "report/SymbolWarmup.h"
 #include "report/TypedAnalysis.h"
 #include "scanner/LeakScan.h"
+#include "scanner/types/ModuleSegments.h"
 
 namespace heapgraph::report {
 namespace {
@@ -49,6 +53,43 @@ LeakReport Failed(std::string error) {
   return report;
 }
 
+// The explain targets of a check, resolved into the scan's request before the scan (function
+// names through the loaded modules' symbol tables), and the chains the scan found, described.
+// Without targets nothing is done or allocated.
+class ExplainPreparation {
+ public:
+  ExplainPreparation(const std::string& list, Symbolizer& symbolizer,
+                     scanner::ScanOptions* options) {
+    if (list.empty()) return;
+    try {
+      targets_ = ParseExplainTargets(list);
+    } catch (const std::invalid_argument& e) {
+      PrintLine(std::string("leak_explain: ") + e.what() + "; nothing is explained");
+      return;
+    }
+    if (targets_.empty()) return;
+    modules_.Collect();
+    options->explain = MakeExplainRequest(targets_, modules_, symbolizer);
+  }
+
+  void AddTo(LeakReport& report, const scanner::ScanResult& scan, const graph::LeakGraph& graph,
+             const RecordingReader& reader, Symbolizer& symbolizer,
+             const TypedAnalysis& typed) const {
+    if (targets_.empty()) return;
+    if (!scan.explained.enabled) {
+      report.warnings.push_back("the explain targets could not be explained (see the note)");
+      return;
+    }
+    StackResolver stacks(reader, symbolizer);
+    report.explanations =
+        BuildExplanations(targets_, scan, graph, stacks, symbolizer, modules_, typed.names());
+  }
+
+ private:
+  std::vector<ExplainTarget> targets_;
+  scanner::types::ModuleSegments modules_;
+};
+
 // Runs on the fresh stack.
 LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   try {
@@ -62,6 +103,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
         warmup.Run(dir, marking_done);
       };
     }
+    ExplainPreparation explain(options.explain, warmup.symbolizer(), &scan_options);
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
     if (!scan.notice.empty()) PrintLine(scan.notice);
     if (!scan.ok) return Failed(scan.error);
@@ -72,6 +114,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types(),
                                         &typed.leaked_self_owners());
     typed.AddTo(report);
+    explain.AddTo(report, scan, graph, reader, symbolizer, typed);
     WriteLeakReportFiles(options, report);
     return report;
   } catch (const std::exception& e) {
@@ -173,17 +216,16 @@ int ReportToSummary(const heapgraph::report::LeakReport& report, heapgraph_leak_
 }  // namespace
 
 // The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
-extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const char* json_path,
-                                                            const char* text_path,
-                                                            heapgraph_leak_summary* summary,
-                                                            uint64_t program_stack_pointer,
-                                                            int interior_pointers) {
+extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
+    uint64_t program_stack_pointer, int interior_pointers, const char* explain) {
   // Before the options' strings are allocated.
   heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
   heapgraph::report::LeakCheckOptions options;
   if (json_path != nullptr) options.json_path = json_path;
   if (text_path != nullptr) options.text_path = text_path;
   options.interior_pointers = interior_pointers != 0;
+  if (explain != nullptr) options.explain = explain;
   // Held until the report is freed and the stack scrubbed: a check on another thread never stops
   // this one amid the report's frees, whose hooks hold block addresses in registers and frames.
   heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get(), program_stack_pointer);
@@ -202,5 +244,13 @@ extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks(
     const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
   return heapgraph_internal_check_leaks(json_path, text_path, summary,
                                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
-                                        /*interior_pointers=*/1);
+                                        /*interior_pointers=*/1, /*explain=*/nullptr);
+}
+
+extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_explain(
+    const char* json_path, const char* text_path, const char* explain,
+    heapgraph_leak_summary* summary) {
+  return heapgraph_internal_check_leaks(json_path, text_path, summary,
+                                        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
+                                        /*interior_pointers=*/1, explain);
 }

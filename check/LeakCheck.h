@@ -14,6 +14,9 @@ struct LeakCheckOptions {
   std::string json_path;  // "" = none
   std::string text_path;  // "" = none, "-" = stderr
   bool interior_pointers = true;
+  // Blocks to explain (report/Explanation.h, ParseExplainTargets): '/'-separated addresses and
+  // function names; "" = none, and nothing of the explanation runs.
+  std::string explain;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

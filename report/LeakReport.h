@@ -17,6 +17,7 @@
 
 #include "graph/LeakGraph.h"
 #include "reader/RecordingReader.h"
+#include "report/Explanation.h"
 #include "report/FrameList.h"
 #include "report/ReportFrame.h"
 #include "report/Symbolizer.h"
@@ -136,6 +137,8 @@ struct LeakReport {
   scanner::ScanStats stats;
   std::string recording_dir;
   std::vector<std::string> warnings;  // stacks that could not be read, one line each
+  // Why the check's explain targets are reachable (report/Explanation.h); empty without targets.
+  std::vector<Explanation> explanations;
 };
 
 // The bytes of a cycle's members.

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "report/ExplanationJson.h"
+
 namespace heapgraph::report {
 namespace {
 
@@ -113,15 +115,18 @@ json DocumentJson(const LeakReport& report, json leaks) {
   for (const LeakCycle& c : report.cycles) cycles.push_back(CycleJson(c));
   json categories = json::array();
   for (const CategoryRow& r : report.categories) categories.push_back(CategoryJson(r));
-  return {{"format", kLeakReportFormat},
-          {"version", kLeakReportVersion},
-          {"summary", SummaryJson(report.summary)},
-          {"leaks", std::move(leaks)},
-          {"cycles", std::move(cycles)},
-          {"categories", std::move(categories)},
-          {"scan", ScanJson(report)},
-          {"recording_dir", report.recording_dir},
-          {"warnings", report.warnings}};
+  json document = {{"format", kLeakReportFormat},
+                   {"version", kLeakReportVersion},
+                   {"summary", SummaryJson(report.summary)},
+                   {"leaks", std::move(leaks)},
+                   {"cycles", std::move(cycles)},
+                   {"categories", std::move(categories)},
+                   {"scan", ScanJson(report)},
+                   {"recording_dir", report.recording_dir},
+                   {"warnings", report.warnings}};
+  // Only a check with explain targets has the key (docs/report-format.md).
+  if (!report.explanations.empty()) document["explain"] = ExplanationsToJson(report.explanations);
+  return document;
 }
 
 // ---- The records, streamed: the rest of the document goes through the tree. ----------------

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/BaseName.h"
+#include "report/ExplanationText.h"
 
 namespace heapgraph::report {
 namespace {
@@ -281,6 +282,7 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   AppendRecords(text, report, options);
   text += FormatCycles(report, options);
   text += FormatCategories(report, options);
+  text += FormatExplanations(report.explanations);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";
   text += SummaryLine(report.summary);

@@ -390,3 +390,61 @@ std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint
 }
 
 }  // namespace heapgraph::report
+
+namespace heapgraph::report {
+
+bool FunctionNameMatches(std::string_view function, std::string_view name) {
+  if (name.empty()) return false;
+  if (function == name) return true;
+  std::string_view bare = function.substr(0, function.find('('));
+  if (bare == name) return true;
+  return bare.size() > name.size() + 2 && bare.ends_with(name) &&
+         bare.substr(bare.size() - name.size() - 2, 2) == "::";
+}
+
+std::optional<Symbolizer::Symbol> Symbolizer::SymbolAt(const std::string& elf_path,
+                                                       uint64_t elf_vaddr) {
+  Module& module = ModuleFor(elf_path);
+  if (module.module == nullptr || !ModuleContains(module.module, elf_vaddr)) return std::nullopt;
+  GElf_Off offset = 0;
+  GElf_Sym symbol;
+  GElf_Word section = 0;
+  Elf* elf = nullptr;
+  Dwarf_Addr bias = 0;
+  const char* name =
+      dwfl_module_addrinfo(module.module, elf_vaddr, &offset, &symbol, &section, &elf, &bias);
+  if (name == nullptr || name[0] == '\0') return std::nullopt;
+  return Symbol{Demangle(name), offset};
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Symbolizer::FunctionRanges(const std::string& elf_path,
+                                                                      const std::string& name) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  Module& module = ModuleFor(elf_path);
+  if (module.module == nullptr) return ranges;
+  std::string_view last = name;
+  if (size_t colon = last.rfind("::"); colon != std::string_view::npos)
+    last.remove_prefix(colon + 2);
+  int count = dwfl_module_getsymtab(module.module);
+  for (int i = 1; i < count; ++i) {
+    GElf_Sym symbol;
+    GElf_Addr address = 0;
+    GElf_Word section = 0;
+    Elf* elf = nullptr;
+    Dwarf_Addr bias = 0;
+    const char* symbol_name =
+        dwfl_module_getsym_info(module.module, i, &symbol, &address, &section, &elf, &bias);
+    if (symbol_name == nullptr || GELF_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_size == 0 ||
+        section == SHN_UNDEF) {
+      continue;
+    }
+    // Cheap test first: the mangled name holds the bare name (C++: as a length-prefixed part).
+    if (std::string_view(symbol_name).find(last) == std::string_view::npos) continue;
+    if (!FunctionNameMatches(Demangle(symbol_name), name)) continue;
+    std::pair<uint64_t, uint64_t> range{address, address + symbol.st_size};
+    if (std::find(ranges.begin(), ranges.end(), range) == ranges.end()) ranges.push_back(range);
+  }
+  return ranges;
+}
+
+}  // namespace heapgraph::report

@@ -3,8 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace heapgraph::report {
@@ -28,6 +31,11 @@ struct SourceFrame {
 // blocking). Every file is opened once and kept open for the Symbolizer's lifetime; every (file,
 // address) result is memoized, so repeated addresses are cheap. Not thread-safe: use one per
 // thread.
+// Whether demangled function name `function` is what a user means by `name`: equal to it, or
+// equal once its parameter list is cut (at the first '('), or ending in "::" + `name` then (a C++
+// name given without its namespace or class).
+bool FunctionNameMatches(std::string_view function, std::string_view name);
+
 class Symbolizer {
  public:
   Symbolizer();
@@ -45,6 +53,19 @@ class Symbolizer {
   // with a line only if a line table still covers the address). Empty when the file is missing,
   // unreadable or not ELF, or nothing (DWARF or symbol) covers the address.
   std::vector<SourceFrame> Symbolize(const std::string& elf_path, uint64_t elf_vaddr);
+
+  // The symbol-table symbol (.symtab, else .dynsym) covering `elf_vaddr`, of any type (a global
+  // variable's too): its demangled name and the address's offset into it. Empty when none does.
+  struct Symbol {
+    std::string name;
+    uint64_t offset = 0;
+  };
+  std::optional<Symbol> SymbolAt(const std::string& elf_path, uint64_t elf_vaddr);
+
+  // The ELF vaddr ranges [begin, end) of the function symbols of `elf_path` named `name`
+  // (FunctionNameMatches). Not memoized: each call reads the whole symbol table.
+  std::vector<std::pair<uint64_t, uint64_t>> FunctionRanges(const std::string& elf_path,
+                                                            const std::string& name);
 
   // How many (file, address) results were computed so far, i.e. Symbolize() calls that missed the
   // memo (a file that could not be opened computes none).

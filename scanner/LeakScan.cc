@@ -20,6 +20,7 @@
 #include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
+#include "scanner/ExplainScan.h"
 #include "scanner/ResultChannel.h"
 #include "scanner/SnapshotProcess.h"
 #include "scanner/TypedScan.h"
@@ -65,6 +66,8 @@ struct Preparation {
   int result_fd = -1;
   int ready[2] = {-1, -1};
   int types_fd = -1;
+  int explain_fd = -1;  // only with explain targets
+  const ExplainRequest* explain = nullptr;
   std::shared_ptr<types::ReaderSet> readers;  // prepared type readers, when typing
 
   explicit Preparation(const ScanOptions& o)
@@ -75,6 +78,10 @@ struct Preparation {
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
     if (o.types) PrepareTypes(o.add_readers);
+    if (!o.explain.empty()) {
+      explain_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-explain", MFD_CLOEXEC));
+      if (explain_fd >= 0) explain = &o.explain;
+    }
   }
   // The readers' constants (vtables, managers, module segments) and the typed result's memfd.
   void PrepareTypes(const std::function<void(types::ReaderSet&)>& add_readers) {
@@ -93,9 +100,11 @@ struct Preparation {
     context->result_fd = result_fd;
     context->readers = readers.get();
     context->types_fd = types_fd;
+    context->explain = explain;
+    context->explain_fd = explain_fd;
   }
   ~Preparation() {
-    for (int fd : {result_fd, ready[0], ready[1], types_fd}) {
+    for (int fd : {result_fd, ready[0], ready[1], types_fd, explain_fd}) {
       if (fd >= 0) close(fd);
     }
   }
@@ -110,6 +119,16 @@ void ReadTypes(const Preparation& prep, ScanResult* result) {
     return;
   }
   result->typed.readers = prep.readers;
+}
+
+// The explained chains, when the scan had explain targets. A failure costs the explanation only.
+void ReadExplained(const Preparation& prep, ScanResult* result) {
+  if (prep.explain == nullptr) return;
+  std::string error;
+  if (!ExplainScan::ReadFrom(prep.explain_fd, prep.explain->targets(), &result->explained,
+                             &error)) {
+    result->notice += (result->notice.empty() ? "" : "; ") + error;
+  }
 }
 
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
@@ -234,6 +253,7 @@ bool CollectResult(const Preparation& prep, int status, ScanResult* result) {
   } else if (!read_ok && !WIFEXITED(status)) {
     result->error += " (" + Describe(status) + ")";
   }
+  if (read_ok) ReadExplained(prep, result);  // written before the typing
   if (read_ok && !typing_died) ReadTypes(prep, result);
   return read_ok;
 }

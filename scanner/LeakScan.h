@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "scanner/ExplainScanResult.h"
 #include "scanner/ScanResult.h"
 
 namespace heapgraph::scanner {
@@ -37,6 +38,9 @@ struct ScanOptions {
   // readers of the program's own object models (scanner/types/ObjectModelReader.h), identified
   // after the built-in ones. A reader that crashes in the snapshot costs the types, not the check.
   std::function<void(types::ReaderSet&)> add_readers;
+  // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
+  // ScanResult::explained. Empty: nothing of it runs.
+  ExplainRequest explain;
   // Called on the calling thread while the snapshot process marks: after the threads were
   // released and the recorder unlocked, before the scan waits for the snapshot's result; not
   // called when the snapshot could not be created. `marking_done` polls (without blocking)

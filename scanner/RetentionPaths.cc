@@ -41,7 +41,7 @@ void RetentionPaths::ScanRange(const RootRange& range, uint32_t index) {
   uint64_t begin = (range.begin + 7) & ~uint64_t{7};
   if (range.direct) {
     for (uint64_t at = begin; at + 8 <= range.end; at += 8) {
-      FromRoot(*reinterpret_cast<const uint64_t*>(at), {at, index, kNone});
+      FromRoot(*reinterpret_cast<const uint64_t*>(at), {at, index, kNone, kNone});
     }
     return;
   }
@@ -52,7 +52,7 @@ void RetentionPaths::ScanRange(const RootRange& range, uint32_t index) {
     iovec remote = {reinterpret_cast<void*>(begin), want};
     ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
     for (ssize_t i = 0; i < got / 8; ++i) {
-      FromRoot(buffer_[i], {begin + static_cast<uint64_t>(i) * 8, index, kNone});
+      FromRoot(buffer_[i], {begin + static_cast<uint64_t>(i) * 8, index, kNone, kNone});
     }
     begin = got == static_cast<ssize_t>(want) ? begin + want
                                               : ((begin + (got > 0 ? got : 0)) | 4095) + 1;
@@ -73,7 +73,9 @@ void RetentionPaths::Propagate() {
 void RetentionPaths::Search(const RootRanges& roots, std::span<const roots::ThreadInfo> threads) {
   for (uint32_t t = 0; t < threads.size() && !done(); ++t) {
     if (threads[t].is_caller) continue;
-    for (uint64_t r : threads[t].regs) FromRoot(r, {0, kNone, t});
+    for (uint32_t r = 0; r < threads[t].regs.size(); ++r) {
+      FromRoot(threads[t].regs[r], {0, kNone, t, r});
+    }
   }
   for (uint32_t i = 0; i < roots.ranges().size() && !done(); ++i) ScanRange(roots.ranges()[i], i);
   Propagate();

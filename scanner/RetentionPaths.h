@@ -25,6 +25,7 @@ class RetentionPaths {
     uint64_t address = 0;     // the root word's address; 0 for a register
     uint32_t range = kNone;   // index into the root ranges, kNone for a register
     uint32_t thread = kNone;  // index into the threads for a register
+    uint32_t reg = kNone;     // index into that thread's regs for a register
   };
 
   // `group[b]`: the target group of block b, or kNone. `groups`: how many there are.
@@ -35,6 +36,8 @@ class RetentionPaths {
 
   // The block of group g reached first, or kNone if the group was not reached.
   uint32_t reached(uint32_t g) const { return reached_[g]; }
+  // Whether the search reached block b (then its path is parent(b), parent(parent(b)), ...).
+  bool discovered(uint32_t b) const { return parent_[b] != kNone; }
   // Block b's predecessor on its path, or kNone when a root reached it (then root(b)).
   uint32_t parent(uint32_t b) const { return parent_[b] & kRootBit ? kNone : parent_[b]; }
   // The byte offset, in parent(b), of the word pointing to b.

@@ -8,6 +8,7 @@
 
 #include "heap/store/PersistedFormat.h"
 #include "reader/RecordingReader.h"
+#include "scanner/ExplainScanResult.h"
 #include "scanner/TypedScanResult.h"
 
 namespace heapgraph::scanner {
@@ -55,7 +56,8 @@ struct ScanResult {
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // references among `leaked` (indices)
   ScanTimings timings;
   ScanStats stats;
-  TypedScanResult typed;  // types, typed references, retention paths (ScanOptions::types)
+  TypedScanResult typed;        // types, typed references, retention paths (ScanOptions::types)
+  ExplainScanResult explained;  // the chains of ScanOptions::explain's targets
 };
 
 }  // namespace heapgraph::scanner

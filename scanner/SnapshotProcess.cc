@@ -11,6 +11,7 @@
 
 #include "heap/store/LiveAllocationTree.h"
 #include "scanner/BlockIndex.h"
+#include "scanner/ExplainScan.h"
 #include "scanner/HeapMarker.h"
 #include "scanner/MallocHeaps.h"
 #include "scanner/MmapAllocator.h"
@@ -210,6 +211,14 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
   pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
   bool ok = WriteLeaks(c_.result_fd, blocks, marker, count, leaked_index, totals);
+  if (ok && c_.explain != nullptr) {
+    const RootContext root_context = {roots, c_.capture->threads(), c_.static_tls_size,
+                                      c_.readers != nullptr ? &c_.readers->modules() : nullptr,
+                                      c_.mappings};
+    // A failed write leaves no explanation: the parent says so, the leak result stands.
+    (void)ExplainScan::WriteTo(c_.explain_fd,
+                               {index, marker, blocks, root_context, c_.view.stacks, *c_.explain});
+  }
   if (ok && c_.readers != nullptr) {
     marking.FinishTyping();
     TypedScan::WriteTo(c_.types_fd,

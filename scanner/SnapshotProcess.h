@@ -16,10 +16,11 @@
 //   5. mark, with the marking helper (scanner/SharedMarking.h);
 //   6. write the unmarked blocks and the references among them to `result_fd`
 //      (scanner/ResultChannel.h);
-//   7. when typing: the blocks' type identities (half of them by the helper) and the typed scan
+//   7. when the scan has explain targets: their chains (scanner/ExplainScan.h) to `explain_fd`;
+//   8. when typing: the blocks' type identities (half of them by the helper) and the typed scan
 //      (scanner/TypedScan.h) to `types_fd`.
 // Exit status 0: done; 3: an error line was written to `result_fd` instead; 4: writing the result
-// failed. Killed during step 7, it leaves a complete leak result: the types are lost, not the
+// failed. Killed during step 8, it leaves a complete leak result: the types are lost, not the
 // check.
 #pragma once
 
@@ -29,6 +30,7 @@
 #include "heap/plugin/ScanInterface.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
+#include "scanner/ExplainScanResult.h"
 #include "scanner/ScanResult.h"
 #include "scanner/types/ReaderSet.h"
 
@@ -54,6 +56,8 @@ class SnapshotProcess {
     int result_fd;  // memfd (ResultChannel)
     const types::ReaderSet* readers;  // prepared; nullptr: no typing
     int types_fd;                     // memfd for TypedScan
+    const ExplainRequest* explain;    // nullptr: nothing to explain
+    int explain_fd;                   // memfd for ExplainScan
   };
 
   // The snapshot's body (roots::ThreadCapture::SnapshotBody); `context` is a Context. Never

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "heap/platform/WriteAt.h"
 #include "scanner/MmapAllocator.h"
+#include "scanner/RecordFile.h"
 #include "scanner/RetentionPaths.h"
+#include "scanner/RootOrigin.h"
 #include "scanner/StrongComponents.h"
 #include "scanner/types/SnapshotMemory.h"
 
@@ -47,25 +48,6 @@ double NowMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-// Appends raw bytes to the memfd at *offset.
-class Writer {
- public:
-  explicit Writer(int fd) : fd_(fd) {}
-  template <typename T>
-  bool Put(const T* data, size_t count) {
-    size_t length = count * sizeof(T);
-    if (!WriteAt(fd_, data, length, static_cast<uint64_t>(offset_))) return false;
-    offset_ += static_cast<off_t>(length);
-    return true;
-  }
-  off_t offset() const { return offset_; }
-  void Seek(off_t offset) { offset_ = offset; }
-
- private:
-  int fd_;
-  off_t offset_ = 0;
-};
-
 void CountUntyped(const LeakedBlock& b, bool leaked, Vector<UntypedCategory>& small,
                   Vector<UntypedCategory>& other) {
   bool vm = format::IsVmFunction(b.function);
@@ -101,57 +83,11 @@ void MergeOther(Vector<UntypedCategory>& other, Vector<UntypedCategory>& out) {
   }
 }
 
-// The thread whose static TLS or thread control block holds `address`, or 0. x86-64 (TLS variant
-// II): the static TLS blocks lie below the thread pointer (fs_base), the control block (struct
-// pthread, whose pthread_setspecific slots count as TLS too) above it; both fit in glibc's static
-// TLS size, so [fs_base - size, fs_base + size) is taken. Other threads' areas sit at the top of
-// their stack mappings, the main thread's in a mapping of ld.so's: checked before either.
-int32_t StaticTlsOwner(uint64_t address, const TypedScan::Input& in) {
-#if defined(__x86_64__)
-  if (in.static_tls_size == 0) return 0;
-  for (const roots::ThreadInfo& t : in.threads) {
-    uint64_t tp = t.regs[roots::ThreadInfo::kFsBase];
-    if (tp != 0 && address + in.static_tls_size >= tp && address < tp + in.static_tls_size) {
-      return t.tid;
-    }
-  }
-#else
-  (void)address;
-  (void)in;
-#endif
-  return 0;
-}
-
 // The root kind of the root that reached `block` on the search.
 PathHeader RootOf(const RetentionPaths& search, uint32_t block, const TypedScan::Input& in) {
-  const RetentionPaths::Root& root = search.root(block);
-  PathHeader h{static_cast<uint8_t>(RootKind::kOther), 0, root.address, kNone, 0};
-  if (root.range == RetentionPaths::kNone) {
-    h.root_kind = static_cast<uint8_t>(RootKind::kRegisters);
-    h.thread = in.threads[root.thread].tid;
-    return h;
-  }
-  if (int32_t tid = StaticTlsOwner(root.address, in)) {
-    h.root_kind = static_cast<uint8_t>(RootKind::kTls);
-    h.thread = tid;
-    return h;
-  }
-  const RootRange& range = in.roots.ranges()[root.range];
-  if (range.thread_stack) {
-    h.root_kind = static_cast<uint8_t>(RootKind::kStack);
-    for (const roots::ThreadInfo& t : in.threads) {
-      bool holds = t.stack_pointer + roots::ThreadInfo::kRedZone >= range.begin &&
-                   t.stack_pointer < range.end;
-      if (holds || (t.is_caller && h.thread == 0)) h.thread = t.tid;
-    }
-    return h;
-  }
-  const types::Segment* s = in.readers.modules().Find(root.address, 8);
-  if (s != nullptr && s->kind == types::SegmentKind::kWritable) {
-    h.root_kind = static_cast<uint8_t>(RootKind::kGlobal);
-    h.module = s->module;
-  }
-  return h;
+  RootOrigin o = ClassifyRoot(search.root(block), {in.roots, in.threads, in.static_tls_size,
+                                                   &in.readers.modules(), nullptr});
+  return {static_cast<uint8_t>(o.kind), o.thread, o.address, o.module, 0};
 }
 
 struct Typed {
@@ -231,7 +167,7 @@ uint32_t ReachableGroups(const TypedScan::Input& in, const Typed& t, Vector<uint
   return groups;
 }
 
-bool WritePaths(const TypedScan::Input& in, const Typed& t, Writer& w, uint64_t* paths,
+bool WritePaths(const TypedScan::Input& in, const Typed& t, AppendWriter& w, uint64_t* paths,
                 uint64_t* steps) {
   Vector<uint32_t> group;
   uint32_t groups = ReachableGroups(in, t, group);
@@ -269,7 +205,7 @@ bool TypedScan::WriteTo(int fd, const Input& in) {
   Identify(in, t);
   CollectEdges(in, t);
   Header h = {kMagic, t.objects.size(), t.edges.size(), t.untyped.size(), 0, 0, 0, 0};
-  Writer w(fd);
+  AppendWriter w(fd);
   w.Seek(sizeof(Header));
   if (!w.Put(t.objects.data(), t.objects.size()) || !w.Put(t.edges.data(), t.edges.size()) ||
       !w.Put(t.untyped.data(), t.untyped.size())) {
@@ -282,21 +218,6 @@ bool TypedScan::WriteTo(int fd, const Input& in) {
   w.Seek(0);
   return w.Put(&h, 1);
 }
-
-namespace {
-
-template <typename T>
-bool ReadArray(int fd, off_t* offset, uint64_t count, std::vector<T>* out) {
-  if (count > (uint64_t{1} << 40) / sizeof(T)) return false;
-  out->resize(count);
-  size_t length = count * sizeof(T);
-  if (length == 0) return true;
-  if (pread(fd, out->data(), length, *offset) != static_cast<ssize_t>(length)) return false;
-  *offset += static_cast<off_t>(length);
-  return true;
-}
-
-}  // namespace
 
 bool TypedScan::ReadFrom(int fd, TypedScanResult* out, std::string* error) {
   Header h;

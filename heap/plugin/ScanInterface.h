@@ -22,6 +22,7 @@ namespace heapgraph {
 class LiveAllocationTree;
 class VmRegionTree;
 class UnwinderMappings;
+class StackStore;
 }  // namespace heapgraph
 extern "C" {
 #endif
@@ -69,6 +70,13 @@ struct HeapgraphRecorderView {
   // frame) are the check's, never a root: stale words there would keep leaks alive.
   const struct HeapgraphCheckEntrant* check_entrants;
   int check_entrant_slots;
+  // The stack table (read-only: a snapshot reads the frames of a block's stack from it when a
+  // check explains the blocks allocated under a function).
+#ifdef __cplusplus
+  const heapgraph::StackStore* stacks;
+#else
+  const void* stacks;
+#endif
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no
@@ -106,12 +114,11 @@ typedef __typeof__(&heapgraph_internal_end_check) HeapgraphEndCheckFn;
 
 // The triggers' leak check (at exit, on the scan signal): as heapgraph_check_leaks
 // (include/heapgraph/heapgraph.h), with the program's stack scanned from `program_stack_pointer`
-// up (the trigger's own frames below it are not the program's).
-HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(const char* json_path,
-                                                            const char* text_path,
-                                                            heapgraph_leak_summary* summary,
-                                                            uint64_t program_stack_pointer,
-                                                            int interior_pointers);
+// up (the trigger's own frames below it are not the program's). `explain`: the explain targets
+// (heapgraph_check_leaks_explain), null or "" for none.
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
+    uint64_t program_stack_pointer, int interior_pointers, const char* explain);
 
 // The watcher's type refresh: reads the type of every live heap block of `heap` now (the
 // typed-graph readers of scanner/types through process_vm_readv; best effort, racing the program)

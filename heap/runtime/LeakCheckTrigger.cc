@@ -43,9 +43,9 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path) 
   HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
   if (check == nullptr) return -1;
   heapgraph_leak_summary summary;
-  int leaked =
-      check(json_path[0] != '\0' ? json_path : nullptr, text_path[0] != '\0' ? text_path : nullptr,
-            &summary, program_stack_pointer, g_config->interior_pointers ? 1 : 0);
+  int leaked = check(json_path[0] != '\0' ? json_path : nullptr,
+                     text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,
+                     g_config->interior_pointers ? 1 : 0, g_config->leak_explain);
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   return leaked;
 }

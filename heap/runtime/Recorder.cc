@@ -557,6 +557,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->session_fd = g.session.file().OwnFd();
   view->check_entrants = CheckLock::Entrants();
   view->check_entrant_slots = CheckLock::kEntrantSlots;
+  view->stacks = &g.stacks;
   return 0;
 }
 

@@ -77,6 +77,17 @@ typedef struct heapgraph_leak_summary {
 HEAPGRAPH_API int heapgraph_check_leaks(const char* json_path, const char* text_path,
                                         heapgraph_leak_summary* summary);
 
+/* heapgraph_check_leaks, and the reports also say why each block of `explain` is reachable: one
+ * shortest chain from a root (a thread's stack or registers, a global, TLS, an anonymous mapping)
+ * through the heap to it, or that it was reported as a leak. `explain`: '/'-separated targets,
+ * each an address (0x..., the live block containing it) or a function name (at most 10 live blocks
+ * whose allocation stack contains that function; a C++ name without its namespace or
+ * parameters). Null or "" explains nothing. See docs/leak-scan.md, "Why is this block reachable".
+ */
+HEAPGRAPH_API int heapgraph_check_leaks_explain(const char* json_path, const char* text_path,
+                                                const char* explain,
+                                                heapgraph_leak_summary* summary);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,103 @@
+#include "scanner/RootOrigin.h"
+
+#include <algorithm>
+
+namespace heapgraph::scanner {
+namespace {
+
+constexpr uint64_t kFrameSearchBytes = 64 * 1024;
+
+// The thread whose static TLS or thread control block holds `address`, or 0. x86-64 (TLS variant
+// II): the static TLS blocks lie below the thread pointer (fs_base), the control block (struct
+// pthread, whose pthread_setspecific slots count as TLS too) above it; both fit in glibc's static
+// TLS size, so [fs_base - size, fs_base + size) is taken. Other threads' areas sit at the top of
+// their stack mappings, the main thread's in a mapping of ld.so's: checked before either.
+int32_t StaticTlsOwner(uint64_t address, const RootContext& c) {
+#if defined(__x86_64__)
+  if (c.static_tls_size == 0) return 0;
+  for (const roots::ThreadInfo& t : c.threads) {
+    uint64_t tp = t.regs[roots::ThreadInfo::kFsBase];
+    if (tp != 0 && address + c.static_tls_size >= tp && address < tp + c.static_tls_size) {
+      return t.tid;
+    }
+  }
+#else
+  (void)address;
+  (void)c;
+#endif
+  return 0;
+}
+
+bool IsCode(uint64_t word, const types::ModuleSegments& modules) {
+  const types::Segment* s = modules.Find(word, 1);
+  return s != nullptr && s->kind == types::SegmentKind::kCode;
+}
+
+// The frame's code address of a stack word (RootOrigin.h): the nearest code address below it
+// within the range, else the thread's instruction pointer.
+uint64_t FramePc(uint64_t address, const RootRange& range, const roots::ThreadInfo& thread,
+                 const types::ModuleSegments& modules) {
+  if (!range.direct) return 0;
+  uint64_t low = std::max<uint64_t>(range.begin, thread.stack_pointer);
+  if (address > low + kFrameSearchBytes) low = address - kFrameSearchBytes;
+  for (uint64_t at = (address & ~uint64_t{7}); at >= low + 8;) {
+    at -= 8;
+    uint64_t word = *reinterpret_cast<const uint64_t*>(at);
+    if (IsCode(word, modules)) return word;
+  }
+  return thread.regs[roots::ThreadInfo::kInstructionPointer];
+}
+
+void FillStack(RootOrigin& o, const RootRange& range, const RootContext& c, bool describe_frame) {
+  o.kind = RootKind::kStack;
+  const roots::ThreadInfo* owner = nullptr;
+  for (const roots::ThreadInfo& t : c.threads) {
+    bool holds =
+        t.stack_pointer + roots::ThreadInfo::kRedZone >= range.begin && t.stack_pointer < range.end;
+    if (holds || (t.is_caller && owner == nullptr)) owner = &t;
+  }
+  if (owner == nullptr) return;
+  o.thread = owner->tid;
+  o.stack_pointer = owner->stack_pointer;
+  if (describe_frame && c.modules != nullptr) {
+    o.frame_pc = FramePc(o.address, range, *owner, *c.modules);
+  }
+}
+
+}  // namespace
+
+RootOrigin ClassifyRoot(const RetentionPaths::Root& root, const RootContext& c,
+                        bool describe_frame) {
+  RootOrigin o;
+  o.address = root.address;
+  if (root.range == RetentionPaths::kNone) {
+    o.kind = RootKind::kRegisters;
+    o.thread = c.threads[root.thread].tid;
+    o.reg = root.reg;
+    return o;
+  }
+  if (c.mappings != nullptr) {
+    if (const roots::ProcessMappings::Mapping* m = c.mappings->Find(root.address)) {
+      o.region_begin = m->start;
+      o.region_end = m->end;
+    }
+  }
+  if (int32_t tid = StaticTlsOwner(root.address, c)) {
+    o.kind = RootKind::kTls;
+    o.thread = tid;
+    return o;
+  }
+  const RootRange& range = c.roots.ranges()[root.range];
+  if (range.thread_stack) {
+    FillStack(o, range, c, describe_frame);
+    return o;
+  }
+  const types::Segment* s = c.modules != nullptr ? c.modules->Find(root.address, 8) : nullptr;
+  if (s != nullptr && s->kind == types::SegmentKind::kWritable) {
+    o.kind = RootKind::kGlobal;
+    o.module = s->module;
+  }
+  return o;
+}
+
+}  // namespace heapgraph::scanner
