@@ -54,6 +54,13 @@ uint64_t StaticTlsSize() {
   return size;
 }
 
+// glibc's sizeof(struct pthread) (libthread_db's _thread_db_sizeof_pthread, GLIBC_PRIVATE): the
+// part of the static TLS size above the thread pointer on x86-64; 0 if unknown.
+uint64_t ThreadControlBlockSize() {
+  const auto* size = static_cast<const uint32_t*>(dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread"));
+  return size != nullptr ? *size : 0;
+}
+
 std::string Describe(int status) {
   if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
   return "exit status " + std::to_string(WEXITSTATUS(status));
@@ -305,6 +312,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   }
   SnapshotProcess::Context context = {};
   context.static_tls_size = StaticTlsSize();
+  context.tcb_size = ThreadControlBlockSize();
   context.interior_pointers = options.interior_pointers;
   // This frame and the ones above it are the program's, or the scan's on a stack of its own.
   context.scan_stack_pointer = CurrentStackPointer();

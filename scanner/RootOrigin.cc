@@ -10,16 +10,19 @@ constexpr uint64_t kFrameSearchBytes = 64 * 1024;
 // The thread whose static TLS or thread control block holds `address`, or 0. x86-64 (TLS variant
 // II): the static TLS blocks lie below the thread pointer (fs_base), the control block (struct
 // pthread, whose pthread_setspecific slots count as TLS too) above it; both fit in glibc's static
-// TLS size, so [fs_base - size, fs_base + size) is taken. Other threads' areas sit at the top of
-// their stack mappings, the main thread's in a mapping of ld.so's: checked before either.
+// TLS size: [fs_base - (size - tcb), fs_base + tcb) is taken when the control block's size is
+// known, else [fs_base - size, fs_base + size). Other threads' areas sit at the top of their stack
+// mappings (their first frames just below), the main thread's in a mapping of ld.so's: checked
+// before either.
 int32_t StaticTlsOwner(uint64_t address, const RootContext& c) {
 #if defined(__x86_64__)
   if (c.static_tls_size == 0) return 0;
+  bool split = c.tcb_size != 0 && c.tcb_size < c.static_tls_size;
+  uint64_t below = split ? c.static_tls_size - c.tcb_size : c.static_tls_size;
+  uint64_t above = split ? c.tcb_size : c.static_tls_size;
   for (const roots::ThreadInfo& t : c.threads) {
     uint64_t tp = t.regs[roots::ThreadInfo::kFsBase];
-    if (tp != 0 && address + c.static_tls_size >= tp && address < tp + c.static_tls_size) {
-      return t.tid;
-    }
+    if (tp != 0 && address + below >= tp && address < tp + above) return t.tid;
   }
 #else
   (void)address;

@@ -37,6 +37,10 @@ struct RootContext {
   const RootRanges& roots;
   std::span<const roots::ThreadInfo> threads;
   uint64_t static_tls_size;                // 0 if unknown: no root is then kTls
+  // glibc's sizeof(struct pthread), the part of static_tls_size above the thread pointer on
+  // x86-64; 0 if unknown (then static_tls_size bytes are taken on both sides, and the top frames
+  // of a thread's stack, just below its TLS, may be taken for TLS).
+  uint64_t tcb_size;
   const types::ModuleSegments* modules;    // null: no root is kGlobal and no frame is found
   const roots::ProcessMappings* mappings;  // null: no region
 };

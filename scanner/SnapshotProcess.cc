@@ -213,7 +213,7 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   bool ok = WriteLeaks(c_.result_fd, blocks, marker, count, leaked_index, totals);
   if (ok && c_.explain != nullptr) {
     const RootContext root_context = {roots, c_.capture->threads(), c_.static_tls_size,
-                                      c_.readers != nullptr ? &c_.readers->modules() : nullptr,
+                                      c_.tcb_size, c_.readers != nullptr ? &c_.readers->modules() : nullptr,
                                       c_.mappings};
     // A failed write leaves no explanation: the parent says so, the leak result stands.
     (void)ExplainScan::WriteTo(c_.explain_fd,
@@ -223,7 +223,8 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
     marking.FinishTyping();
     TypedScan::WriteTo(c_.types_fd,
                        {index, marker, blocks, leaked_index, *c_.readers, *c_.mappings, roots,
-                        c_.capture->threads(), c_.static_tls_size, marking.identities()});
+                        c_.capture->threads(), c_.static_tls_size, marking.identities(),
+                        c_.tcb_size});
   } else {
     marking.AwaitHelper();
   }

@@ -49,6 +49,7 @@ class SnapshotProcess {
     uint64_t caller_stack_pointer;  // the program's frames of the scanning thread are above it
     uint64_t scan_stack_pointer;    // where the scan itself runs (skipped if on a stack of its own)
     uint64_t static_tls_size;       // glibc's, TCB included; 0 if unknown
+    uint64_t tcb_size;              // glibc's sizeof(struct pthread); 0 if unknown
     const roots::ThreadCapture* capture;
     roots::ProcessMappings* mappings;  // reserved: read without allocating
     bool interior_pointers;

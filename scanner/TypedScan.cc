@@ -86,7 +86,7 @@ void MergeOther(Vector<UntypedCategory>& other, Vector<UntypedCategory>& out) {
 // The root kind of the root that reached `block` on the search.
 PathHeader RootOf(const RetentionPaths& search, uint32_t block, const TypedScan::Input& in) {
   RootOrigin o = ClassifyRoot(search.root(block), {in.roots, in.threads, in.static_tls_size,
-                                                   &in.readers.modules(), nullptr});
+                                                   in.tcb_size, &in.readers.modules(), nullptr});
   return {static_cast<uint8_t>(o.kind), o.thread, o.address, o.module, 0};
 }
 

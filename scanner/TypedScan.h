@@ -39,6 +39,7 @@ struct Input {
   // Empty: every block is identified here. Else one entry per block, each block's own identity
   // already in it (ReaderSet::IdentifyRange, e.g. half by another process); completed here.
   std::span<types::TypeIdentity> identities = {};
+  uint64_t tcb_size = 0;  // glibc's sizeof(struct pthread); 0 if unknown (scanner/RootOrigin.h)
 };
 
 // Snapshot child: computes everything and writes it to `fd` from offset 0. False if writing

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 namespace heapgraph::tools {
@@ -13,6 +14,21 @@ namespace {
 std::string ReportPath(const std::string& path, const char* flag) {
   if (path.empty() || path == "-") return path;
   return OptionsPath(path, flag);
+}
+
+// leak_explain's value: the targets joined with '/'.
+std::string ExplainOption(const std::vector<std::string>& targets) {
+  std::string list;
+  for (const std::string& t : targets) {
+    if (t.empty() || t.find_first_of(",:/") != std::string::npos) {
+      throw std::runtime_error(fmt::format(
+          "--explain {}: must be an address or a function name without ',', ':' or '/' (give a "
+          "C++ name without its namespace)",
+          t));
+    }
+    list += (list.empty() ? "" : "/") + t;
+  }
+  return list;
 }
 
 }  // namespace
@@ -36,6 +52,9 @@ RunCommand::RunCommand(CLI::App& app)
   command_->add_flag("--start-only", start_only_,
                      "Only pointers to a block's start keep it alive (default: interior pointers "
                      "too)");
+  command_->add_option("--explain", explain_,
+                       "Say why the block containing ADDRESS (0x...), or the blocks allocated under "
+                       "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
   child_.AddTo(command_, "Root directory for recordings (kept)");
 }
 
@@ -45,6 +64,7 @@ std::string RunCommand::CheckOptions() const {
       "leak_check=1,leak_json={},leak_text={},exitcode={},error_exitcode={},interior={}",
       ReportPath(json_, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
       start_only_ ? 0 : 1);
+  if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!child_.options.empty()) options += "," + child_.options;
   return options;
 }

@@ -1,7 +1,9 @@
 // tools/: `heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--objc-ivars FILE]
-// [--error-exitcode N] [--start-only] [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM
-// ARGS...`: the program under the recorder (ChildRun) with a leak check at exit, after static
-// destructors. The check runs inside the program (libheapgraph_scan.so, loaded by
+// [--error-exitcode N] [--start-only] [--explain ADDRESS|FUNCTION]... [--preload PATH] [--dir ROOT]
+// [--options STR] -- PROGRAM ARGS...`: the program under the recorder (ChildRun) with a leak check
+// at exit, after static destructors. Each --explain is a block the check explains (option
+// leak_explain, report/Explanation.h); a target holding ',', ':' or '/' (which HEAPGRAPH_OPTIONS
+// cannot carry) is a usage error. The check runs inside the program (libheapgraph_scan.so, loaded by
 // libheapgraph.so), which exits with --exitcode (23) when it finds leaks and with --error-exitcode
 // (24, never 0) after one line on stderr when the check could not run; otherwise the program's own
 // status passes through (127 when it could not start, 128 + N when signal N killed it). A program
@@ -12,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "tools/ChildRun.h"
 #include "tools/ExitStatus.h"
@@ -37,6 +40,7 @@ class RunCommand : public Subcommand {
   int exitcode_ = 23;
   int error_exitcode_ = kExitCheckFailed;
   bool start_only_ = false;
+  std::vector<std::string> explain_;  // leak_explain's targets
   std::string objc_ivars_;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
 };
 

@@ -2,8 +2,9 @@
 // shape of tools/Subcommand.h), parses the command line and runs the one it names.
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
-//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E] [...] -- PROGRAM
-//                 ARGS...
+//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E]
+//                 [--explain ADDRESS|FUNCTION]... [...] -- PROGRAM ARGS...
+//   heapgraph explain REPORT.json [ADDRESS]
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
 //                  [--rules FILE] [--no-symbols]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
@@ -14,6 +15,7 @@
 
 #include "tools/DumpCommand.h"
 #include "tools/ExitStatus.h"
+#include "tools/ExplainCommand.h"
 #include "tools/FoomCommand.h"
 #include "tools/RecordCommand.h"
 #include "tools/RunCommand.h"
@@ -28,12 +30,13 @@ int Main(int argc, char** argv) {
   RecordCommand record(app);
   RunCommand run(app);
   FoomCommand foom(app);
+  ExplainCommand explain(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom}) {
+  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

@@ -64,3 +64,11 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(leak_check_dropped SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_check_dropped.cc
                         LIBS heapgraph heapgraph_scan)
 endif()
+
+# tests/check/LeakCheckExplainTest's child: a block kept by each kind of root, one leaked; run
+# under `heapgraph run --explain` and through heapgraph_check_leaks_explain (issue 11, item 2).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(explain_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/explain_roots.cc
+                        LIBS heapgraph heapgraph_scan)
+  target_include_directories(explain_roots PRIVATE ${PROJECT_SOURCE_DIR}/include)
+endif()
