@@ -36,7 +36,7 @@ struct RootOrigin {
 struct RootContext {
   const RootRanges& roots;
   std::span<const roots::ThreadInfo> threads;
-  uint64_t static_tls_size;                // 0 if unknown: no root is then kTls
+  uint64_t static_tls_size;  // 0 if unknown: no root is then kTls
   // glibc's sizeof(struct pthread), the part of static_tls_size above the thread pointer on
   // x86-64; 0 if unknown (then static_tls_size bytes are taken on both sides, and the top frames
   // of a thread's stack, just below its TLS, may be taken for TLS).

@@ -212,8 +212,11 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
   bool ok = WriteLeaks(c_.result_fd, blocks, marker, count, leaked_index, totals);
   if (ok && c_.explain != nullptr) {
-    const RootContext root_context = {roots, c_.capture->threads(), c_.static_tls_size,
-                                      c_.tcb_size, c_.readers != nullptr ? &c_.readers->modules() : nullptr,
+    const RootContext root_context = {roots,
+                                      c_.capture->threads(),
+                                      c_.static_tls_size,
+                                      c_.tcb_size,
+                                      c_.readers != nullptr ? &c_.readers->modules() : nullptr,
                                       c_.mappings};
     // A failed write leaves no explanation: the parent says so, the leak result stands.
     (void)ExplainScan::WriteTo(c_.explain_fd,
@@ -221,10 +224,9 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   }
   if (ok && c_.readers != nullptr) {
     marking.FinishTyping();
-    TypedScan::WriteTo(c_.types_fd,
-                       {index, marker, blocks, leaked_index, *c_.readers, *c_.mappings, roots,
-                        c_.capture->threads(), c_.static_tls_size, marking.identities(),
-                        c_.tcb_size});
+    TypedScan::WriteTo(c_.types_fd, {index, marker, blocks, leaked_index, *c_.readers, *c_.mappings,
+                                     roots, c_.capture->threads(), c_.static_tls_size,
+                                     marking.identities(), c_.tcb_size});
   } else {
     marking.AwaitHelper();
   }

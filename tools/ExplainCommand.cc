@@ -29,8 +29,8 @@ nlohmann::ordered_json ReadReport(const std::string& path) {
     throw std::runtime_error(fmt::format("{}: not a heapgraph leak report", path));
   }
   if (!report.contains("explain")) {
-    throw std::runtime_error(fmt::format(
-        "{}: no explanations (run the check with --explain or leak_explain=)", path));
+    throw std::runtime_error(
+        fmt::format("{}: no explanations (run the check with --explain or leak_explain=)", path));
   }
   return report;
 }

@@ -52,9 +52,10 @@ RunCommand::RunCommand(CLI::App& app)
   command_->add_flag("--start-only", start_only_,
                      "Only pointers to a block's start keep it alive (default: interior pointers "
                      "too)");
-  command_->add_option("--explain", explain_,
-                       "Say why the block containing ADDRESS (0x...), or the blocks allocated under "
-                       "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
+  command_->add_option(
+      "--explain", explain_,
+      "Say why the block containing ADDRESS (0x...), or the blocks allocated under "
+      "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
   child_.AddTo(command_, "Root directory for recordings (kept)");
 }
 

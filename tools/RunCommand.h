@@ -3,13 +3,13 @@
 // [--options STR] -- PROGRAM ARGS...`: the program under the recorder (ChildRun) with a leak check
 // at exit, after static destructors. Each --explain is a block the check explains (option
 // leak_explain, report/Explanation.h); a target holding ',', ':' or '/' (which HEAPGRAPH_OPTIONS
-// cannot carry) is a usage error. The check runs inside the program (libheapgraph_scan.so, loaded by
-// libheapgraph.so), which exits with --exitcode (23) when it finds leaks and with --error-exitcode
-// (24, never 0) after one line on stderr when the check could not run; otherwise the program's own
-// status passes through (127 when it could not start, 128 + N when signal N killed it). A program
-// that exited without ever loading the recorder (no recording directory: a static or setuid
-// binary, say) was not checked either: one line, and --error-exitcode. A temporary root (no --dir)
-// is removed afterwards.
+// cannot carry) is a usage error. The check runs inside the program (libheapgraph_scan.so, loaded
+// by libheapgraph.so), which exits with --exitcode (23) when it finds leaks and with
+// --error-exitcode (24, never 0) after one line on stderr when the check could not run; otherwise
+// the program's own status passes through (127 when it could not start, 128 + N when signal N
+// killed it). A program that exited without ever loading the recorder (no recording directory: a
+// static or setuid binary, say) was not checked either: one line, and --error-exitcode. A temporary
+// root (no --dir) is removed afterwards.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -41,7 +41,7 @@ class RunCommand : public Subcommand {
   int error_exitcode_ = kExitCheckFailed;
   bool start_only_ = false;
   std::vector<std::string> explain_;  // leak_explain's targets
-  std::string objc_ivars_;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
+  std::string objc_ivars_;            // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
 };
 
 }  // namespace heapgraph::tools

@@ -36,7 +36,8 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain}) {
+  for (Subcommand* command :
+       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

@@ -115,9 +115,9 @@ SITE void PrintBlocks() {
     printf("%s %s\n", name, cursor);
     cursor = slash != nullptr ? slash + 1 : cursor;
   }
-  printf("chain_head %#jx\n",
-         static_cast<uintmax_t>(reinterpret_cast<uintptr_t>(g_chain)));
-  printf("worker_tid %d\nmain_tid %d\n", static_cast<int>(g_worker_tid), static_cast<int>(getpid()));
+  printf("chain_head %#jx\n", static_cast<uintmax_t>(reinterpret_cast<uintptr_t>(g_chain)));
+  printf("worker_tid %d\nmain_tid %d\n", static_cast<int>(g_worker_tid),
+         static_cast<int>(getpid()));
   fflush(stdout);
 }
 
