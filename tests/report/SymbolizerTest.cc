@@ -234,5 +234,37 @@ TEST_F(SymbolizerTest, TruncatedElfDoesNotCrash) {
   }
 }
 
+TEST(FunctionNameMatchesTest, BareQualifiedOrWithParameters) {
+  EXPECT_TRUE(FunctionNameMatches("MakeCache", "MakeCache"));
+  EXPECT_TRUE(FunctionNameMatches("MakeCache(int)", "MakeCache"));
+  EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "Make"));
+  EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "Cache::Make"));
+  EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "app::Cache::Make(int) const"));
+  EXPECT_FALSE(FunctionNameMatches("app::Cache::Remake()", "Make"));
+  EXPECT_FALSE(FunctionNameMatches("MakeCache", "Make"));
+  EXPECT_FALSE(FunctionNameMatches("MakeCache", ""));
+}
+
+TEST_F(SymbolizerTest, FunctionRangesFindAFunctionByItsBareName) {
+  uint64_t entry = EntryVaddr("fixture_c_function");
+  auto ranges = symbolizer_.FunctionRanges(kFixture, "fixture_c_function");
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].first, entry);
+  EXPECT_GT(ranges[0].second, entry);
+  auto namespaced = symbolizer_.FunctionRanges(kFixture, "Namespaced");
+  ASSERT_EQ(namespaced.size(), 1u);
+  EXPECT_EQ(symbolizer_.FunctionRanges(kFixture, "heapgraph_fixture::Namespaced"), namespaced);
+  EXPECT_TRUE(symbolizer_.FunctionRanges(kFixture, "no_such_function").empty());
+}
+
+TEST_F(SymbolizerTest, SymbolAtNamesAGlobalAndTheOffsetIntoIt) {
+  uint64_t line = ElfVaddrOf(Symbol("fixture_c_function_line"));
+  auto symbol = symbolizer_.SymbolAt(kFixture, line + 2);
+  ASSERT_TRUE(symbol.has_value());
+  EXPECT_EQ(symbol->name, "fixture_c_function_line");
+  EXPECT_EQ(symbol->offset, 2u);
+  EXPECT_FALSE(symbolizer_.SymbolAt("/nonexistent/lib.so", line).has_value());
+}
+
 }  // namespace
 }  // namespace heapgraph::report
