@@ -396,7 +396,13 @@ namespace heapgraph::report {
 bool FunctionNameMatches(std::string_view function, std::string_view name) {
   if (name.empty()) return false;
   if (function == name) return true;
-  std::string_view bare = function.substr(0, function.find('('));
+  // The parameter list's '(': the first one that opens no "(anonymous namespace)".
+  constexpr std::string_view kAnonymous = "(anonymous namespace)";
+  size_t open = function.find('(');
+  while (open != std::string_view::npos && function.substr(open).starts_with(kAnonymous)) {
+    open = function.find('(', open + kAnonymous.size());
+  }
+  std::string_view bare = function.substr(0, open);
   if (bare == name) return true;
   return bare.size() > name.size() + 2 && bare.ends_with(name) &&
          bare.substr(bare.size() - name.size() - 2, 2) == "::";

@@ -32,8 +32,8 @@ struct SourceFrame {
 // address) result is memoized, so repeated addresses are cheap. Not thread-safe: use one per
 // thread.
 // Whether demangled function name `function` is what a user means by `name`: equal to it, or
-// equal once its parameter list is cut (at the first '('), or ending in "::" + `name` then (a C++
-// name given without its namespace or class).
+// equal once its parameter list is cut (at the first '(' that opens no "(anonymous namespace)"),
+// or ending in "::" + `name` then (a C++ name given without its namespace or class).
 bool FunctionNameMatches(std::string_view function, std::string_view name);
 
 class Symbolizer {

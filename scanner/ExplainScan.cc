@@ -53,6 +53,29 @@ uint64_t FunctionsOnStack(const StackStore& stacks, uint32_t stack, const Explai
   return found;
 }
 
+// FunctionsOnStack, remembered per stack id in a direct-mapped table: blocks share few stacks.
+class StackMatches {
+ public:
+  StackMatches(const StackStore& stacks, const ExplainRequest& request)
+      : stacks_(stacks), request_(request), ids_(kSlots, 0), found_(kSlots, 0) {}
+  uint64_t Of(uint32_t stack) {
+    uint32_t slot = (stack * 2654435761u) >> (32 - kSlotBits);
+    if (ids_[slot] != stack) {
+      ids_[slot] = stack;
+      found_[slot] = FunctionsOnStack(stacks_, stack, request_);
+    }
+    return found_[slot];
+  }
+
+ private:
+  static constexpr uint32_t kSlotBits = 16;
+  static constexpr uint32_t kSlots = 1u << kSlotBits;
+  const StackStore& stacks_;
+  const ExplainRequest& request_;
+  Vector<uint32_t> ids_;  // 0: empty (stack 0 is never looked up)
+  Vector<uint64_t> found_;
+};
+
 // The target blocks, by target then address; matched[t] counts target t's blocks.
 void Select(const ExplainScan::Input& in, Vector<Selected>& selected, Vector<uint64_t>& matched) {
   const ExplainRequest& r = in.request;
@@ -64,9 +87,10 @@ void Select(const ExplainScan::Input& in, Vector<Selected>& selected, Vector<uin
     selected.push_back({t, b});
   }
   if (r.functions == 0 || r.code.empty() || in.stacks == nullptr) return;
+  StackMatches matches(*in.stacks, r);
   for (uint32_t b = 0; b < in.blocks.size(); ++b) {
     if (in.blocks[b].stack == 0) continue;
-    uint64_t found = FunctionsOnStack(*in.stacks, in.blocks[b].stack, r);
+    uint64_t found = matches.Of(in.blocks[b].stack);
     for (uint32_t f = 0; found != 0; ++f, found >>= 1) {
       if ((found & 1) == 0) continue;
       if (matched[first_function + f]++ < ExplainRequest::kMaxPerFunction) {

@@ -240,6 +240,7 @@ TEST(FunctionNameMatchesTest, BareQualifiedOrWithParameters) {
   EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "Make"));
   EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "Cache::Make"));
   EXPECT_TRUE(FunctionNameMatches("app::Cache::Make(int) const", "app::Cache::Make(int) const"));
+  EXPECT_TRUE(FunctionNameMatches("(anonymous namespace)::Build(unsigned long)", "Build"));
   EXPECT_FALSE(FunctionNameMatches("app::Cache::Remake()", "Make"));
   EXPECT_FALSE(FunctionNameMatches("MakeCache", "Make"));
   EXPECT_FALSE(FunctionNameMatches("MakeCache", ""));
