@@ -12,9 +12,6 @@
 namespace heapgraph::scanner {
 namespace {
 
-template <typename T>
-using Vector = std::vector<T, MmapAllocator<T>>;
-
 constexpr uint64_t kMagic = 0x4e49414c50584548ull;  // "HEXPLAIN"
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr uint32_t kMaxFrames = 64;
@@ -72,12 +69,13 @@ class StackMatches {
   static constexpr uint32_t kSlots = 1u << kSlotBits;
   const StackStore& stacks_;
   const ExplainRequest& request_;
-  Vector<uint32_t> ids_;  // 0: empty (stack 0 is never looked up)
-  Vector<uint64_t> found_;
+  MmapVector<uint32_t> ids_;  // 0: empty (stack 0 is never looked up)
+  MmapVector<uint64_t> found_;
 };
 
 // The target blocks, by target then address; matched[t] counts target t's blocks.
-void Select(const ExplainScan::Input& in, Vector<Selected>& selected, Vector<uint64_t>& matched) {
+void Select(const ExplainScan::Input& in, MmapVector<Selected>& selected,
+            MmapVector<uint64_t>& matched) {
   const ExplainRequest& r = in.request;
   const auto first_function = static_cast<uint32_t>(r.addresses.size());
   for (uint32_t t = 0; t < first_function; ++t) {
@@ -103,8 +101,8 @@ void Select(const ExplainScan::Input& in, Vector<Selected>& selected, Vector<uin
 }
 
 // One group per distinct reachable target block; returns how many.
-uint32_t Groups(const ExplainScan::Input& in, const Vector<Selected>& selected,
-                Vector<uint32_t>& group) {
+uint32_t Groups(const ExplainScan::Input& in, const MmapVector<Selected>& selected,
+                MmapVector<uint32_t>& group) {
   uint32_t groups = 0;
   group.assign(in.blocks.size(), kNone);
   for (const Selected& s : selected) {
@@ -114,7 +112,7 @@ uint32_t Groups(const ExplainScan::Input& in, const Vector<Selected>& selected,
 }
 
 bool WriteChain(const ExplainScan::Input& in, const Selected& s, const RetentionPaths* search,
-                Vector<ExplainStep>& steps, AppendWriter& w) {
+                MmapVector<ExplainStep>& steps, AppendWriter& w) {
   ChainHeader h = {s.target, 0, 0, 0, 0, {}};
   steps.clear();
   auto step = [&](uint32_t b, uint32_t offset) {
@@ -144,10 +142,10 @@ bool WriteChain(const ExplainScan::Input& in, const Selected& s, const Retention
 
 bool ExplainScan::WriteTo(int fd, const Input& in) {
   const uint32_t targets = in.request.targets();
-  Vector<Selected> selected;
-  Vector<uint64_t> matched(targets, 0);
+  MmapVector<Selected> selected;
+  MmapVector<uint64_t> matched(targets, 0);
   Select(in, selected, matched);
-  Vector<uint32_t> group;
+  MmapVector<uint32_t> group;
   uint32_t groups = Groups(in, selected, group);
   std::optional<RetentionPaths> search;
   if (groups != 0) {
@@ -157,7 +155,7 @@ bool ExplainScan::WriteTo(int fd, const Input& in) {
   Header h = {kMagic, targets, selected.size()};
   AppendWriter w(fd);
   if (!w.Put(&h, 1) || !w.Put(matched.data(), matched.size())) return false;
-  Vector<ExplainStep> steps;
+  MmapVector<ExplainStep> steps;
   for (const Selected& s : selected) {
     if (!WriteChain(in, s, search ? &*search : nullptr, steps, w)) return false;
   }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <new>
+#include <vector>
 
 #include "scanner/PagePool.h"
 
@@ -46,5 +47,9 @@ class MmapAllocator {
     return true;
   }
 };
+
+// The snapshot child's vector: its storage from MmapAllocator.
+template <typename T>
+using MmapVector = std::vector<T, MmapAllocator<T>>;
 
 }  // namespace heapgraph::scanner

@@ -26,9 +26,6 @@
 namespace heapgraph::scanner {
 namespace {
 
-template <typename T>
-using MmapVector = std::vector<T, MmapAllocator<T>>;
-
 // Live heap blocks, copied out of the (locked) tree by a linear scan of every shard's slot table
 // (the same walk a reader of the files makes), in slot order.
 MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {

@@ -16,9 +16,6 @@
 namespace heapgraph::scanner {
 namespace {
 
-template <typename T>
-using Vector = std::vector<T, MmapAllocator<T>>;
-
 constexpr uint64_t kMagic = 0x48475459504553ull;  // "HGTYPES"
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr uint64_t kSmallSizes = 4096;  // untyped sizes below this are counted in a table
@@ -48,8 +45,8 @@ double NowMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-void CountUntyped(const LeakedBlock& b, bool leaked, Vector<UntypedCategory>& small,
-                  Vector<UntypedCategory>& other) {
+void CountUntyped(const LeakedBlock& b, bool leaked, MmapVector<UntypedCategory>& small,
+                  MmapVector<UntypedCategory>& other) {
   bool vm = format::IsVmFunction(b.function);
   UntypedCategory* c;
   if (!vm && b.size < kSmallSizes) {
@@ -66,7 +63,7 @@ void CountUntyped(const LeakedBlock& b, bool leaked, Vector<UntypedCategory>& sm
 }
 
 // Merges per-block entries of equal size key (sorted first) and appends them to `out`.
-void MergeOther(Vector<UntypedCategory>& other, Vector<UntypedCategory>& out) {
+void MergeOther(MmapVector<UntypedCategory>& other, MmapVector<UntypedCategory>& out) {
   std::sort(other.begin(), other.end(), [](const UntypedCategory& a, const UntypedCategory& b) {
     return a.size_key < b.size_key;
   });
@@ -91,15 +88,15 @@ PathHeader RootOf(const RetentionPaths& search, uint32_t block, const TypedScan:
 }
 
 struct Typed {
-  Vector<TypedObject> objects;
-  Vector<uint32_t> typed_index;  // per block
-  Vector<TypedEdge> edges;
-  Vector<UntypedCategory> untyped;
+  MmapVector<TypedObject> objects;
+  MmapVector<uint32_t> typed_index;  // per block
+  MmapVector<TypedEdge> edges;
+  MmapVector<UntypedCategory> untyped;
 };
 
 void Identify(const TypedScan::Input& in, Typed& t) {
   types::SnapshotMemory memory(in.index, in.readers.modules(), in.mappings);
-  Vector<types::TypeIdentity> own;
+  MmapVector<types::TypeIdentity> own;
   std::span<types::TypeIdentity> identities = in.identities;
   if (identities.empty()) {
     own.resize(in.blocks.size());
@@ -108,7 +105,7 @@ void Identify(const TypedScan::Input& in, Typed& t) {
   }
   in.readers.IdentifyReferenced(memory, identities);
   t.typed_index.assign(in.blocks.size(), kNone);
-  Vector<UntypedCategory> small(kSmallSizes), other;
+  MmapVector<UntypedCategory> small(kSmallSizes), other;
   for (uint32_t b = 0; b < in.blocks.size(); ++b) {
     const LeakedBlock& block = in.blocks[b];
     bool leaked = in.leaked_index[b] != kNone;
@@ -148,12 +145,12 @@ void CollectEdges(const TypedScan::Input& in, Typed& t) {
 }
 
 // Groups: the reachable cyclic components of the typed references, numbered; group[block].
-uint32_t ReachableGroups(const TypedScan::Input& in, const Typed& t, Vector<uint32_t>& group) {
-  Vector<std::pair<uint32_t, uint32_t>> pairs;
+uint32_t ReachableGroups(const TypedScan::Input& in, const Typed& t, MmapVector<uint32_t>& group) {
+  MmapVector<std::pair<uint32_t, uint32_t>> pairs;
   pairs.reserve(t.edges.size());
   for (const TypedEdge& e : t.edges) pairs.push_back({e.from, e.to});
   StrongComponents components(static_cast<uint32_t>(t.objects.size()), pairs);
-  Vector<uint32_t> number(components.count(), kNone);
+  MmapVector<uint32_t> number(components.count(), kNone);
   uint32_t groups = 0;
   group.assign(in.blocks.size(), kNone);
   for (uint32_t b = 0; b < in.blocks.size(); ++b) {
@@ -169,12 +166,12 @@ uint32_t ReachableGroups(const TypedScan::Input& in, const Typed& t, Vector<uint
 
 bool WritePaths(const TypedScan::Input& in, const Typed& t, AppendWriter& w, uint64_t* paths,
                 uint64_t* steps) {
-  Vector<uint32_t> group;
+  MmapVector<uint32_t> group;
   uint32_t groups = ReachableGroups(in, t, group);
   if (groups == 0) return true;
   RetentionPaths search(in.marker, in.index, group, groups);
   search.Search(in.roots, in.threads);
-  Vector<PathStep> path;
+  MmapVector<PathStep> path;
   for (uint32_t g = 0; g < groups; ++g) {
     uint32_t b = search.reached(g);
     if (b == RetentionPaths::kNone) continue;

@@ -2,34 +2,23 @@
 #include <gtest/gtest.h>
 
 #include "report/ExplanationJson.h"
+#include "tests/report/ExplanationSamples.h"
 
 namespace heapgraph::report {
 namespace {
 
 std::vector<Explanation> Sample() {
-  Explanation reachable{"Worker", true, 2, {}};
-  ExplainedBlock b;
-  b.address = 0x2010;
-  b.status = "reachable";
-  b.root = ExplainRoot();
-  b.root->kind = "stack";
-  b.root->thread = 12;
-  b.root->address = 0x7038;
-  b.root->stack_offset = 0x38;
-  b.root->function = "Worker";
-  b.root->region_begin = 0x6000;
-  b.root->region_end = 0x8000;
-  b.chain.push_back({0x1000, 96, 0x10, "Cache", {"MakeCache app.cc:10"}});
-  b.chain.push_back({0x2010, 112, 0, "Malloc 112 B", {}});
-  reachable.blocks.push_back(b);
-  Explanation leaked{"0x3000", false, 1, {}};
-  ExplainedBlock l;
-  l.address = 0x3000;
-  l.status = "leaked";
-  l.leak_kind = "direct";
-  l.chain.push_back({0x3000, 16, 0, "Malloc 16 B", {}});
-  leaked.blocks.push_back(l);
-  return {reachable, leaked};
+  ExplainRoot stack;
+  stack.kind = "stack";
+  stack.thread = 12;
+  stack.address = 0x7038;
+  stack.stack_offset = 0x38;
+  stack.function = "Worker";
+  stack.region_begin = 0x6000;
+  stack.region_end = 0x8000;
+  Explanation reachable = samples::Reachable("Worker", true, stack);
+  reachable.matched = 2;
+  return {reachable, samples::Leaked("0x3000", false, 1, "direct")};
 }
 
 TEST(ExplanationJsonTest, WritesTheDocumentedFields) {

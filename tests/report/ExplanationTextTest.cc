@@ -2,24 +2,18 @@
 #include <gtest/gtest.h>
 
 #include "report/ExplanationText.h"
+#include "tests/report/ExplanationSamples.h"
 
 namespace heapgraph::report {
 namespace {
 
 Explanation Chain() {
-  Explanation e{"0x2010", false, 1, {}};
-  ExplainedBlock b;
-  b.address = 0x2010;
-  b.status = "reachable";
-  b.root = ExplainRoot();
-  b.root->kind = "global";
-  b.root->address = 0x5010;
-  b.root->module = "/usr/bin/app";
-  b.root->symbol = "g_cache";
-  b.chain.push_back({0x1000, 96, 0x10, "Cache", {"MakeCache app.cc:10", "main app.cc:20"}});
-  b.chain.push_back({0x2010, 112, 0, "Malloc 112 B", {}});
-  e.blocks.push_back(b);
-  return e;
+  ExplainRoot global;
+  global.kind = "global";
+  global.address = 0x5010;
+  global.module = "/usr/bin/app";
+  global.symbol = "g_cache";
+  return samples::Reachable("0x2010", false, global);
 }
 
 TEST(ExplanationTextTest, ListsTheRootThenEachBlockAndTheWordPointingToTheNext) {
@@ -33,13 +27,7 @@ TEST(ExplanationTextTest, ListsTheRootThenEachBlockAndTheWordPointingToTheNext) 
 }
 
 TEST(ExplanationTextTest, ALeakedBlockIsNotReachable) {
-  Explanation e{"MakeLeak", true, 3, {}};
-  ExplainedBlock b;
-  b.address = 0x3000;
-  b.status = "leaked";
-  b.leak_kind = "indirect";
-  b.chain.push_back({0x3000, 16, 0, "Malloc 16 B", {}});
-  e.blocks.push_back(b);
+  Explanation e = samples::Leaked("MakeLeak", true, 3, "indirect");
   EXPECT_EQ(FormatExplanations({e}),
             "Why reachable: blocks allocated under MakeLeak: 3 live, the first 1 shown\n"
             "  0x3000: not reachable: reported as indirect leak\n"
