@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "heap/store/PersistedFormat.h"
-#include "scanner/RootOrigin.h"
+#include "scanner/TypedScanResult.h"
 
 namespace heapgraph::scanner {
 

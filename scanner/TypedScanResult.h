@@ -57,6 +57,20 @@ enum class RootKind : uint8_t {
   kTls = 4,        // a thread's static TLS or control block (x86-64: below / at its fs_base)
 };
 
+// Where the root word of a retention path lies (scanner/RootOrigin.h classifies it).
+struct RootOrigin {
+  RootKind kind = RootKind::kOther;
+  int32_t thread = 0;            // tid for kRegisters / kStack / kTls
+  uint32_t module = UINT32_MAX;  // kGlobal: index into the module segments' modules
+  uint64_t address = 0;          // the root word's address (0 for a register)
+  uint32_t reg = UINT32_MAX;     // kRegisters: index into roots::ThreadInfo::regs
+  uint32_t reserved = 0;
+  uint64_t region_begin = 0;  // the mapping holding the word (0, 0 when none is known)
+  uint64_t region_end = 0;
+  uint64_t stack_pointer = 0;  // kStack: the thread's stack pointer
+  uint64_t frame_pc = 0;       // kStack: the frame's code address (RootOrigin.h); 0 if unknown
+};
+
 // One block on a retention path: the root's word, then each block's pointer word.
 struct PathStep {
   uint64_t address = 0;  // the block
