@@ -37,18 +37,19 @@ bool IsCode(uint64_t word, const types::ModuleSegments& modules) {
 }
 
 // The frame's code address of a stack word (RootOrigin.h): the nearest code address below it
-// within the range, else the thread's instruction pointer.
+// within the range, else the thread's instruction pointer when its SP lies in the range (the
+// thread that ran the check was captured on the check's own stack: 0 then).
 uint64_t FramePc(uint64_t address, const RootRange& range, const roots::ThreadInfo& thread,
-                 const types::ModuleSegments& modules) {
+                 bool sp_in_range, const types::ModuleSegments& modules) {
   if (!range.direct) return 0;
-  uint64_t low = std::max<uint64_t>(range.begin, thread.stack_pointer);
+  uint64_t low = std::max<uint64_t>(range.begin, sp_in_range ? thread.stack_pointer : 0);
   if (address > low + kFrameSearchBytes) low = address - kFrameSearchBytes;
   for (uint64_t at = (address & ~uint64_t{7}); at >= low + 8;) {
     at -= 8;
     uint64_t word = *reinterpret_cast<const uint64_t*>(at);
     if (IsCode(word, modules)) return word;
   }
-  return thread.regs[roots::ThreadInfo::kInstructionPointer];
+  return sp_in_range ? thread.regs[roots::ThreadInfo::kInstructionPointer] : 0;
 }
 
 void FillStack(RootOrigin& o, const RootRange& range, const RootContext& c, bool describe_frame) {
@@ -61,9 +62,13 @@ void FillStack(RootOrigin& o, const RootRange& range, const RootContext& c, bool
   }
   if (owner == nullptr) return;
   o.thread = owner->tid;
-  o.stack_pointer = owner->stack_pointer;
+  // The thread that ran the check: its program stack is scanned from the program's frame that
+  // called the check (the range's start), not from the SP captured on the check's own stack.
+  bool sp_in_range = owner->stack_pointer + roots::ThreadInfo::kRedZone >= range.begin &&
+                     owner->stack_pointer < range.end;
+  o.stack_pointer = sp_in_range ? owner->stack_pointer : range.begin;
   if (describe_frame && c.modules != nullptr) {
-    o.frame_pc = FramePc(o.address, range, *owner, *c.modules);
+    o.frame_pc = FramePc(o.address, range, *owner, sp_in_range, *c.modules);
   }
 }
 

@@ -67,7 +67,7 @@ struct RootOrigin {
   uint32_t reserved = 0;
   uint64_t region_begin = 0;  // the mapping holding the word (0, 0 when none is known)
   uint64_t region_end = 0;
-  uint64_t stack_pointer = 0;  // kStack: the thread's stack pointer
+  uint64_t stack_pointer = 0;  // kStack: the thread's SP (the check's thread: its program frame's)
   uint64_t frame_pc = 0;       // kStack: the frame's code address (RootOrigin.h); 0 if unknown
 };
 
