@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,17 +28,6 @@ inline std::atomic<size_t> g_sink_next{0};
 
 inline void Keep(void* p) {
   g_sink[g_sink_next.fetch_add(1) % kSinkSlots] = p;
-}
-
-// `count` blocks of `size` bytes whose addresses are then forgotten: leaks. Out-of-line
-// (noinline, extern "C"): its frames, where the addresses pass, are dead once it returns.
-extern "C" __attribute__((noinline, used)) inline void LeakBlocks(int count, size_t size) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(size);
-    memset(p, 0x11, size);
-    g_sink[0] = p;
-  }
-  g_sink[0] = nullptr;
 }
 
 inline void LineBufferedStdout() {

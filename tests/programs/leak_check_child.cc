@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ProgramSupport.h"
 #include "heapgraph/heapgraph.h"
 
 namespace {
@@ -18,11 +17,20 @@ namespace {
 void* volatile g_sink;
 
 // Allocates and drops the pointer; the stack below is scrubbed by the next call's frames.
+__attribute__((noinline)) void LeakBlocks(int count) {
+  for (int i = 0; i < count; ++i) {
+    void* p = malloc(200);
+    memset(p, 0x11, 200);
+    g_sink = p;
+  }
+  g_sink = nullptr;
+}
+
 int Api() {
-  hgprog::LeakBlocks(3, 200);
+  LeakBlocks(3);
   heapgraph_leak_summary first, second;
   int n1 = heapgraph_check_leaks(nullptr, nullptr, &first);
-  hgprog::LeakBlocks(2, 200);
+  LeakBlocks(2);
   int n2 = heapgraph_check_leaks(nullptr, nullptr, &second);
   if (n1 < 0 || n2 < 0) {
     std::printf("failed %s%s\n", first.error, second.error);
@@ -33,7 +41,7 @@ int Api() {
 }
 
 int Signal() {
-  hgprog::LeakBlocks(4, 200);
+  LeakBlocks(4);
   std::printf("ready %s\n", heapgraph_recording_dir());
   std::fflush(stdout);
   for (int i = 0; i < 600; ++i) usleep(100 * 1000);
@@ -46,7 +54,7 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (std::strcmp(mode, "api") == 0) return Api();
   if (std::strcmp(mode, "signal") == 0) return Signal();
-  if (std::strcmp(mode, "leaky") == 0) hgprog::LeakBlocks(1, 200);
+  if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
   if (std::strcmp(mode, "fault") == 0) {
     std::printf("faulting\n");
     std::fflush(stdout);
