@@ -3,6 +3,8 @@
 //   signal  leaks 4 blocks, prints "ready <recording dir>", then sleeps until killed
 //   clean   leaks nothing and exits with status 7
 //   leaky   leaks one block and exits with status 7
+//   stale   leaks one 300-byte block whose address it first copies all over the 4 KiB below
+//           main's frame (where exit's and its handlers' frames will lie), then exits with 7
 //   fault   prints "faulting", then writes through a null pointer (a real SIGSEGV)
 #include <unistd.h>
 
@@ -48,6 +50,19 @@ int Signal() {
   return 0;
 }
 
+// Fills the stack below the caller with copies of `p`: dead once this returns, like the frames
+// an earlier call leaves behind.
+__attribute__((noinline)) void SprayBelow(void* p) {
+  void* volatile slots[512];
+  for (void* volatile& slot : slots) slot = p;
+}
+
+void LeakWithStaleCopies() {
+  void* p = malloc(300);
+  memset(p, 0x11, 300);
+  SprayBelow(p);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +70,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "api") == 0) return Api();
   if (std::strcmp(mode, "signal") == 0) return Signal();
   if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
+  if (std::strcmp(mode, "stale") == 0) LeakWithStaleCopies();
   if (std::strcmp(mode, "fault") == 0) {
     std::printf("faulting\n");
     std::fflush(stdout);
