@@ -16,6 +16,7 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/ExitCaller.h"
 #include "heapgraph/heapgraph.h"
 
 namespace heapgraph {
@@ -29,8 +30,13 @@ HighDescriptor g_pipe_read;
 HighDescriptor g_pipe_write;
 
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
-__attribute__((noinline)) int Run(const char* json_path, const char* text_path) {
-  uint64_t program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+// The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
+// when it is 0.
+__attribute__((noinline)) int Run(const char* json_path, const char* text_path,
+                                  uint64_t program_stack_pointer = 0) {
+  if (program_stack_pointer == 0) {
+    program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  }
   if (g_config->sample_mean != 0) {
     char mean[32], line[160];
     AllocationSampler::FormatMean(g_config->sample_mean, mean, sizeof(mean));
@@ -53,8 +59,10 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path) 
 // Leaks exit with `exitcode`; a check that could not run (Run printed why, in one line) exits
 // with `error_exitcode`, never 0, so CI cannot read it as "no leaks" (LeakSanitizer likewise dies
 // with a fatal error rather than pass); otherwise the program's own status stands.
+// The exiting thread's stack is scanned from where exit() was called (ExitCaller): the frames of
+// exit and its handlers lie over dead frames whose stale block addresses would hide leaks.
 void AtExit() {
-  int leaked = Run(g_config->leak_json, g_config->leak_text);
+  int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer());
   if (leaked == 0) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
   _exit(static_cast<int>(leaked > 0 ? g_config->leak_exitcode : g_config->check_error_exitcode));

@@ -3,6 +3,8 @@
 //   signal  leaks 4 blocks, prints "ready <recording dir>", then sleeps until killed
 //   clean   leaks nothing and exits with status 7
 //   leaky   leaks one block and exits with status 7
+//   stale   leaks one 300-byte block whose address it first copies all over the 4 KiB below
+//           main's frame (where exit's and its handlers' frames will lie), then exits with 7
 //   fault   prints "faulting", then writes through a null pointer (a real SIGSEGV)
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ProgramSupport.h"
 #include "heapgraph/heapgraph.h"
 
 namespace {
@@ -18,11 +19,20 @@ namespace {
 void* volatile g_sink;
 
 // Allocates and drops the pointer; the stack below is scrubbed by the next call's frames.
+__attribute__((noinline)) void LeakBlocks(int count) {
+  for (int i = 0; i < count; ++i) {
+    void* p = malloc(200);
+    memset(p, 0x11, 200);
+    g_sink = p;
+  }
+  g_sink = nullptr;
+}
+
 int Api() {
-  hgprog::LeakBlocks(3, 200);
+  LeakBlocks(3);
   heapgraph_leak_summary first, second;
   int n1 = heapgraph_check_leaks(nullptr, nullptr, &first);
-  hgprog::LeakBlocks(2, 200);
+  LeakBlocks(2);
   int n2 = heapgraph_check_leaks(nullptr, nullptr, &second);
   if (n1 < 0 || n2 < 0) {
     std::printf("failed %s%s\n", first.error, second.error);
@@ -33,11 +43,24 @@ int Api() {
 }
 
 int Signal() {
-  hgprog::LeakBlocks(4, 200);
+  LeakBlocks(4);
   std::printf("ready %s\n", heapgraph_recording_dir());
   std::fflush(stdout);
   for (int i = 0; i < 600; ++i) usleep(100 * 1000);
   return 0;
+}
+
+// Fills the stack below the caller with copies of `p`: dead once this returns, like the frames
+// an earlier call leaves behind.
+__attribute__((noinline)) void SprayBelow(void* p) {
+  void* volatile slots[512];
+  for (void* volatile& slot : slots) slot = p;
+}
+
+void LeakWithStaleCopies() {
+  void* p = malloc(300);
+  memset(p, 0x11, 300);
+  SprayBelow(p);
 }
 
 }  // namespace
@@ -46,7 +69,8 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (std::strcmp(mode, "api") == 0) return Api();
   if (std::strcmp(mode, "signal") == 0) return Signal();
-  if (std::strcmp(mode, "leaky") == 0) hgprog::LeakBlocks(1, 200);
+  if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
+  if (std::strcmp(mode, "stale") == 0) LeakWithStaleCopies();
   if (std::strcmp(mode, "fault") == 0) {
     std::printf("faulting\n");
     std::fflush(stdout);

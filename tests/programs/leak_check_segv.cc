@@ -12,12 +12,20 @@
 
 #include <cstdint>
 
-#include "ProgramSupport.h"
-
 namespace {
 
 char g_data[10 * 1024 * 1024];
 void* volatile g_keep;
+void* volatile g_sink;
+
+extern "C" __attribute__((noinline, used)) void LeakBlocks() {
+  for (int i = 0; i < 3; ++i) {
+    void* p = malloc(2720);
+    memset(p, 0, 2720);
+    g_sink = p;
+  }
+  g_sink = nullptr;
+}
 
 // Overwrites the dead stack below the caller, where malloc and the recorder's hook left copies of
 // the leaked pointers: the exit path's frames reuse that area (the check runs at exit), and an
@@ -43,7 +51,7 @@ int main() {
     perror("mprotect");
     return 1;
   }
-  hgprog::LeakBlocks(3, 2720);
+  LeakBlocks();
   ScrubStack();
   fprintf(stderr, "DONE\n");
   return 0;

@@ -16,7 +16,8 @@
 #                in one line (one "heapgraph: ..." line on stderr, exit 1), within 60 s
 #   forkdlopen   STRESS_FORKS (1,000) forks of a process that dlopen()s/dlclose()s in one thread
 #                and allocates inside dl_iterate_phdr callbacks in another: every child must
-#                allocate, dlopen and exit within 10 s (tests/programs/stress_fork_dlopen)
+#                allocate (malloc, realloc, calloc, posix_memalign) and exit within 10 s
+#                (tests/programs/stress_fork_dlopen)
 #   threads      STRESS_THREAD_CHECKS (10) processes of STRESS_THREADS (10,000) threads: a leak
 #                check and a signal-suspension stop each must capture every thread and report
 #                the planted leaks exactly (tests/programs/many_threads_check); skipped where
