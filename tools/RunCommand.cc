@@ -16,19 +16,18 @@ std::string ReportPath(const std::string& path, const char* flag) {
   return OptionsPath(path, flag);
 }
 
-// leak_explain's value: the targets joined with '/'.
+// leak_explain's value: the targets joined with '/', quoted (HEAPGRAPH_OPTIONS' "..." form) when a
+// C++ name holds ':' or ','.
 std::string ExplainOption(const std::vector<std::string>& targets) {
   std::string list;
   for (const std::string& t : targets) {
-    if (t.empty() || t.find_first_of(",:/") != std::string::npos) {
+    if (t.empty() || t.find_first_of("/\"") != std::string::npos) {
       throw std::runtime_error(fmt::format(
-          "--explain {}: must be an address or a function name without ',', ':' or '/' (give a "
-          "C++ name without its namespace)",
-          t));
+          "--explain {}: must be an address or a function name without '/' or '\"'", t));
     }
     list += (list.empty() ? "" : "/") + t;
   }
-  return list;
+  return list.find_first_of(",:") == std::string::npos ? list : "\"" + list + "\"";
 }
 
 }  // namespace

@@ -22,6 +22,42 @@ void Complain(const char* what, const char* key, size_t key_len, const char* val
   line.Append("; ignored").Write();
 }
 
+// One entry: key=value up to the next ',' or ':' (or the end); a value that starts with a quote
+// (' or ") runs to the matching quote, so it may hold ',' and ':' (as in sanitizer flags). Returns
+// where the next entry starts; counts a rejected entry in `rejected`.
+const char* ParseEntry(Config& config, const char* p, int* rejected) {
+  const char* end = p;
+  while (*end != '\0' && *end != ',' && *end != ':' && *end != '=') ++end;
+  if (*end != '=') {
+    if (end != p) {
+      Complain("missing '=' in option", p, static_cast<size_t>(end - p), nullptr, 0, "key=value");
+      ++*rejected;
+    }
+    return *end == '\0' ? end : end + 1;
+  }
+  const char* key = p;
+  size_t key_len = static_cast<size_t>(end - p);
+  const char* value = end + 1;
+  const char* value_end = value;
+  if (*value == '"' || *value == '\'') {
+    const char* close = strchr(value + 1, *value);
+    if (close == nullptr || (close[1] != '\0' && close[1] != ',' && close[1] != ':')) {
+      Complain("bad quoted value (no closing quote before , or :)", key, key_len, value,
+               strlen(value), nullptr);
+      ++*rejected;
+      return value + strlen(value);
+    }
+    value_end = close + 1;
+    ++value;
+    end = close;
+  } else {
+    while (*value_end != '\0' && *value_end != ',' && *value_end != ':') ++value_end;
+    end = value_end;
+  }
+  if (!config.ApplyEntry(key, key_len, value, static_cast<size_t>(end - value))) ++*rejected;
+  return *value_end == '\0' ? value_end : value_end + 1;
+}
+
 }  // namespace
 
 // The table's entries in turn: the first whose key matches parses the value into its field.
@@ -42,21 +78,7 @@ int Config::Parse(const char* options) {
   if (options == nullptr) return 0;
   int rejected = 0;
   const char* p = options;
-  while (*p != '\0') {
-    const char* end = p;
-    while (*end != '\0' && *end != ',' && *end != ':') ++end;
-    if (end != p) {
-      const char* eq = static_cast<const char*>(memchr(p, '=', static_cast<size_t>(end - p)));
-      if (eq == nullptr) {
-        Complain("missing '=' in option", p, static_cast<size_t>(end - p), nullptr, 0, "key=value");
-        ++rejected;
-      } else if (!ApplyEntry(p, static_cast<size_t>(eq - p), eq + 1,
-                             static_cast<size_t>(end - eq - 1))) {
-        ++rejected;
-      }
-    }
-    p = (*end == '\0') ? end : end + 1;
-  }
+  while (*p != '\0') p = ParseEntry(*this, p, &rejected);
   return rejected;
 }
 

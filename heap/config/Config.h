@@ -26,7 +26,8 @@ struct Config {
   // How many of `watermarks` are in use (the default list has 3); set with them.
   uint32_t watermark_count = 3;
 
-  // Applies every entry of `options` (may be null). Returns the number of rejected entries; each
+  // Applies every entry of `options` (may be null): key=value entries separated by ',' or ':'; a
+  // value in quotes (' or ") may hold both. Returns the number of rejected entries; each
   // rejection has already been reported on stderr as one line prefixed "heapgraph: ".
   int Parse(const char* options);
 

@@ -185,13 +185,25 @@ TEST(LeakCheckExplainTest, TheApiExplainsAddresses) {
   }
 }
 
-TEST(LeakCheckExplainTest, RunRefusesATargetHeapgraphOptionsCannotCarry) {
+// A qualified name (',' and ':' separate HEAPGRAPH_OPTIONS' entries) reaches the check quoted;
+// '/' (the targets' separator) is refused.
+TEST(LeakCheckExplainTest, RunCarriesQualifiedNamesAndRefusesSlashes) {
   TempDir dir;
+  std::string json_path = dir.path() + "/report.json";
+  Checked c =
+      RunChecked(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() + " --json " + json_path +
+                     " --explain 'app::Cache<int, long>::Make' --explain ExplainLeakSite -- " +
+                     kProgram + " run",
+                 json_path, dir.path());
+  ASSERT_EQ(c.status, 23) << c.diagnostics;
+  ASSERT_EQ(c.report["explain"].size(), 2u) << c.diagnostics;
+  EXPECT_EQ(c.report["explain"][0]["target"], "app::Cache<int, long>::Make");
+  EXPECT_EQ(c.report["explain"][0]["matched"], 0);
+  EXPECT_EQ(c.report["explain"][1]["matched"], 1);
   std::string out;
-  int status =
-      testing::RunShellCommand(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() +
-                                   " --explain ns::Make -- " + kProgram + " run 2>/dev/null",
-                               &out);
+  int status = testing::RunShellCommand(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() +
+                                            " --explain a/b -- " + kProgram + " run 2>/dev/null",
+                                        &out);
   EXPECT_EQ(status, 2) << out;
 }
 

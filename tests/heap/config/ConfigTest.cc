@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -255,6 +256,28 @@ TEST(ConfigTest, ValueMayContainEquals) {
   std::string output;
   EXPECT_EQ(0, ParseCapturing("dir=/tmp/a=b", &c, &output));
   EXPECT_STREQ("/tmp/a=b", c.dir);
+}
+
+TEST(ConfigTest, QuotedValueMayContainSeparators) {
+  Config c;
+  std::string output;
+  EXPECT_EQ(0, ParseCapturing("leak_explain=\"ns::Cls::Run/0x10\",depth=7:dir='/tmp/a,b:c'", &c,
+                              &output));
+  EXPECT_STREQ("ns::Cls::Run/0x10", c.leak_explain);
+  EXPECT_EQ(7u, c.depth);
+  EXPECT_STREQ("/tmp/a,b:c", c.dir);
+  EXPECT_EQ("", output);
+}
+
+TEST(ConfigTest, BadQuotingIsRejectedWithOneLine) {
+  for (const char* options : {"dir=\"/tmp/a,depth=7", "dir='/tmp/a'x,depth=7"}) {
+    Config c;
+    std::string output;
+    EXPECT_EQ(1, ParseCapturing(options, &c, &output)) << options;
+    EXPECT_STREQ("", c.dir) << options;
+    EXPECT_NE(std::string::npos, output.find("bad quoted value")) << output;
+    EXPECT_EQ(1, std::count(output.begin(), output.end(), '\n')) << output;
+  }
 }
 
 TEST(ConfigTest, LargeLogStderrMeansTheDefault) {
