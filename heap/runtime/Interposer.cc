@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "heap/platform/WarningLine.h"
+#include "heap/runtime/GlibcChunk.h"
 #include "heap/runtime/Recorder.h"
 #include "heap/runtime/StackCapture.h"
 #include "heapgraph/heapgraph.h"
@@ -37,13 +38,6 @@ namespace recorder = heapgraph::recorder;
 
 bool IsPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
-}
-
-// glibc's chunk header gives the usable size when the real malloc_usable_size is not resolved.
-size_t ChunkUsableSize(void* address) {
-  size_t header = reinterpret_cast<size_t*>(address)[-1];
-  size_t chunk = header & ~size_t{7};
-  return chunk - ((header & 2) != 0 ? 2 * sizeof(size_t) : sizeof(size_t));
 }
 
 using UsableSizeFn = size_t (*)(void*);
@@ -180,7 +174,8 @@ HEAPGRAPH_EXPORT void* pvalloc(size_t size) {
 
 HEAPGRAPH_EXPORT size_t malloc_usable_size(void* address) {
   if (address == nullptr) return 0;
-  return real_usable_size != nullptr ? real_usable_size(address) : ChunkUsableSize(address);
+  return real_usable_size != nullptr ? real_usable_size(address)
+                                     : heapgraph::glibc_chunk::UsableSize(address);
 }
 
 namespace {

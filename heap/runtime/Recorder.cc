@@ -17,6 +17,7 @@
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/runtime/CheckLock.h"
+#include "heap/runtime/FreshBytes.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heap/runtime/SampledAddressFilter.h"
@@ -354,7 +355,9 @@ void RecordExit(format::ExitKind kind, int status) {
   if (Recording(mode) || mode == kClaimPending) g.session.RecordExit(kind, status);
 }
 
-void RecordAlloc(void* address, size_t size, AllocFunction function) {
+// A new block whose first `written` bytes hold the program's data (calloc's zeroes, realloc's
+// copy); the rest is cleared (heap/runtime/FreshBytes) when checks may scan it.
+static void RecordNewBlock(void* address, size_t size, AllocFunction function, size_t written) {
   if (t_state.guard || t_state.ignored || address == nullptr) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
@@ -365,8 +368,16 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
     if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
     return;
   }
-  if (mean != 0) g_sampled.Add(reinterpret_cast<uintptr_t>(address));
+  if (mean != 0) {
+    g_sampled.Add(reinterpret_cast<uintptr_t>(address));
+  } else if (g.config.scrub) {
+    ClearFreshBytes(address, written, size);
+  }
   Record(g.heap, address, size, function);
+}
+
+void RecordAlloc(void* address, size_t size, AllocFunction function) {
+  RecordNewBlock(address, size, function, function == AllocFunction::kCalloc ? size : 0);
 }
 
 // Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
@@ -395,7 +406,9 @@ ReallocTicket BeginRealloc(void* old_address) {
 
 void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFunction function) {
   if (result != nullptr) {
-    RecordAlloc(result, size, function);
+    // The old block's bytes were copied: only the grown part is cleared (nothing when the old
+    // size is unknown).
+    RecordNewBlock(result, size, function, ticket.recorded ? ticket.old.size : size);
   } else if (size != 0 && ticket.recorded && !t_state.guard) {
     GuardScope guard;
     if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);

@@ -15,6 +15,10 @@
 //                     then returns without calling anything that could reach that deep
 //   dead_frame_thread a block whose only pointer is 32 KiB below the SP of a thread that then
 //                     blocks (alive at exit) in read(2)
+//   stale_bytes     a leaked 64-byte block whose address is also in the never-written bytes of a
+//                   block kept in a global (KeptBlank): glibc handed KeptBlank the memory of a
+//                   freed block that pointed to a freed block whose address the leak then got.
+//                   Exits 65 if glibc did not reuse both chunks (the case would prove nothing)
 // Prints nothing; exits 0 (64 on a bad argument).
 #include <errno.h>
 #include <malloc.h>
@@ -239,6 +243,45 @@ SITE void StartBlockedThread(void* (*body)(void*)) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// A leak behind stale bytes (issue 11, found in yaml-cpp's suite).
+
+void* volatile g_blank = nullptr;
+
+// A 96-byte holder pointing (at +48, past the 16 bytes glibc's free list writes) to a 64-byte
+// block; both freed, their addresses returned.
+SITE void ReleaseHolderAndTarget(uintptr_t* holder, uintptr_t* target) {
+  auto* h = static_cast<void**>(malloc(96));
+  memset(h, 0, 96);
+  void* t = malloc(64);
+  memset(t, 0, 64);
+  h[6] = t;
+  *holder = reinterpret_cast<uintptr_t>(h);
+  *target = reinterpret_cast<uintptr_t>(t);
+  free(t);
+  free(h);
+}
+
+SITE void* KeptBlank() {
+  return malloc(96);  // never written: what the freed holder left is still there
+}
+
+SITE void LeakBehindStaleBytes() {
+  uintptr_t holder = 0;
+  uintptr_t target = 0;
+  ReleaseHolderAndTarget(&holder, &target);
+  void* volatile leaked = malloc(64);  // the target's chunk again (glibc's per-thread cache)
+  memset(leaked, 0, 64);
+  g_blank = KeptBlank();  // the holder's chunk again
+  if (reinterpret_cast<uintptr_t>(leaked) != target ||
+      reinterpret_cast<uintptr_t>(g_blank) != holder) {
+    fprintf(stderr, "leak_direct: stale_bytes: glibc did not hand out the freed chunks again\n");
+    exit(65);
+  }
+  leaked = nullptr;
+  holder = target = 0;
+}
+
+// ------------------------------------------------------------------------------------------------
 
 namespace {
 
@@ -292,6 +335,10 @@ int main(int argc, char** argv) {
     // No scrub, and nothing deep afterwards: exit() and the scan run far above 256 KiB.
     LeakInDeadFrame(255);
     return 0;
+  } else if (strcmp(name, "stale_bytes") == 0) {
+    LeakBehindStaleBytes();
+    ScrubStack();
+    known = true;
   } else if (strcmp(name, "dead_frame_thread") == 0) {
     StartBlockedThread(DeadFrameThreadMain);
     ScrubStack();

@@ -188,6 +188,20 @@ std::vector<Case> Cases() {
        {},
        kLeakExit,
        true},
+      // The leak's address is also in the never-written bytes of a kept block (glibc reused a freed
+      // block that pointed to the leak's chunk before): stale, cleared by the recorder (`scrub`).
+      // Not a Valgrind case: Valgrind's allocator does not hand freed chunks out again at once.
+      {"direct_behind_stale_bytes",
+       "leak_direct",
+       {"stale_bytes"},
+       {{"LeakBehindStaleBytes", 1, 64}},
+       {},
+       {},
+       {"KeptBlank", "ReleaseHolderAndTarget"},
+       kLeakExit,
+       false,
+       "the leak's only 'pointer' is a stale word in bytes of KeptBlank's block that the program "
+       "never wrote: the recorder must clear a new block's bytes (heap/runtime/FreshBytes)"},
       // The only pointer is 32 KiB below the SP of a thread blocked in read(2) at exit.
       {"dead_frame_below_sp_thread",
        "leak_direct",

@@ -1,0 +1,27 @@
+// heap/runtime/: what glibc's malloc chunk header says about a block it handed out. Every block
+// the recorder sees comes from glibc (the hooks call __libc_malloc and friends), so the size word
+// right before the block is glibc's chunk header: the chunk size with three flag bits, bit 1 set
+// when the chunk is a mapping of its own (mmap'd: its pages came zeroed from the kernel). Header
+// only, no state; reading a block's header is safe for any live glibc block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapgraph::glibc_chunk {
+
+inline size_t Header(const void* block) {
+  return static_cast<const size_t*>(block)[-1];
+}
+
+inline bool IsMmapped(const void* block) {
+  return (Header(block) & 2) != 0;
+}
+
+// What malloc_usable_size gives, from the header alone.
+inline size_t UsableSize(const void* block) {
+  size_t chunk = Header(block) & ~size_t{7};
+  return chunk - (IsMmapped(block) ? 2 * sizeof(size_t) : sizeof(size_t));
+}
+
+}  // namespace heapgraph::glibc_chunk
