@@ -18,6 +18,7 @@
 #                  frame pointers, which the default fast unwinder cannot walk)
 #   hg_off         heapgraph with enabled=0 (interposition only)
 #   hg_depth1      heapgraph with depth=1 (everything but the deep unwind)
+#   hg_noscrub     heapgraph with scrub=0 (new blocks' never-written bytes not cleared)
 # Sampling mode (docs/performance.md, "FOOM"): not in the default set, name it with --tools:
 #   hg_sample      heapgraph with sample=1 (Poisson sampling by bytes, mean 512 KiB)
 #   hg_sample64k   heapgraph with sample=64K
@@ -86,6 +87,7 @@ run_one() {
     heapgraph) out=$(HEAPGRAPH_OPTIONS="dir=$dir" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_off) out=$(HEAPGRAPH_OPTIONS="dir=$dir,enabled=0" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_depth1) out=$(HEAPGRAPH_OPTIONS="dir=$dir,depth=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
+    hg_noscrub) out=$(HEAPGRAPH_OPTIONS="dir=$dir,scrub=0" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_sample) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_sample64k) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=64K" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     heaptrack) out=$(heaptrack -o "$dir/ht" "$workload" "${args[@]}" 2>&1) ;;
