@@ -81,8 +81,8 @@ HEAPGRAPH_API int heapgraph_check_leaks(const char* json_path, const char* text_
  * shortest chain from a root (a thread's stack or registers, a global, TLS, an anonymous mapping)
  * through the heap to it, or that it was reported as a leak. `explain`: '/'-separated targets,
  * each an address (0x..., the live block containing it) or a function name (at most 10 live blocks
- * whose allocation stack contains that function; a C++ name without its namespace or
- * parameters). Null or "" explains nothing. See docs/leak-scan.md, "Why is this block reachable".
+ * whose allocation stack contains that function; a C++ name without parameters, qualified or not:
+ * `ns::Cls::Run` or `Run`). Null or "" explains nothing. See docs/leak-scan.md, "Why is this block reachable".
  */
 HEAPGRAPH_API int heapgraph_check_leaks_explain(const char* json_path, const char* text_path,
                                                 const char* explain,
