@@ -39,6 +39,19 @@ __attribute__((noinline, unused)) static void ScrubStack() {
   asm volatile("" : : "r"(area) : "memory");
 }
 
+// `count` blocks of `size` bytes (filled with 0x11, never a pointer) whose addresses are then
+// forgotten: leaks. Out of line and extern "C": its frame, where the addresses pass, is dead once
+// it returns, and reports name it `LeakBlocks`.
+inline void* volatile g_leak_sink;
+extern "C" __attribute__((noinline, used)) inline void LeakBlocks(int count, size_t size) {
+  for (int i = 0; i < count; ++i) {
+    void* p = malloc(size);
+    memset(p, 0x11, size);
+    g_leak_sink = p;
+  }
+  g_leak_sink = nullptr;
+}
+
 inline void LineBufferedStdout() {
   static char buffer[1 << 16];
   setvbuf(stdout, buffer, _IOLBF, sizeof(buffer));

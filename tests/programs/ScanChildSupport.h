@@ -1,8 +1,9 @@
 // tests/programs: pieces shared by the programs that run a leak scan in themselves
 // (scanner::RunLeakScan) beside real, parked threads and tell what it found by block size
 // (sparse_roots, unreadable_pages): planted leaks, blocks kept by a single reference, the parked
-// threads. LeakBlocks and PlantKept are out-of-line (noinline, extern "C"): their frames, where
-// the addresses pass, are dead once they return. Header-only; one translation unit per program.
+// threads (LeakBlocks is ProgramSupport.h's). PlantKept is out-of-line (noinline, extern "C"):
+// its frame, where the address passes, is dead once it returns. Header-only; one translation unit
+// per program.
 #pragma once
 
 #include <pthread.h>
@@ -12,22 +13,10 @@
 #include <cstddef>
 #include <span>
 
+#include "ProgramSupport.h"
 #include "scanner/ScanResult.h"
 
 namespace hgprog {
-
-// Where a fresh block's address goes so that the compiler keeps its malloc; cleared right after.
-inline void* volatile g_scan_sink;
-
-// `count` blocks of `size` bytes whose addresses are then forgotten: leaks.
-extern "C" __attribute__((noinline, used)) inline void LeakBlocks(int count, size_t size) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(size);
-    memset(p, 0x11, size);
-    g_scan_sink = p;
-  }
-  g_scan_sink = nullptr;
-}
 
 // The only reference to a new block of `size` bytes goes to `at` (unaligned is fine).
 extern "C" __attribute__((noinline, used)) inline void PlantKept(char* at, size_t size) {

@@ -35,6 +35,8 @@
 #include <set>
 #include <string>
 
+#include "ProgramSupport.h"
+
 namespace cyc {
 
 struct Beta;
@@ -121,14 +123,6 @@ cyc::Registry* volatile g_leaked_registry = nullptr;
 alignas(std::shared_ptr<cyc::Gamma>) thread_local unsigned char t_gamma[sizeof(
     std::shared_ptr<cyc::Gamma>)];
 
-// The cases' dead frames lie where exit()'s frames will be: zero them, so that no stale
-// shared_ptr on the stack keeps a "leaked" cycle reachable.
-__attribute__((noinline)) void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  asm volatile("" : : "r"(buffer) : "memory");
-}
-
 __attribute__((noinline)) void SharedLeaked() {
   auto a = std::make_shared<cyc::Alpha>();
   auto b = std::make_shared<cyc::Beta>();
@@ -213,7 +207,7 @@ int main(int argc, char** argv) {
     if (!all && c != name) return;
     known = true;
     f();
-    ScrubStack();
+    hgprog::ScrubStack();
   };
   run("shared_leaked", SharedLeaked);
   run("shared_global", SharedGlobal);

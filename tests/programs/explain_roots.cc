@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ProgramSupport.h"
 #include "heapgraph/heapgraph.h"
 
 #define SITE extern "C" __attribute__((noinline, used))
@@ -88,12 +89,6 @@ SITE void SetUp() {
   g_leak_masked = reinterpret_cast<uintptr_t>(ExplainLeakSite()) ^ kMask;
 }
 
-SITE void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  asm volatile("" : : "r"(buffer) : "memory");
-}
-
 // The five addresses as text (never as pointers on this stack), in the order above.
 SITE void Targets(char* out, size_t size) {
   uintptr_t tail = reinterpret_cast<uintptr_t>(static_cast<void* const*>(g_chain)[2]);
@@ -137,11 +132,11 @@ int main(int argc, char** argv) {
   (void)!read(g_ready[0], &byte, 1);
   SetUp();
   PrintBlocks();
-  ScrubStack();
+  hgprog::ScrubStack();
   if (!api) return 0;
   char targets[256];
   Targets(targets, sizeof(targets));
-  ScrubStack();
+  hgprog::ScrubStack();
   heapgraph_leak_summary summary;
   int result = heapgraph_check_leaks_explain(argv[2], nullptr, targets, &summary);
   printf("result %d %s\n", result, summary.error);

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ProgramSupport.h"
+
 #define SITE extern "C" __attribute__((noinline, used))
 
 namespace {
@@ -40,12 +42,6 @@ Node* Zeroed(void* p, size_t size) {
 }
 
 }  // namespace
-
-SITE void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  Use(buffer);
-}
 
 // --- list ---------------------------------------------------------------------------------------
 
@@ -175,7 +171,7 @@ int main(int argc, char** argv) {
   for (const Case& c : kCases) {
     if (all || strcmp(argv[1], c.name) == 0) {
       c.run();
-      ScrubStack();
+      hgprog::ScrubStack();
       known = true;
     }
   }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ProgramSupport.h"
 #include "heapgraph/heapgraph.h"
 
 namespace {
@@ -19,20 +20,11 @@ namespace {
 void* volatile g_sink;
 
 // Allocates and drops the pointer; the stack below is scrubbed by the next call's frames.
-__attribute__((noinline)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(200);
-    memset(p, 0x11, 200);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
-
 int Api() {
-  LeakBlocks(3);
+  hgprog::LeakBlocks(3, 200);
   heapgraph_leak_summary first, second;
   int n1 = heapgraph_check_leaks(nullptr, nullptr, &first);
-  LeakBlocks(2);
+  hgprog::LeakBlocks(2, 200);
   int n2 = heapgraph_check_leaks(nullptr, nullptr, &second);
   if (n1 < 0 || n2 < 0) {
     std::printf("failed %s%s\n", first.error, second.error);
@@ -43,7 +35,7 @@ int Api() {
 }
 
 int Signal() {
-  LeakBlocks(4);
+  hgprog::LeakBlocks(4, 200);
   std::printf("ready %s\n", heapgraph_recording_dir());
   std::fflush(stdout);
   for (int i = 0; i < 600; ++i) usleep(100 * 1000);
@@ -69,7 +61,7 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (std::strcmp(mode, "api") == 0) return Api();
   if (std::strcmp(mode, "signal") == 0) return Signal();
-  if (std::strcmp(mode, "leaky") == 0) LeakBlocks(1);
+  if (std::strcmp(mode, "leaky") == 0) hgprog::LeakBlocks(1, 200);
   if (std::strcmp(mode, "stale") == 0) LeakWithStaleCopies();
   if (std::strcmp(mode, "fault") == 0) {
     std::printf("faulting\n");

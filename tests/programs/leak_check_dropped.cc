@@ -13,20 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ProgramSupport.h"
 #include "heapgraph/heapgraph.h"
 
 namespace {
-
-void* volatile g_sink;
-
-__attribute__((noinline)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(200);
-    memset(p, 0x11, 200);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
 
 long StderrSize() {
   struct stat st;
@@ -51,7 +41,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, buffer, _IOLBF, sizeof(buffer));
   if (getuid() != 0) return 3;
   if (argc < 2) return 2;
-  LeakBlocks(5);
+  hgprog::LeakBlocks(5, 200);
   if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
       setresuid(65534, 65534, 65534) != 0) {
     std::perror("dropping privileges");

@@ -12,29 +12,12 @@
 
 #include <cstdint>
 
+#include "ProgramSupport.h"
+
 namespace {
 
 char g_data[10 * 1024 * 1024];
 void* volatile g_keep;
-void* volatile g_sink;
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks() {
-  for (int i = 0; i < 3; ++i) {
-    void* p = malloc(2720);
-    memset(p, 0, 2720);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
-
-// Overwrites the dead stack below the caller, where malloc and the recorder's hook left copies of
-// the leaked pointers: the exit path's frames reuse that area (the check runs at exit), and an
-// uninitialized slot of a live frame would keep a leak "reachable".
-extern "C" __attribute__((noinline, used)) void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  asm volatile("" : : "r"(buffer) : "memory");
-}
 
 void* PageAbove(const void* p) {
   auto mask = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) - 1);
@@ -51,8 +34,8 @@ int main() {
     perror("mprotect");
     return 1;
   }
-  LeakBlocks();
-  ScrubStack();
+  hgprog::LeakBlocks(3, 2720);
+  hgprog::ScrubStack();
   fprintf(stderr, "DONE\n");
   return 0;
 }

@@ -32,6 +32,8 @@
 #include <atomic>
 #include <new>
 
+#include "ProgramSupport.h"
+
 #define SITE extern "C" __attribute__((noinline, used))
 
 namespace {
@@ -61,15 +63,6 @@ inline void ClearScratchRegisters() {
 }
 
 }  // namespace
-
-// Overwrites 64 KiB of dead stack below the caller, where the allocation functions and the
-// recorder's hook left copies of the pointers: at exit the scanner's own frames reuse that area,
-// and an uninitialized slot of a live frame would otherwise hold a stale pointer.
-SITE void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  Use(buffer);
-}
 
 // ------------------------------------------------------------------------------------------------
 // One block per allocation function.
@@ -163,7 +156,7 @@ SITE void LeakInThread() {
 
 SITE void* LeakingThreadMain(void*) {
   LeakInThread();
-  ScrubStack();
+  hgprog::ScrubStack();
   return nullptr;
 }
 
@@ -319,17 +312,17 @@ int main(int argc, char** argv) {
     if (all_but_pvalloc && c.run == LeakPvalloc) continue;
     if (all || strcmp(name, c.name) == 0) {
       c.run();
-      ScrubStack();
+      hgprog::ScrubStack();
       known = true;
     }
   }
   if (strcmp(name, "thread") == 0) {
     SpawnThreads(LeakingThreadMain);
-    ScrubStack();
+    hgprog::ScrubStack();
     known = true;
   } else if (strcmp(name, "thread_stale") == 0) {
     SpawnThreads(LeakInThreadStale);
-    ScrubStack();
+    hgprog::ScrubStack();
     known = true;
   } else if (strcmp(name, "dead_frame_main") == 0) {
     // No scrub, and nothing deep afterwards: exit() and the scan run far above 256 KiB.
@@ -337,11 +330,11 @@ int main(int argc, char** argv) {
     return 0;
   } else if (strcmp(name, "stale_bytes") == 0) {
     LeakBehindStaleBytes();
-    ScrubStack();
+    hgprog::ScrubStack();
     known = true;
   } else if (strcmp(name, "dead_frame_thread") == 0) {
     StartBlockedThread(DeadFrameThreadMain);
-    ScrubStack();
+    hgprog::ScrubStack();
     known = true;
   }
   if (!known) {

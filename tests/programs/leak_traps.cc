@@ -57,6 +57,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ProgramSupport.h"
+
 #define SITE extern "C" __attribute__((noinline, used))
 
 namespace {
@@ -66,12 +68,6 @@ inline void Use(const volatile void* p) {
 }
 
 }  // namespace
-
-SITE void ScrubStack() {
-  char buffer[64 * 1024];
-  memset(buffer, 0, sizeof(buffer));
-  Use(buffer);
-}
 
 SITE void* AllocateZeroed(size_t size) {
   void* p = malloc(size);
@@ -178,7 +174,7 @@ SITE void StartThread(void* (*body)(void*), std::atomic<int>* ready) {
 
 SITE void* KeptInThreadTls(void* ready) {
   t_kept_thread = AllocateZeroed(368);
-  ScrubStack();
+  hgprog::ScrubStack();
   static_cast<std::atomic<int>*>(ready)->store(1);
   BlockForever();
 }
@@ -195,7 +191,7 @@ SITE void KeptDeepOnStack(int depth, std::atomic<int>* ready) {
     return;
   }
   void* volatile p = AllocateZeroed(448);
-  ScrubStack();
+  hgprog::ScrubStack();
   ready->store(1);
   Use(&p);
   BlockForever();
@@ -470,7 +466,7 @@ int main(int argc, char** argv) {
   for (const Case& c : kCases) {
     if ((all && c.in_all) || strcmp(name, c.name) == 0) {
       c.run();
-      ScrubStack();
+      hgprog::ScrubStack();
       known = true;
     }
   }
@@ -480,6 +476,6 @@ int main(int argc, char** argv) {
   }
   if (clean) return argc > 2 ? atoi(argv[2]) : 0;
   LeakControl();
-  ScrubStack();
+  hgprog::ScrubStack();
   return 0;
 }

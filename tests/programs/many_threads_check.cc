@@ -30,6 +30,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ProgramSupport.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/LeakScan.h"
 
@@ -41,18 +42,8 @@ constexpr int kLeaks = 25;
 constexpr int kKeepEvery = 100;  // only a few threads allocate: each gets libunwind's cache
 constexpr size_t kThreadStack = 64 << 10;
 
-void* volatile g_sink;
 std::atomic<int> g_started{0};
 std::atomic<uint32_t> g_release{0};  // futex word; never set: the process _exits
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
 
 void* Worker(void* arg) {
   void* volatile kept = nullptr;
@@ -87,7 +78,7 @@ int StartThreads(int count, int* error) {
 }
 
 bool Scan() {
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   const heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan({});
   if (!r.ok) {
     std::printf("scan ok=0 error=%s\n", r.error.c_str());

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ProgramSupport.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/plugin/RecorderEntries.h"
 #include "scanner/LeakScan.h"
@@ -78,15 +79,6 @@ extern "C" __attribute__((noinline, used)) void PlantInRecorderState() {
   uint64_t slot = g_state.BeginIn(heapgraph::StaticTlsArea::ThreadPointer()) + g_state.size() - 16;
   *reinterpret_cast<void* volatile*>(slot) = p;
   g_planted.fetch_add(1);
-}
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    g_sink = p;
-  }
-  g_sink = nullptr;
 }
 
 // Where the planted address may linger after its functions returned, and a conservative scan
@@ -161,7 +153,7 @@ int Threads(int count) {
   while (g_started < count) pthread_cond_wait(&g_cond, &g_lock);
   pthread_mutex_unlock(&g_lock);
   Prepare();
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan({});
   pthread_mutex_lock(&g_lock);
   g_release = true;

@@ -41,15 +41,6 @@ constexpr int kChildTimeoutMs = 30000;
 std::atomic<bool> g_stop{false};
 unsigned long long g_baseline = 0;
 
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    hgprog::g_sink[0] = p;
-  }
-  hgprog::g_sink[0] = nullptr;
-}
-
 // One check; true when it ran and found `planted` direct leaks beyond the baseline. `why` (320
 // bytes) says why not, or the check's times.
 bool ExactCheck(unsigned long long planted, char* why) {
@@ -109,7 +100,7 @@ int Churn(int tries) {
   pthread_create(&threads[kChurnThreads], nullptr, ChurnThreads, nullptr);
   char why[320];
   for (int i = 1; i <= tries; ++i) {
-    LeakBlocks(1);
+    hgprog::LeakBlocks(1, kLeakSize);
     if (ExactCheck(static_cast<unsigned long long>(i), why)) {
       std::printf("try %d ok %s\n", i, why);
     } else {
@@ -177,7 +168,7 @@ bool OverlapRound(char* why) {
 }
 
 int Overlap(int tries) {
-  LeakBlocks(kOverlapLeaks);
+  hgprog::LeakBlocks(kOverlapLeaks, kLeakSize);
   hgprog::ScrubStack();  // the other threads' checks scan main's frames, laid over this area
   char why[320];
   for (int i = 1; i <= tries; ++i) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "ProgramSupport.h"
 #include "scanner/LeakScan.h"
 #include "scanner/types/ReaderSet.h"
 
@@ -24,7 +25,6 @@ using heapgraph::scanner::types::TypeIdentity;
 
 constexpr uint64_t kMarker = 0x7e57'dead'beef'0042;
 
-void* volatile g_sink;
 uint64_t* volatile g_marked;
 
 // Identifies nothing; faults (a real SIGSEGV in the snapshot child) on the block holding kMarker.
@@ -46,22 +46,13 @@ class FaultingReader : public ObjectModelReader {
   }
 };
 
-__attribute__((noinline)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(208);
-    memset(p, 0, 208);
-    g_sink = p;
-  }
-  g_sink = nullptr;
-}
-
 }  // namespace
 
 int main() {
   g_marked = static_cast<uint64_t*>(malloc(64));
   memset(g_marked, 0, 64);
   g_marked[0] = kMarker;
-  LeakBlocks(3);
+  hgprog::LeakBlocks(3, 208);
   heapgraph::scanner::ScanOptions options;
   options.add_readers = [](heapgraph::scanner::types::ReaderSet& set) {
     set.Add(std::make_unique<FaultingReader>());

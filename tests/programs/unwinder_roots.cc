@@ -31,6 +31,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ProgramSupport.h"
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/runtime/UnwinderMappings.h"
 #include "scanner/LeakScan.h"
@@ -80,15 +81,6 @@ void** MapWithSyscall() {
 extern "C" __attribute__((noinline, used)) void KeepInMapping(void** mapping) {
   mapping[0] = malloc(kKeptSize);
   memset(mapping[0], 0x22, kKeptSize);
-}
-
-extern "C" __attribute__((noinline, used)) void LeakBlocks(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = malloc(kLeakSize);
-    memset(p, 0x11, kLeakSize);
-    g_sink = p;
-  }
-  g_sink = nullptr;
 }
 
 // After a check the caches are copied into a fork() child again (the scan leaves them out of
@@ -174,7 +166,7 @@ int Threads(int count) {
   for (void** m : {g_mapped[0], g_mapped[2]}) {
     if (m != nullptr) KeepInMapping(m);
   }
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   std::vector<Range> unwinder = UnwinderRanges();
   heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan({});
   const bool forked = ForkChildUsesCaches(unwinder);
@@ -211,7 +203,7 @@ int Reuse() {
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   bool reused = table.end != 0 && p != MAP_FAILED && reinterpret_cast<uint64_t>(p) == table.begin;
   if (reused) KeepInMapping(static_cast<void**>(p));
-  LeakBlocks(kLeaks);
+  hgprog::LeakBlocks(kLeaks, kLeakSize);
   heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan({});
   char extra[64];
   std::snprintf(extra, sizeof(extra), " forgotten=%d reused=%d", forgotten ? 1 : 0, reused ? 1 : 0);
