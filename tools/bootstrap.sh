@@ -9,7 +9,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(build-essential cmake pkg-config clang libclang-rt-14-dev libunwind-dev libcapstone-dev
+packages=(build-essential cmake pkg-config clang lld libclang-rt-14-dev libunwind-dev libcapstone-dev
   libboost-graph-dev libdw-dev libelf-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev valgrind heaptrack gobjc libgnustep-base-dev
   libblocksruntime-dev)

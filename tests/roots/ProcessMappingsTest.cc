@@ -70,17 +70,18 @@ TEST(ProcessMappingsTest, ClassifiesStackHeapAnonymousFileAndSpecial) {
 }
 
 TEST(ProcessMappingsTest, SkipsAndCountsMalformedLines) {
-  const std::string text = std::string(kFixedMaps) +
-                           "garbage\n"
-                           "7f00-7e00 rw-p 00000000 00:00 0\n"           // start > end
-                           "7f00-7f10 rwzp 00000000 00:00 0\n"           // bad permission
-                           "7f00-7f10 rw-p 0000zz00 00:00 0\n"           // bad offset
-                           "7f00-7f10 rw-p 00000000 0000 0\n"            // bad device
-                           "7f00-7f10 rw-p 00000000 00:00\n"             // no inode
-                           "7f00-7f10 rw-p 00000000 00:00 12x [heap]\n"  // junk after inode
-                           "1ffffffffffffffff-2 rw-p 0 00:00 0\n"        // overflow
-                           "\n"                                          // blank: not counted
-                           "7f00-7f10 rw-p";                             // truncated, no newline
+  std::string text(kFixedMaps);
+  text +=
+      "garbage\n"
+      "7f00-7e00 rw-p 00000000 00:00 0\n"           // start > end
+      "7f00-7f10 rwzp 00000000 00:00 0\n"           // bad permission
+      "7f00-7f10 rw-p 0000zz00 00:00 0\n"           // bad offset
+      "7f00-7f10 rw-p 00000000 0000 0\n"            // bad device
+      "7f00-7f10 rw-p 00000000 00:00\n"             // no inode
+      "7f00-7f10 rw-p 00000000 00:00 12x [heap]\n"  // junk after inode
+      "1ffffffffffffffff-2 rw-p 0 00:00 0\n"        // overflow
+      "\n"                                          // blank: not counted
+      "7f00-7f10 rw-p";                             // truncated, no newline
   ProcessMappings maps;
   maps.ParseText(text);
   EXPECT_EQ(maps.mappings().size(), 12u);
