@@ -2,11 +2,12 @@
 // makes its 0700 directory as root), leaks 5 blocks of 200 bytes, drops to uid/gid 65534
 // (nobody) as a service does, then checks: the API check (JSON report into argv[1], a directory
 // nobody may write), printing "check <leaked> <error>", then a signal check, whose report goes to
-// stderr; it waits until stderr has stopped growing (at most 60 s) and exits 0. Exit status 3
+// stderr, which the test sends to argv[1]/stderr; it waits until that file holds the report's
+// last line (at most 60 s) and exits 0. Exit status 3
 // when not started as root.
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,20 +19,22 @@
 
 namespace {
 
-long StderrSize() {
-  struct stat st;
-  return fstat(2, &st) == 0 ? static_cast<long>(st.st_size) : -1;
+// Whether the file `path` (where the test sent stderr) holds the text report's last line. By path:
+// after setresuid the process is not dumpable, and /proc/self/fd is closed to it.
+bool HasScanLine(const char* path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  static char text[1 << 16];
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  text[n > 0 ? n : 0] = '\0';
+  return strstr(text, "\nScan: ") != nullptr;
 }
 
-// Returns once stderr grew and then stayed the same for a second.
-void AwaitSignalReport() {
-  long before = StderrSize(), last = before;
-  for (int quiet = 0, i = 0; i < 600 && !(last != before && quiet >= 10); ++i) {
-    usleep(100 * 1000);
-    long now = StderrSize();
-    quiet = now == last ? quiet + 1 : 0;
-    last = now;
-  }
+// Returns once the signal check wrote its text report to stderr (at most 60 s): polling for its
+// last line, not for quiet, since on a loaded machine the check's lines can be seconds apart.
+void AwaitSignalReport(const char* stderr_path) {
+  for (int i = 0; i < 600 && !HasScanLine(stderr_path); ++i) usleep(100 * 1000);
 }
 
 }  // namespace
@@ -54,6 +57,8 @@ int main(int argc, char** argv) {
   std::printf("check %d %s\n", leaked, summary.error);
   std::fflush(stdout);
   kill(getpid(), SIGRTMIN + 5);
-  AwaitSignalReport();
+  char stderr_path[1024];
+  std::snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", argv[1]);
+  AwaitSignalReport(stderr_path);
   return 0;
 }
