@@ -137,8 +137,11 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   const bool json = !options.json_path.empty(), text = !options.text_path.empty();
   std::string text_error;
   bool text_ok = true;
+  TextReportOptions text_options;
+  if (json && options.json_path != "-") text_options.full_report = options.json_path;
   auto write_text = [&] {
-    text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report), &text_error);
+    text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report, text_options),
+                                &text_error);
   };
   SideThread text_writer;
   if (json && text && options.json_path != "-" && options.text_path != "-" &&

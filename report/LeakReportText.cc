@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/BaseName.h"
+#include "report/CallerSelector.h"
 #include "report/ExplanationText.h"
 
 namespace heapgraph::report {
@@ -70,14 +71,6 @@ std::string TypeLine(const LeakRecord& record) {
   return line + "\n";
 }
 
-void AppendRecord(std::string& text, const LeakRecord& record, FrameLines& frames) {
-  text += RecordHeader(record);
-  for (size_t i = 0; i < record.stack.size(); ++i) frames.Append(text, i, record.stack[i]);
-  if (record.stack.empty()) text += "    <no stack recorded>\n";
-  text += TypeLine(record);
-  text += '\n';
-}
-
 // Where a block was allocated, as briefly as what is known allows: the innermost frame with a
 // source position, else the innermost named function, else module+offset of the innermost frame.
 std::string AllocationSite(const FrameList& stack) {
@@ -91,6 +84,46 @@ std::string AllocationSite(const FrameList& stack) {
   const ReportFrame& f = stack.front();
   if (f.module.empty()) return fmt::format("{:#x}", f.address);
   return fmt::format("{}+{:#x}", f.module, f.offset);
+}
+
+// "f() a.cc:12", else the function, else module+offset.
+std::string FrameSite(const ReportFrame& f) {
+  if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
+  if (!f.function.empty()) return f.function;
+  if (f.module.empty()) return fmt::format("{:#x}", f.address);
+  return fmt::format("{}+{:#x}", f.module, f.offset);
+}
+
+// The first application frames of a stack (CallerSelector's Caller1 and Caller2: allocation
+// plumbing, the C++ runtime's internals and thin wrappers skipped), at most two; none when the
+// stack has none.
+std::vector<std::string> ApplicationSites(const FrameList& stack, CallerSelector& selector) {
+  std::vector<ReportFrame> frames(stack.begin(), stack.end());
+  CallerSelector::Callers callers = selector.Select(frames);
+  std::vector<std::string> sites;
+  for (int i : {callers.caller1, callers.caller2}) {
+    if (i >= 0) sites.push_back(FrameSite(frames[static_cast<size_t>(i)]));
+  }
+  return sites;
+}
+
+// A direct record (or any, with `full`) with its whole stack; an indirect one on two lines.
+void AppendRecord(std::string& text, const LeakRecord& record, bool full, FrameLines& frames,
+                  CallerSelector& selector) {
+  if (!full) {
+    std::vector<std::string> sites = ApplicationSites(record.stack, selector);
+    text +=
+        fmt::format("Indirect leak of {} byte(s) in {} object(s) allocated at {}\n", record.size,
+                    record.count, sites.empty() ? AllocationSite(record.stack) : sites.front());
+    text += TypeLine(record);
+    text += '\n';
+    return;
+  }
+  text += RecordHeader(record);
+  for (size_t i = 0; i < record.stack.size(); ++i) frames.Append(text, i, record.stack[i]);
+  if (record.stack.empty()) text += "    <no stack recorded>\n";
+  text += TypeLine(record);
+  text += '\n';
 }
 
 std::string DescribeMember(const LeakReport& report, const CycleMember& member) {
@@ -155,7 +188,7 @@ std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle
 
 // Appends the first `shown` records. `text` is reserved for them at once (an upper bound: pages
 // never written cost nothing) rather than doubling through copies of megabytes.
-void AppendRecords(std::string& text, const LeakReport& report, size_t shown) {
+void AppendRecords(std::string& text, const LeakReport& report, size_t shown, bool full_indirect) {
   constexpr size_t kRecordFixed = 512;  // > header, type line without the type, separators
   constexpr size_t kFrameNumber = 16;   // > "    #12"
   FrameLines frames;
@@ -166,18 +199,69 @@ void AppendRecords(std::string& text, const LeakReport& report, size_t shown) {
     for (const ReportFrame& f : r.stack) bound += kFrameNumber + frames.Tail(f).size();
   }
   text.reserve(bound);
-  for (size_t i = 0; i < shown; ++i) AppendRecord(text, report.leaks[i], frames);
+  CallerSelector selector;
+  for (size_t i = 0; i < shown; ++i) {
+    const LeakRecord& r = report.leaks[i];
+    AppendRecord(text, r, full_indirect || r.kind == LeakKind::kDirect, frames, selector);
+  }
 }
 
 void AppendRecords(std::string& text, const LeakReport& report, const TextReportOptions& options) {
   size_t shown = options.max_records == 0 ? report.leaks.size()
                                           : std::min(options.max_records, report.leaks.size());
-  AppendRecords(text, report, shown);
+  AppendRecords(text, report, shown, options.full_indirect_stacks);
   if (shown == report.leaks.size()) return;
   uint64_t bytes = 0;
   for (size_t i = shown; i < report.leaks.size(); ++i) bytes += report.leaks[i].size;
   fmt::format_to(std::back_inserter(text), "... {} more records ({} bytes) omitted; see JSON\n\n",
                  report.leaks.size() - shown, bytes);
+}
+
+// The opening screen: the top direct leaks by retained bytes with their first application
+// frames, the leaked cycles by kind and path, the number of reachable ones, the full report.
+std::string FormatOpening(const LeakReport& report, const TextReportOptions& options) {
+  std::vector<const LeakRecord*> direct;
+  for (const LeakRecord& r : report.leaks) {
+    if (r.kind == LeakKind::kDirect) direct.push_back(&r);
+  }
+  std::stable_sort(direct.begin(), direct.end(), [](const LeakRecord* a, const LeakRecord* b) {
+    return a->retained_bytes > b->retained_bytes;
+  });
+  size_t shown = std::min(options.summary_leaks, direct.size());
+  std::string text;
+  auto to = std::back_inserter(text);
+  if (shown > 0) {
+    fmt::format_to(to, "Top leaks by retained bytes ({} of {} direct record(s)):\n", shown,
+                   direct.size());
+  }
+  CallerSelector selector;
+  for (size_t i = 0; i < shown; ++i) {
+    const LeakRecord& r = *direct[i];
+    fmt::format_to(to, "  {} bytes retained by {} direct leak(s) of {} bytes ({})\n",
+                   r.retained_bytes, r.count, r.size, r.type);
+    std::vector<std::string> sites = ApplicationSites(r.stack, selector);
+    if (sites.empty()) sites.push_back(AllocationSite(r.stack));
+    for (size_t k = 0; k < sites.size(); ++k) {
+      fmt::format_to(to, "      {} {}\n", k == 0 ? "at" : "from", sites[k]);
+    }
+  }
+  size_t leaked = 0, reachable = 0;
+  for (const LeakCycle& c : report.cycles) (c.leaked ? leaked : reachable) += 1;
+  for (size_t i = 0, listed = 0; i < report.cycles.size() && listed < 3; ++i) {
+    const LeakCycle& c = report.cycles[i];
+    if (!c.leaked) continue;
+    if (listed++ == 0) fmt::format_to(to, "Leaked cycles ({}):\n", leaked);
+    fmt::format_to(to, "  {} cycle of {} block(s), {} bytes retained{}{}\n", c.kind,
+                   c.members.size(), c.retained_bytes, c.typed ? ": " : "",
+                   c.typed ? FormatTypedPath(c) : "");
+  }
+  if (reachable > 0) {
+    fmt::format_to(to, "Retain cycles still reachable: {} (listed below)\n", reachable);
+  }
+  if (!options.full_report.empty()) {
+    fmt::format_to(to, "Full report (every stack and block): {}\n", options.full_report);
+  }
+  return text.empty() ? text : text + "\n";
 }
 
 std::string FormatCycles(const LeakReport& report, const TextReportOptions& options) {
@@ -279,9 +363,10 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   if (!report.ok) return "heapgraph: scan failed: " + report.error + "\n";
   std::string text = report.leaks.empty() ? "heapgraph: no leaks found\n\n"
                                           : "heapgraph: detected memory leaks\n\n";
+  text += FormatOpening(report, options);
   AppendRecords(text, report, options);
   text += FormatCycles(report, options);
-  text += FormatCategories(report, options);
+  if (options.categories) text += FormatCategories(report, options);
   text += FormatExplanations(report.explanations);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";

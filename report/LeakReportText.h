@@ -1,6 +1,10 @@
-// report/: the terminal form of a LeakReport, worded like LeakSanitizer's report so that people
-// (and scripts) used to it can read it: one block per leak record, then the leaked cycles as
-// reference paths, then a SUMMARY line and a scan statistics line.
+// report/: the terminal form of a LeakReport. It starts with one screen that says what matters
+// (the top direct leaks by retained bytes with their first application frames, the cycles, where
+// the full report is), then the records worded like LeakSanitizer's so that people (and scripts)
+// used to it can read them: a direct record with its whole stack; an indirect one (retained by a
+// direct leak, which is the thing to fix) on two lines, its first application frame, unless asked
+// for in full; then the leaked cycles as reference paths, the categories table when asked, and a
+// SUMMARY line and a scan statistics line. The JSON report keeps every stack and block.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +26,14 @@ struct TextReportOptions {
   // Rows of the categories table printed (largest live bytes first); rows with leaked blocks are
   // always printed. 0 prints all.
   size_t max_categories = 20;
+  // The categories table (blocks by type, live and leaked) is printed only when asked.
+  bool categories = false;
+  // Indirect records with their whole stack, as LeakSanitizer prints them.
+  bool full_indirect_stacks = false;
+  // Direct leaks listed in the opening summary, largest retained first.
+  size_t summary_leaks = 5;
+  // Where the full (JSON) report was written, named in the summary; empty: not named.
+  std::string full_report = "";
 };
 
 // A typed cycle's path by type and owning field, canonical member first:

@@ -523,11 +523,38 @@ TEST_F(LeakReportTest, TextRecordsInLeakSanitizerWording) {
   std::string frame_end = fmt::format("LeakReportTest.cc:{} ({}+{:#x})\n", site::kSiteALine,
                                       ExeName(), ExeOffset(scenario_.site_a()));
   EXPECT_NE(text.find(frame_end), std::string::npos) << text;
-  EXPECT_NE(text.find("Indirect leak of 80 byte(s) in 2 object(s) allocated from:\n"),
-            std::string::npos);
+  // Indirect records on two lines by default; their stacks in full when asked.
+  EXPECT_NE(text.find("Indirect leak of 80 byte(s) in 2 object(s) allocated at "),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("    type: Malloc 64 B; blocks: " + Hex(0xa00) + ", " + Hex(0xb00) + "\n"),
             std::string::npos);
-  EXPECT_NE(text.find("    <no stack recorded>\n"), std::string::npos);
+  std::string full = FormatLeakReportText(Build(), {.full_indirect_stacks = true});
+  EXPECT_NE(full.find("Indirect leak of 80 byte(s) in 2 object(s) allocated from:\n"),
+            std::string::npos)
+      << full;
+  EXPECT_EQ(full.find("allocated at "), std::string::npos) << full;
+}
+
+// The opening screen: top direct leaks by retained bytes with their first application frame, where
+// the full report is; the categories table only when asked.
+TEST_F(LeakReportTest, TextOpensWithTheTopLeaksAndPrintsCategoriesWhenAsked) {
+  LeakReport report = Build();
+  report.categories.push_back({"Malloc 64 B", 3, 192, 2, 128});
+  std::string text = FormatLeakReportText(report, {.full_report = "/tmp/r.json"});
+  size_t top = text.find("Top leaks by retained bytes (");
+  ASSERT_NE(top, std::string::npos) << text;
+  EXPECT_LT(top, text.find("Direct leak of ")) << text;
+  EXPECT_NE(text.find("  128 bytes retained by 2 direct leak(s) of 128 bytes ("), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      at heapgraph_leak_report_test::LeakSiteA() LeakReportTest.cc:"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Full report (every stack and block): /tmp/r.json\n"), std::string::npos);
+  EXPECT_EQ(text.find("Categories:"), std::string::npos);
+  std::string asked = FormatLeakReportText(report, {.categories = true});
+  EXPECT_NE(asked.find("Categories:"), std::string::npos) << asked;
+  EXPECT_EQ(asked.find("Full report"), std::string::npos);
 }
 
 TEST_F(LeakReportTest, TextCyclePaths) {
