@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <string.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -75,17 +76,21 @@ void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
   }
 }
 
-void AppendStack(std::string& out, const FoomStack& s, bool sampled) {
+void AppendStack(std::string& out, const FoomStack& s, bool sampled, size_t max_frames) {
   out += fmt::format("    stack {}: {}\n", s.stack_id, Amount(s, sampled));
-  for (size_t i = 0; i < s.frames.size(); ++i) {
+  size_t shown = max_frames == 0 ? s.frames.size() : std::min(max_frames, s.frames.size());
+  for (size_t i = 0; i < shown; ++i) {
     const ReportFrame& f = s.frames[i];
     out += fmt::format("      #{} {:#x} {}\n", i, f.address, FrameLabel(f));
+  }
+  if (shown < s.frames.size()) {
+    out += fmt::format("      ... {} more frames; see JSON\n", s.frames.size() - shown);
   }
 }
 
 }  // namespace
 
-std::string FoomReportToText(const FoomReport& r) {
+std::string FoomReportToText(const FoomReport& r, const FoomTextOptions& options) {
   std::string out = fmt::format("FOOM report: {}\n", r.directory);
   if (r.session) {
     out += fmt::format("process: pid {}, {}\n", r.session->pid, r.session->executable);
@@ -112,6 +117,7 @@ std::string FoomReportToText(const FoomReport& r) {
                        r.feature->caller2.empty() ? "?" : r.feature->caller2, r.feature->category,
                        r.feature->reason);
   }
+  if (r.pressure) AppendPressure(out, *r.pressure, sampled);
   out += "categories:\n";
   for (size_t i = 0; i < r.categories.size(); ++i) {
     const FoomCategory& c = r.categories[i];
@@ -119,9 +125,13 @@ std::string FoomReportToText(const FoomReport& r) {
                        c.stack_count, sampled ? fmt::format(" ({} sampled blocks)", c.sampled) : "",
                        c.suspect_reasons.empty() ? "" : " SUSPECT");
     for (const std::string& reason : c.suspect_reasons) out += "    suspect: " + reason + "\n";
-    for (const FoomStack& s : c.stacks) AppendStack(out, s, sampled);
+    size_t shown =
+        options.max_stacks == 0 ? c.stacks.size() : std::min(options.max_stacks, c.stacks.size());
+    for (size_t k = 0; k < shown; ++k) AppendStack(out, c.stacks[k], sampled, options.max_frames);
+    if (shown < c.stacks.size()) {
+      out += fmt::format("    ... {} more stacks; see JSON\n", c.stacks.size() - shown);
+    }
   }
-  if (r.pressure) AppendPressure(out, *r.pressure, sampled);
   for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }

@@ -133,6 +133,24 @@ TEST_F(FoomReportTest, CategoriesMergeIdenticalStacksAndRankByBytes) {
   EXPECT_EQ(1u, r.categories[1].stacks.size());
 }
 
+// The text cuts each category to its first stacks and each stack to its first frames, saying so;
+// the JSON keeps them all.
+TEST_F(FoomReportTest, TextCutsStacksAndFramesAndSaysSo) {
+  for (uint64_t i = 0; i < 3; ++i) {
+    rec_.AddBlock(TreeKind::kHeap, 0x100000 + i * 0x1000, 48, AllocFunction::kMalloc, stack_a_);
+  }
+  rec_.AddBlock(TreeKind::kHeap, 0x900000, 48, AllocFunction::kMalloc, stack_b_);
+  FoomReport r = Build();
+  ASSERT_EQ(2u, r.categories[0].stacks.size());
+  std::string cut = FoomReportToText(r, {.max_stacks = 1, .max_frames = 1});
+  EXPECT_NE(std::string::npos, cut.find("      ... 1 more frames; see JSON\n")) << cut;
+  EXPECT_NE(std::string::npos, cut.find("    ... 1 more stacks; see JSON\n")) << cut;
+  std::string whole = FoomReportToText(r, {.max_stacks = 0, .max_frames = 0});
+  EXPECT_EQ(std::string::npos, whole.find("more frames")) << whole;
+  EXPECT_EQ(std::string::npos, whole.find("more stacks")) << whole;
+  EXPECT_EQ(2u, nlohmann::json::parse(FoomReportJsonText(r))["categories"][0]["stacks"].size());
+}
+
 TEST_F(FoomReportTest, TypesFileNamesMatchingBlocks) {
   rec_.AddBlock(TreeKind::kHeap, 0x1000, 64, AllocFunction::kMalloc, stack_a_);
   rec_.AddBlock(TreeKind::kHeap, 0x2000, 64, AllocFunction::kMalloc, stack_a_);
@@ -271,6 +289,9 @@ TEST_F(FoomReportTest, PressureTimeLineIsReportedAndACutEntryIsAWarning) {
   ASSERT_TRUE(r.pressure.has_value());
   std::string text = FoomReportToText(r);
   EXPECT_NE(std::string::npos, text.find("pressure: 3 watermark entries (limit 64.00 MiB")) << text;
+  // The verdict, then the time line, then the categories.
+  EXPECT_LT(text.find("exit: "), text.find("pressure: ")) << text;
+  EXPECT_LT(text.find("pressure: "), text.find("categories:")) << text;
   EXPECT_NE(std::string::npos, text.find("  75% at +0.75 s: 76% of 64.00 MiB, RSS 48.64 MiB"))
       << text;
   nlohmann::json doc = nlohmann::json::parse(FoomReportJsonText(r));
