@@ -19,6 +19,7 @@
 #include "tools/FoomCommand.h"
 #include "tools/RecordCommand.h"
 #include "tools/RunCommand.h"
+#include "tools/SuppressionsCommand.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -31,6 +32,7 @@ int Main(int argc, char** argv) {
   RunCommand run(app);
   FoomCommand foom(app);
   ExplainCommand explain(app);
+  SuppressionsCommand suppressions(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
