@@ -62,12 +62,13 @@ size_t FindSegment(std::string_view text, std::string_view segment, size_t from,
 
 }  // namespace
 
+// The last slot becomes a count once more than kMaxProblems lines are bad (it counts its own).
 void Suppressions::Problem(std::string line) {
-  if (problems_.size() < kMaxProblems) {
+  if (dropped_problems_ == 0 && problems_.size() < kMaxProblems) {
     problems_.push_back(std::move(line));
     return;
   }
-  ++dropped_problems_;
+  dropped_problems_ += dropped_problems_ == 0 ? 2 : 1;
   problems_.back() = fmt::format("... and {} more bad suppression lines", dropped_problems_);
 }
 

@@ -39,7 +39,7 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
   for (Subcommand* command :
-       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain}) {
+       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain, &suppressions}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

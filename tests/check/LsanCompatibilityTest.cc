@@ -29,7 +29,7 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-struct Run {
+struct Outcome {
   int status = -1;
   std::string out, err, text;
   nlohmann::json json;
@@ -51,81 +51,71 @@ struct Run {
   }
 };
 
-// The program run directly (linked with libheapgraph.so) with `env` before it; its checks write
+// The program run directly (linked with libheapgraph.so), `prefix` before it (environment
+// variables), `options` appended to HEAPGRAPH_OPTIONS (",key=value..."); its checks write
 // report.json and report.txt.
-Run RunDirect(const std::string& env, const std::string& mode) {
+Outcome RunWithEnvironment(const std::string& prefix, const std::string& options,
+                           const std::string& mode) {
   heapgraph::TempDir dir;
-  Run r;
+  Outcome r;
   std::string json = dir.Path("report.json"), text = dir.Path("report.txt");
   r.status = heapgraph::testing::RunShellCommand(
-      "HEAPGRAPH_OPTIONS=dir=" + dir.path() + ",leak_json=" + json + ",leak_text=" + text + "," +
-          env + " " + kProgram + " " + mode + " 2>" + dir.Path("stderr"),
+      prefix + " HEAPGRAPH_OPTIONS='dir=" + dir.path() + ",leak_json=" + json + ",leak_text=" +
+          text + options + "' " + kProgram + " " + mode + " 2>" + dir.Path("stderr"),
       &r.out);
-  // An empty `env` leaves a trailing ',' in HEAPGRAPH_OPTIONS: an empty entry, skipped.
   r.err = ReadFile(dir.Path("stderr"));
   r.text = ReadFile(text);
   r.json = nlohmann::json::parse(ReadFile(json), nullptr, false);
   return r;
 }
 
-// The same with `prefix` as the whole environment part (so LSAN_OPTIONS can be set).
-Run RunWithEnvironment(const std::string& prefix, const std::string& options,
-                       const std::string& mode) {
-  heapgraph::TempDir dir;
-  Run r;
-  std::string json = dir.Path("report.json"), text = dir.Path("report.txt");
-  r.status = heapgraph::testing::RunShellCommand(
-      prefix + " HEAPGRAPH_OPTIONS=dir=" + dir.path() + ",leak_json=" + json +
-          ",leak_text=" + text + options + " " + kProgram + " " + mode + " 2>" + dir.Path("stderr"),
-      &r.out);
-  r.err = ReadFile(dir.Path("stderr"));
-  r.text = ReadFile(text);
-  r.json = nlohmann::json::parse(ReadFile(json), nullptr, false);
-  return r;
+// The same with HEAPGRAPH_OPTIONS entries `options` ("key=value,...", or "") only.
+Outcome RunDirect(const std::string& options, const std::string& mode) {
+  return RunWithEnvironment("", options.empty() ? "" : "," + options, mode);
 }
 
 TEST(LsanCompatibilityTest, IgnoredObjectAndWhatItPointsToAreNotReported) {
-  Run r = RunDirect("", "ignore");
+  Outcome r = RunDirect("", "ignore");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "recoverable=1\n") << r.err;
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;  // not 64, not its child 32
 }
 
 TEST(LsanCompatibilityTest, AllocationsUnderDisableAreNotReported) {
-  Run r = RunDirect("", "disable");
+  Outcome r = RunDirect("", "disable");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "recoverable=1\n") << r.err;
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;  // not 80, 81, 80
 }
 
 TEST(LsanCompatibilityTest, RootRegionKeepsItsBlockUntilUnregistered) {
-  Run r = RunDirect("", "region");
+  Outcome r = RunDirect("", "region");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "registered=0 unregistered=1\n") << r.err;
   EXPECT_EQ(r.Leaked(), std::vector<int>{96}) << r.text;  // the last check's report
 }
 
 TEST(LsanCompatibilityTest, DoLeakCheckExitsWithTheExitCodeOnce) {
-  Run r = RunDirect("exitcode=57", "once");
+  Outcome r = RunDirect("exitcode=57", "once");
   EXPECT_EQ(r.status, 57) << r.err;
   EXPECT_EQ(r.out, "") << r.err;  // never returned
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;
 }
 
 TEST(LsanCompatibilityTest, IsTurnedOffSkipsTheChecks) {
-  Run r = RunWithEnvironment("LSAN_TEST_OFF=1", ",exitcode=57", "once");
+  Outcome r = RunWithEnvironment("LSAN_TEST_OFF=1", ",exitcode=57", "once");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "survived\n") << r.err;
   EXPECT_TRUE(r.text.empty()) << r.text;
 }
 
 TEST(LsanCompatibilityTest, DefaultOptionsHookIsHonoured) {
-  Run r = RunWithEnvironment("LSAN_TEST_DEFAULT_OPTIONS=exitcode=42", "", "once");
+  Outcome r = RunWithEnvironment("LSAN_TEST_DEFAULT_OPTIONS=exitcode=42", "", "once");
   EXPECT_EQ(r.status, 42) << r.err;
 }
 
 TEST(LsanCompatibilityTest, LsanOptionsExitcodeAndUnsupportedFlagNamedOnce) {
-  Run r = RunWithEnvironment(
+  Outcome r = RunWithEnvironment(
       "LSAN_OPTIONS='exitcode=43:fast_unwind_on_malloc=0 fast_unwind_on_malloc=1,verbosity=1'", "",
       "once");
   EXPECT_EQ(r.status, 43) << r.err;
@@ -138,19 +128,19 @@ TEST(LsanCompatibilityTest, LsanOptionsExitcodeAndUnsupportedFlagNamedOnce) {
 }
 
 TEST(LsanCompatibilityTest, HeapgraphOptionsWinOverLsanOptions) {
-  Run r = RunWithEnvironment("LSAN_OPTIONS=exitcode=43 LSAN_TEST_DEFAULT_OPTIONS=exitcode=42",
-                             ",exitcode=44", "once");
+  Outcome r = RunWithEnvironment("LSAN_OPTIONS=exitcode=43 LSAN_TEST_DEFAULT_OPTIONS=exitcode=42",
+                                 ",exitcode=44", "once");
   EXPECT_EQ(r.status, 44) << r.err;
 }
 
 TEST(LsanCompatibilityTest, DetectLeaksZeroChecksNothing) {
-  Run r = RunWithEnvironment("LSAN_OPTIONS=detect_leaks=0", ",exitcode=57", "once");
+  Outcome r = RunWithEnvironment("LSAN_OPTIONS=detect_leaks=0", ",exitcode=57", "once");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "survived\n") << r.err;
 }
 
 TEST(LsanCompatibilityTest, DefaultSuppressionsHookIsHonoured) {
-  Run r =
+  Outcome r =
       RunWithEnvironment("LSAN_TEST_DEFAULT_SUPPRESSIONS=leak:leak_one", ",leak_check=1", "two");
   EXPECT_EQ(r.status, 23) << r.err;
   EXPECT_EQ(r.Leaked(), std::vector<int>{222}) << r.text;
@@ -206,7 +196,7 @@ TEST(LsanCompatibilityTest, BadSuppressionsFileIsOneLineAndTheCheckRuns) {
   std::string garbage(5000, 'x');
   garbage += "\n\x01\x02\xff:\nleak:leak_one\n";
   std::ofstream(dir.Path("bad.supp"), std::ios::binary) << garbage;
-  Run r = RunWithEnvironment(
+  Outcome r = RunWithEnvironment(
       "", ",leak_check=1,suppressions=" + dir.Path("missing.supp") + ";" + dir.Path("bad.supp"),
       "two");
   EXPECT_EQ(r.status, 23) << r.err;
