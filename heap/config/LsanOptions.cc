@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 
+#include "heap/platform/LineBuffer.h"
 #include "heap/platform/WarningLine.h"
 
 namespace heapgraph {
@@ -103,23 +103,19 @@ bool SeenBefore(const char* text, const char* before, const Entry& e) {
   return false;
 }
 
+// LeakSanitizer writes to "<log_path>.<pid>"; "stderr" is heapgraph's "-". Too long a path is
+// left to Config's own length check (LineBuffer cuts at its capacity, beyond kMaxPath).
 bool ApplyLogPath(const Entry& e, const char* source, Config* config) {
-  char value[Config::kMaxPath];
-  int n;
   if (Equals(e.value, e.value_len, "stderr")) {
-    n = snprintf(value, sizeof(value), "-");
-  } else if (Equals(e.value, e.value_len, "stdout") || e.value_len == 0) {
+    return config->ApplyEntry("leak_text", 9, "-", 1, source);
+  }
+  if (Equals(e.value, e.value_len, "stdout") || e.value_len == 0) {
     Complain(source, e.key, e.key_len, "value 'stdout' or empty is not supported (use a path)");
     return false;
-  } else {
-    n = snprintf(value, sizeof(value), "%.*s.%d", static_cast<int>(e.value_len), e.value,
-                 static_cast<int>(getpid()));
   }
-  if (n < 0 || static_cast<size_t>(n) >= sizeof(value)) {
-    Complain(source, e.key, e.key_len, "value is too long");
-    return false;
-  }
-  return config->ApplyEntry("leak_text", 9, value, static_cast<size_t>(n), source);
+  LineBuffer value;
+  value.Append(e.value, e.value_len).Append(".").AppendDecimal(static_cast<uint64_t>(getpid()));
+  return config->ApplyEntry("leak_text", 9, value.data(), value.size(), source);
 }
 
 bool ApplyEntry(const Flag& flag, const Entry& e, const char* source, Config* config) {
