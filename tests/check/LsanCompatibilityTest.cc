@@ -15,19 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/FileText.h"
 #include "tests/ShellCommand.h"
 #include "tests/TempDir.h"
 
 namespace {
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/lsan_api";
+using heapgraph::ReadFile;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/lsan_api";
 
 struct Outcome {
   int status = -1;
