@@ -139,7 +139,8 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
 void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted() || g_checked_once.exchange(true)) return;
   int leaked = Run(g_config->leak_json, g_config->leak_text, program_stack_pointer);
-  if (leaked == 0) return;
+  // exitcode=0: the program goes on, as LeakSanitizer's "exitcode flag is non-zero" rule says.
+  if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);
   _exit(static_cast<int>(leaked > 0 ? g_config->leak_exitcode : g_config->check_error_exitcode));
 }

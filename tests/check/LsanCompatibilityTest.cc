@@ -98,6 +98,15 @@ TEST(LsanCompatibilityTest, DoLeakCheckExitsWithTheExitCodeOnce) {
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;
 }
 
+// exitcode=0: LeakSanitizer terminates only for a nonzero exit code; the program goes on, and
+// the second call checks nothing.
+TEST(LsanCompatibilityTest, DoLeakCheckWithExitcodeZeroReturns) {
+  Outcome r = RunDirect("exitcode=0", "once");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "survived\n") << r.err;
+  EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;
+}
+
 TEST(LsanCompatibilityTest, IsTurnedOffSkipsTheChecks) {
   Outcome r = RunWithEnvironment("LSAN_TEST_OFF=1", ",exitcode=57", "once");
   EXPECT_EQ(r.status, 0) << r.err;
