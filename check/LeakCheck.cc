@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "check/CheckSuppressions.h"
 #include "check/FreshStack.h"
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
@@ -115,7 +116,10 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
                                         &typed.leaked_self_owners());
     typed.AddTo(report);
     explain.AddTo(report, scan, graph, reader, symbolizer, typed);
-    WriteLeakReportFiles(options, report);
+    ApplySuppressions(LoadCheckSuppressions(scan.suppressions), report);
+    LeakCheckOptions written = options;
+    if (written.max_text_records == 0) written.max_text_records = scan.max_leaks;
+    WriteLeakReportFiles(written, report);
     return report;
   } catch (const std::exception& e) {
     return Failed(std::string("the report could not be built: ") + e.what());
@@ -138,6 +142,7 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   std::string text_error;
   bool text_ok = true;
   TextReportOptions text_options;
+  text_options.max_records = options.max_text_records;
   if (json && options.json_path != "-") text_options.full_report = options.json_path;
   auto write_text = [&] {
     text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report, text_options),

@@ -17,6 +17,8 @@ struct LeakCheckOptions {
   // Blocks to explain (report/Explanation.h, ParseExplainTargets): '/'-separated addresses and
   // function names; "" = none, and nothing of the explanation runs.
   std::string explain;
+  // Leak records the text report prints (the JSON has all); 0: the recorder's max_leaks option.
+  size_t max_text_records = 0;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

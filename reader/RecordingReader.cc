@@ -244,9 +244,10 @@ void ReadShardNodes(const InputFile& file, const TreeHeader& h, const ShardStats
 }
 
 // Free hash slots are all zero; live ones carry a known function, a nonzero address and zero in
-// the size word's unused bits 40-55.
+// the size word's unused bits 40-54 (bit 55 is the ignored flag).
 NodeState ClassifySlot(const HashSlot& slot) {
-  constexpr uint64_t kUnusedBits = ((uint64_t{1} << 56) - 1) & ~format::kMaxBlockSize;
+  constexpr uint64_t kUnusedBits =
+      ((uint64_t{1} << 56) - 1) & ~format::kMaxBlockSize & ~HashSlot::kIgnoredBit;
   if (slot.address == 0) {
     bool zero = slot.size_function == 0 && slot.stack == 0 && slot.seq == 0;
     return zero ? NodeState::kFree : NodeState::kInvalid;

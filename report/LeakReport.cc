@@ -373,6 +373,11 @@ void ResolveStacks(std::vector<LeakRecord>& records, StackResolver& resolver) {
 LeakSummary Summarize(const LeakReport& report) {
   LeakSummary s;
   for (const LeakRecord& r : report.leaks) {
+    if (!r.suppressed.empty()) {
+      s.suppressed_blocks += r.count;
+      s.suppressed_bytes += r.size;
+      continue;
+    }
     bool direct = r.kind == LeakKind::kDirect;
     (direct ? s.direct_blocks : s.indirect_blocks) += r.count;
     (direct ? s.direct_bytes : s.indirect_bytes) += r.size;
@@ -425,6 +430,23 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
       BuildCycles(result, graph, RecordOf(result, graph, index, position), types, self_owners);
   report.summary = Summarize(report);
   return report;
+}
+
+void ApplySuppressions(const Suppressions& rules, LeakReport& report) {
+  if (!report.ok || rules.empty()) return;
+  for (LeakRecord& r : report.leaks) {
+    const std::string* rule = rules.Match(r.stack);
+    if (rule == nullptr) continue;
+    r.suppressed = *rule;
+    auto use = std::find_if(report.suppressions_used.begin(), report.suppressions_used.end(),
+                            [&](const SuppressionUse& u) { return u.rule == *rule; });
+    if (use == report.suppressions_used.end()) {
+      use = report.suppressions_used.insert(use, SuppressionUse{*rule, 0, 0});
+    }
+    use->count += r.count;
+    use->bytes += r.size;
+  }
+  report.summary = Summarize(report);
 }
 
 }  // namespace heapgraph::report

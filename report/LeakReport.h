@@ -20,6 +20,7 @@
 #include "report/Explanation.h"
 #include "report/FrameList.h"
 #include "report/ReportFrame.h"
+#include "report/Suppressions.h"
 #include "report/Symbolizer.h"
 #include "scanner/ScanResult.h"
 
@@ -41,6 +42,16 @@ struct LeakRecord {
   std::string type;                // shared type, else "A, B, C" (", ..." appended if more)
   FrameList stack;                 // innermost first, inline chains flattened
   std::vector<uint64_t> examples;  // the lowest block addresses, at most kMaxExamples, ascending
+  // The pattern of the suppression rule that matched the stack (report/Suppressions.h), or
+  // empty. A suppressed record stays in the report but counts in no leak total.
+  std::string suppressed;
+};
+
+// One suppression rule that matched, as LeakSanitizer's "Suppressions used" lists it.
+struct SuppressionUse {
+  std::string rule;    // the pattern
+  uint64_t count = 0;  // blocks of the records it suppressed
+  uint64_t bytes = 0;
 };
 
 struct CycleMember {
@@ -112,6 +123,7 @@ struct LeakCycle {
   std::vector<size_t> path;
 };
 
+// Suppressed records count only in suppressed_blocks and suppressed_bytes.
 struct LeakSummary {
   uint64_t direct_blocks = 0;
   uint64_t indirect_blocks = 0;
@@ -121,6 +133,8 @@ struct LeakSummary {
   uint64_t cycles = 0;
   uint64_t live_blocks = 0;  // from the scan: every live block, leaked or not
   uint64_t live_bytes = 0;
+  uint64_t suppressed_blocks = 0;
+  uint64_t suppressed_bytes = 0;
 };
 
 struct LeakReport {
@@ -139,6 +153,8 @@ struct LeakReport {
   std::vector<std::string> warnings;  // stacks that could not be read, one line each
   // Why the check's explain targets are reachable (report/Explanation.h); empty without targets.
   std::vector<Explanation> explanations;
+  // The rules that suppressed records, in the order of their first use; empty without any.
+  std::vector<SuppressionUse> suppressions_used;
 };
 
 // The bytes of a cycle's members.
@@ -160,5 +176,9 @@ LeakReport BuildLeakReport(const scanner::ScanResult& result, const graph::LeakG
                            const RecordingReader& reader, Symbolizer& symbolizer,
                            const std::vector<std::string>* types = nullptr,
                            const std::vector<uint32_t>* self_owners = nullptr);
+
+// Marks each record of `report` whose stack a rule of `rules` matches (LeakRecord::suppressed),
+// fills suppressions_used and recomputes the summary. A report that failed is left alone.
+void ApplySuppressions(const Suppressions& rules, LeakReport& report);
 
 }  // namespace heapgraph::report

@@ -83,10 +83,16 @@ json CycleJson(const LeakCycle& c) {
 }
 
 json SummaryJson(const LeakSummary& s) {
-  return {{"direct_blocks", s.direct_blocks},   {"indirect_blocks", s.indirect_blocks},
-          {"leaked_bytes", s.leaked_bytes},     {"direct_bytes", s.direct_bytes},
-          {"indirect_bytes", s.indirect_bytes}, {"cycles", s.cycles},
-          {"live_blocks", s.live_blocks},       {"live_bytes", s.live_bytes}};
+  return {{"direct_blocks", s.direct_blocks},
+          {"indirect_blocks", s.indirect_blocks},
+          {"leaked_bytes", s.leaked_bytes},
+          {"direct_bytes", s.direct_bytes},
+          {"indirect_bytes", s.indirect_bytes},
+          {"cycles", s.cycles},
+          {"live_blocks", s.live_blocks},
+          {"live_bytes", s.live_bytes},
+          {"suppressed_blocks", s.suppressed_blocks},
+          {"suppressed_bytes", s.suppressed_bytes}};
 }
 
 json ScanJson(const LeakReport& r) {
@@ -110,6 +116,14 @@ json ScanJson(const LeakReport& r) {
   return j;
 }
 
+json SuppressionsUsedJson(const LeakReport& report) {
+  json used = json::array();
+  for (const SuppressionUse& u : report.suppressions_used) {
+    used.push_back({{"rule", u.rule}, {"count", u.count}, {"bytes", u.bytes}});
+  }
+  return used;
+}
+
 json DocumentJson(const LeakReport& report, json leaks) {
   json cycles = json::array();
   for (const LeakCycle& c : report.cycles) cycles.push_back(CycleJson(c));
@@ -123,7 +137,8 @@ json DocumentJson(const LeakReport& report, json leaks) {
                    {"categories", std::move(categories)},
                    {"scan", ScanJson(report)},
                    {"recording_dir", report.recording_dir},
-                   {"warnings", report.warnings}};
+                   {"warnings", report.warnings},
+                   {"suppressions_used", SuppressionsUsedJson(report)}};
   // Only a check with explain targets has the key (docs/report-format.md).
   if (!report.explanations.empty()) document["explain"] = ExplanationsToJson(report.explanations);
   return document;
@@ -265,7 +280,7 @@ size_t RecordsSizeBound(const LeakReport& report, FrameTexts& frames) {
   constexpr size_t kRecordFixed = 1024;  // > keys, numbers, examples, separators of a record
   size_t bound = 0;
   for (const LeakRecord& r : report.leaks) {
-    bound += kRecordFixed + 6 * r.type.size();  // escaped: at most "\u00xx" per byte
+    bound += kRecordFixed + 6 * (r.type.size() + r.suppressed.size());  // escaped: "\u00xx"
     for (const ReportFrame& f : r.stack) bound += frames.Of(f).size() + 2;
   }
   return bound;
@@ -305,6 +320,7 @@ void AppendRecord(std::string& out, const LeakRecord& r, FrameTexts& frames) {
     }
     examples += "\n      ]";
   }
+  o.StringOrNull("suppressed", !r.suppressed.empty(), r.suppressed);
   out += "\n    }";
 }
 

@@ -186,35 +186,43 @@ std::string FormatCycle(const LeakReport& report, size_t number, const LeakCycle
   return text;
 }
 
-// Appends the first `shown` records. `text` is reserved for them at once (an upper bound: pages
-// never written cost nothing) rather than doubling through copies of megabytes.
-void AppendRecords(std::string& text, const LeakReport& report, size_t shown, bool full_indirect) {
+// Appends `records`. `text` is reserved for them at once (an upper bound: pages never written
+// cost nothing) rather than doubling through copies of megabytes. Indirect records are folded to
+// two lines unless `full_indirect`.
+void AppendRecords(std::string& text, const std::vector<const LeakRecord*>& records,
+                   bool full_indirect) {
   constexpr size_t kRecordFixed = 512;  // > header, type line without the type, separators
   constexpr size_t kFrameNumber = 16;   // > "    #12"
   FrameLines frames;
   size_t bound = text.size();
-  for (size_t i = 0; i < shown; ++i) {
-    const LeakRecord& r = report.leaks[i];
-    bound += kRecordFixed + r.type.size();
-    for (const ReportFrame& f : r.stack) bound += kFrameNumber + frames.Tail(f).size();
+  for (const LeakRecord* r : records) {
+    bound += kRecordFixed + r->type.size();
+    for (const ReportFrame& f : r->stack) bound += kFrameNumber + frames.Tail(f).size();
   }
   text.reserve(bound);
   CallerSelector selector;
-  for (size_t i = 0; i < shown; ++i) {
-    const LeakRecord& r = report.leaks[i];
-    AppendRecord(text, r, full_indirect || r.kind == LeakKind::kDirect, frames, selector);
+  for (const LeakRecord* r : records) {
+    AppendRecord(text, *r, full_indirect || r->kind == LeakKind::kDirect, frames, selector);
   }
 }
 
+// The records that are not suppressed, the first max_records of them; the rest counted.
 void AppendRecords(std::string& text, const LeakReport& report, const TextReportOptions& options) {
-  size_t shown = options.max_records == 0 ? report.leaks.size()
-                                          : std::min(options.max_records, report.leaks.size());
-  AppendRecords(text, report, shown, options.full_indirect_stacks);
-  if (shown == report.leaks.size()) return;
-  uint64_t bytes = 0;
-  for (size_t i = shown; i < report.leaks.size(); ++i) bytes += report.leaks[i].size;
+  std::vector<const LeakRecord*> records;
+  uint64_t omitted = 0, omitted_bytes = 0;
+  for (const LeakRecord& r : report.leaks) {
+    if (!r.suppressed.empty()) continue;
+    if (options.max_records != 0 && records.size() == options.max_records) {
+      ++omitted;
+      omitted_bytes += r.size;
+      continue;
+    }
+    records.push_back(&r);
+  }
+  AppendRecords(text, records, options.full_indirect_stacks);
+  if (omitted == 0) return;
   fmt::format_to(std::back_inserter(text), "... {} more records ({} bytes) omitted; see JSON\n\n",
-                 report.leaks.size() - shown, bytes);
+                 omitted, omitted_bytes);
 }
 
 // The opening screen: the top direct leaks by retained bytes with their first application
@@ -222,7 +230,7 @@ void AppendRecords(std::string& text, const LeakReport& report, const TextReport
 std::string FormatOpening(const LeakReport& report, const TextReportOptions& options) {
   std::vector<const LeakRecord*> direct;
   for (const LeakRecord& r : report.leaks) {
-    if (r.kind == LeakKind::kDirect) direct.push_back(&r);
+    if (r.kind == LeakKind::kDirect && r.suppressed.empty()) direct.push_back(&r);
   }
   std::stable_sort(direct.begin(), direct.end(), [](const LeakRecord* a, const LeakRecord* b) {
     return a->retained_bytes > b->retained_bytes;
@@ -314,6 +322,17 @@ std::string SummaryLine(const LeakSummary& s) {
       s.cycles, s.cycles == 1 ? "cycle" : "cycles");
 }
 
+// LeakSanitizer's table of the rules that matched: count (blocks), bytes, pattern.
+std::string FormatSuppressionsUsed(const LeakReport& report) {
+  if (report.suppressions_used.empty()) return "";
+  constexpr char kRule[] = "-----------------------------------------------------\n";
+  std::string text = std::string(kRule) + "Suppressions used:\n  count      bytes template\n";
+  for (const SuppressionUse& u : report.suppressions_used) {
+    fmt::format_to(std::back_inserter(text), "{:>7} {:>10} {}\n", u.count, u.bytes, u.rule);
+  }
+  return text + kRule + "\n";
+}
+
 std::string ScanLine(const LeakReport& report) {
   const scanner::ScanStats& s = report.stats;
   const scanner::ScanTimings& t = report.timings;
@@ -361,8 +380,10 @@ std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,
 
 std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options) {
   if (!report.ok) return "heapgraph: scan failed: " + report.error + "\n";
-  std::string text = report.leaks.empty() ? "heapgraph: no leaks found\n\n"
-                                          : "heapgraph: detected memory leaks\n\n";
+  const LeakSummary& s = report.summary;
+  std::string text = s.direct_blocks + s.indirect_blocks == 0
+                         ? "heapgraph: no leaks found\n\n"
+                         : "heapgraph: detected memory leaks\n\n";
   text += FormatOpening(report, options);
   AppendRecords(text, report, options);
   text += FormatCycles(report, options);
@@ -370,6 +391,7 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   text += FormatExplanations(report.explanations);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";
+  text += FormatSuppressionsUsed(report);
   text += SummaryLine(report.summary);
   text += ScanLine(report);
   return text;

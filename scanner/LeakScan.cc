@@ -187,6 +187,8 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
     return false;
   }
   result->recording_dir = view->recording_dir;
+  result->suppressions = view->suppressions != nullptr ? view->suppressions : "";
+  result->max_leaks = view->max_leaks;
   KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();

@@ -10,6 +10,7 @@
 // as LeakSanitizer does (its frames below the SP it will return to are dead but unknown).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -76,6 +77,13 @@ class RootRanges {
   void ExcludeWaitingCheckFrames(std::span<const HeapgraphCheckEntrant> entrants,
                                  std::span<const roots::ThreadInfo> threads,
                                  const roots::ProcessMappings& mappings);
+  // Adds the program's own roots besides its memory: the contents of every ignored block of
+  // `blocks` (read directly, like any block) and the parts of each registered root region
+  // (`regions`, `slots` slots; heap/plugin/ScanInterface.h) that `mappings` shows readable (read
+  // with process_vm_readv). Call after every Exclude: these are roots wherever they lie.
+  template <typename Blocks>
+  void AddProgramRoots(const Blocks& blocks, const HeapgraphRootRegion* regions, int slots,
+                       const roots::ProcessMappings& mappings);
   // Cuts out of the ranges the pages that `pages` says need no reading (private anonymous memory
   // that exists neither in memory nor in swap: zeros), e.g. the untouched bulk of a MAP_NORESERVE
   // reservation. Thread stacks are kept whole (used above SP; TypedScan names a stack's thread by
@@ -110,5 +118,21 @@ class RootRanges {
   std::vector<uint64_t, MmapAllocator<uint64_t>> cached_tcbs_;
   uint64_t absent_pages_ = 0;
 };
+
+template <typename Blocks>
+void RootRanges::AddProgramRoots(const Blocks& blocks, const HeapgraphRootRegion* regions,
+                                 int slots, const roots::ProcessMappings& mappings) {
+  for (const auto& b : blocks) {
+    if (b.ignored && b.size != 0) ranges_.push_back({b.address, b.address + b.size, false, true});
+  }
+  for (int i = 0; regions != nullptr && i < slots; ++i) {
+    const uint64_t begin = regions[i].begin, end = begin + regions[i].size;
+    if (begin == 0 || end <= begin) continue;
+    for (const roots::ProcessMappings::Mapping& m : mappings.mappings()) {
+      const uint64_t lo = std::max<uint64_t>(begin, m.start), hi = std::min<uint64_t>(end, m.end);
+      if (m.readable && lo < hi) ranges_.push_back({lo, hi, false, false});
+    }
+  }
+}
 
 }  // namespace heapgraph::scanner

@@ -20,6 +20,9 @@ struct LeakedBlock {
   uint32_t stack = 0;  // stack id in the recording's stack table
   uint32_t seq = 0;    // allocation sequence number (low 32 bits)
   format::AllocFunction function = format::AllocFunction::kNone;
+  // The program asked that it never be reported (BlockRecord::ignored): only in the snapshot's
+  // copy of the live blocks, never in a result (an ignored block is never leaked).
+  bool ignored = false;
 };
 
 struct ScanTimings {
@@ -49,6 +52,10 @@ struct ScanResult {
   std::string error;          // one line, when !ok
   std::string notice;         // one line worth telling the user, e.g. the ptrace fallback
   std::string recording_dir;  // the recording whose stacks and modules the ids refer to
+  // The recorder's report options (HeapgraphRecorderView): suppression files, ';'-separated
+  // ("" none), and leak records the text prints (0 = all).
+  std::string suppressions;
+  uint32_t max_leaks = 0;
   // Its files as the recorder held them open (duplicates): how the report reads them, so that
   // a program that dropped privileges since the recorder made the 0700 directory can be checked.
   RecordingReader::OpenFiles recording_files;

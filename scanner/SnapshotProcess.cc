@@ -33,7 +33,7 @@ MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
   blocks.reserve(tree.LiveCount());
   for (uint32_t s = 0; s < tree.shard_count(); ++s) {
     tree.shard(s).ForEach([&](const BlockRecord& r) {
-      blocks.push_back({r.address, r.size, r.stack, r.seq, r.function});
+      blocks.push_back({r.address, r.size, r.stack, r.seq, r.function, r.ignored});
     });
   }
   return blocks;
@@ -182,7 +182,7 @@ void SnapshotProcess::Run() {
   // its clones (the marking helper).
   UnreadablePages::Install(*c_.mappings, index);
   PresentPages pages(*c_.mappings);  // never-written anonymous pages are skipped unread
-  RootRanges roots = ComputeRoots(index, pages);
+  RootRanges roots = ComputeRoots(index, blocks, pages);
   MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
 }
 
@@ -191,6 +191,11 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
                                    PresentPages& pages, PagePool& pool) {
   SharedMarking marking(index, c_.interior_pointers, &pages);
   if (!marking.Map()) Fail("cannot map the mark array", strerror(errno));
+  // Ignored blocks are never leaked: marked before marking (their contents are roots, added by
+  // ComputeRoots), so nothing they point to is leaked either, as with LeakSanitizer.
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i].ignored) marking.marks()[i] = 1;
+  }
   if (c_.readers != nullptr) marking.ShareTyping(*c_.readers, *c_.mappings);
   if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
   // Reads the final marks; the edges.
@@ -236,7 +241,9 @@ void SnapshotProcess::ReleaseRecorder() const {
   close(c_.ready_fd);
 }
 
-RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index, PresentPages& pages) const {
+RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
+                                         std::span<const LeakedBlock> blocks,
+                                         PresentPages& pages) const {
   RootRanges roots;
   const uint64_t own[] = {reinterpret_cast<uint64_t>(c_.capture->threads().data()),
                           c_.scan_stack_pointer};
@@ -252,6 +259,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index, PresentPages& 
         {c_.view.check_entrants, static_cast<size_t>(c_.view.check_entrant_slots)},
         c_.capture->threads(), *c_.mappings);
   }
+  roots.AddProgramRoots(blocks, c_.view.root_regions, c_.view.root_region_slots, *c_.mappings);
   roots.SkipAbsentPages(pages);
   return roots;
 }

@@ -75,8 +75,10 @@ class SnapshotProcess {
                                  PagePool& pool);
   // Step 2's signal.
   void ReleaseRecorder() const;
-  // Step 4; the absent pages `pages` names are cut out last.
-  RootRanges ComputeRoots(const BlockIndex& index, PresentPages& pages) const;
+  // Step 4, with the program's ignored blocks (of `blocks`) and root regions; the absent pages
+  // `pages` names are cut out last.
+  RootRanges ComputeRoots(const BlockIndex& index, std::span<const LeakedBlock> blocks,
+                          PresentPages& pages) const;
   // The error line "<what>[: <detail>]" instead of a result; exit status 3.
   [[noreturn]] void Fail(const char* what, const char* detail = nullptr) const;
 

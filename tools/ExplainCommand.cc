@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "report/ExplanationJson.h"
 #include "report/ExplanationText.h"
 #include "report/LeakReportJson.h"
 #include "tools/ExitStatus.h"
+#include "tools/LeakReportFile.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -19,15 +18,7 @@ namespace {
 constexpr int kExitNotFound = 1;
 
 nlohmann::ordered_json ReadReport(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::ordered_json report = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-  if (report.is_discarded() || !report.is_object() ||
-      report.value("format", "") != report::kLeakReportFormat) {
-    throw std::runtime_error(fmt::format("{}: not a heapgraph leak report", path));
-  }
+  nlohmann::ordered_json report = ReadLeakReportJson(path);
   if (!report.contains("explain")) {
     throw std::runtime_error(
         fmt::format("{}: no explanations (run the check with --explain or leak_explain=)", path));

@@ -30,6 +30,19 @@ std::string ExplainOption(const std::vector<std::string>& targets) {
   return list.find_first_of(",:") == std::string::npos ? list : "\"" + list + "\"";
 }
 
+// suppressions' value: the files, absolute, joined with ';'.
+std::string SuppressionsOption(const std::vector<std::string>& files) {
+  std::string list;
+  for (const std::string& f : files) {
+    std::string path = OptionsPath(f, "--suppressions");
+    if (path.find(';') != std::string::npos) {
+      throw std::runtime_error(fmt::format("--suppressions {}: must not contain ';'", f));
+    }
+    list += (list.empty() ? "" : ";") + path;
+  }
+  return list;
+}
+
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& app)
@@ -55,6 +68,8 @@ RunCommand::RunCommand(CLI::App& app)
       "--explain", explain_,
       "Say why the block containing ADDRESS (0x...), or the blocks allocated under "
       "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
+  command_->add_option("--suppressions", suppressions_,
+                       "LeakSanitizer suppressions file (leak:<pattern> lines; repeatable)");
   child_.AddTo(command_, "Root directory for recordings (kept)");
 }
 
@@ -65,6 +80,7 @@ std::string RunCommand::CheckOptions() const {
       ReportPath(json_, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
       start_only_ ? 0 : 1);
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
+  if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);
   if (!child_.options.empty()) options += "," + child_.options;
   return options;
 }

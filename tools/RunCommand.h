@@ -40,8 +40,9 @@ class RunCommand : public Subcommand {
   int exitcode_ = 23;
   int error_exitcode_ = kExitCheckFailed;
   bool start_only_ = false;
-  std::vector<std::string> explain_;  // leak_explain's targets
-  std::string objc_ivars_;            // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
+  std::vector<std::string> explain_;       // leak_explain's targets
+  std::vector<std::string> suppressions_;  // suppression files (the option joins them with ';')
+  std::string objc_ivars_;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
 };
 
 }  // namespace heapgraph::tools

@@ -19,6 +19,7 @@
 #include "tools/FoomCommand.h"
 #include "tools/RecordCommand.h"
 #include "tools/RunCommand.h"
+#include "tools/SuppressionsCommand.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -31,13 +32,14 @@ int Main(int argc, char** argv) {
   RunCommand run(app);
   FoomCommand foom(app);
   ExplainCommand explain(app);
+  SuppressionsCommand suppressions(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
   for (Subcommand* command :
-       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain}) {
+       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain, &suppressions}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

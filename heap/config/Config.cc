@@ -11,13 +11,13 @@ bool Equals(const char* a, size_t a_len, const char* b) {
   return a_len == strlen(b) && memcmp(a, b, a_len) == 0;
 }
 
-// "heapgraph: <what> '<key>[=<value>]' in HEAPGRAPH_OPTIONS[ (expected <expected>)]; ignored".
+// "heapgraph: <what> '<key>[=<value>]' in <source>[ (expected <expected>)]; ignored".
 void Complain(const char* what, const char* key, size_t key_len, const char* value,
-              size_t value_len, const char* expected) {
+              size_t value_len, const char* expected, const char* source) {
   WarningLine line;
   line.Append(what).Append(" '").AppendUntrusted(key, key_len);
   if (value != nullptr) line.Append("=").AppendUntrusted(value, value_len);
-  line.Append("' in HEAPGRAPH_OPTIONS");
+  line.Append("' in ").Append(source);
   if (expected != nullptr) line.Append(" (expected ").Append(expected).Append(")");
   line.Append("; ignored").Write();
 }
@@ -25,12 +25,13 @@ void Complain(const char* what, const char* key, size_t key_len, const char* val
 // One entry: key=value up to the next ',' or ':' (or the end); a value that starts with a quote
 // (' or ") runs to the matching quote, so it may hold ',' and ':' (as in sanitizer flags). Returns
 // where the next entry starts; counts a rejected entry in `rejected`.
-const char* ParseEntry(Config& config, const char* p, int* rejected) {
+const char* ParseEntry(Config& config, const char* p, int* rejected, const char* source) {
   const char* end = p;
   while (*end != '\0' && *end != ',' && *end != ':' && *end != '=') ++end;
   if (*end != '=') {
     if (end != p) {
-      Complain("missing '=' in option", p, static_cast<size_t>(end - p), nullptr, 0, "key=value");
+      Complain("missing '=' in option", p, static_cast<size_t>(end - p), nullptr, 0, "key=value",
+               source);
       ++*rejected;
     }
     return *end == '\0' ? end : end + 1;
@@ -43,7 +44,7 @@ const char* ParseEntry(Config& config, const char* p, int* rejected) {
     const char* close = strchr(value + 1, *value);
     if (close == nullptr || (close[1] != '\0' && close[1] != ',' && close[1] != ':')) {
       Complain("bad quoted value (no closing quote before , or :)", key, key_len, value,
-               strlen(value), nullptr);
+               strlen(value), nullptr, source);
       ++*rejected;
       return value + strlen(value);
     }
@@ -54,31 +55,33 @@ const char* ParseEntry(Config& config, const char* p, int* rejected) {
     while (*value_end != '\0' && *value_end != ',' && *value_end != ':') ++value_end;
     end = value_end;
   }
-  if (!config.ApplyEntry(key, key_len, value, static_cast<size_t>(end - value))) ++*rejected;
+  if (!config.ApplyEntry(key, key_len, value, static_cast<size_t>(end - value), source))
+    ++*rejected;
   return *value_end == '\0' ? value_end : value_end + 1;
 }
 
 }  // namespace
 
 // The table's entries in turn: the first whose key matches parses the value into its field.
-bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len) {
+bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len,
+                        const char* source) {
   using namespace option;
-#define HEAPGRAPH_OPTION(Type, field, name, syntax, expected, description, ...) \
-  if (Equals(key, key_len, name)) {                                             \
-    if (syntax.Parse(value, value_len, &field)) return true;                    \
-    Complain("bad value for option", key, key_len, value, value_len, expected); \
-    return false;                                                               \
+#define HEAPGRAPH_OPTION(Type, field, name, syntax, expected, description, ...)         \
+  if (Equals(key, key_len, name)) {                                                     \
+    if (syntax.Parse(value, value_len, &field)) return true;                            \
+    Complain("bad value for option", key, key_len, value, value_len, expected, source); \
+    return false;                                                                       \
   }
 #include "heap/config/Options.inc"
-  Complain("unknown option", key, key_len, nullptr, 0, nullptr);
+  Complain("unknown option", key, key_len, nullptr, 0, nullptr, source);
   return false;
 }
 
-int Config::Parse(const char* options) {
+int Config::Parse(const char* options, const char* source) {
   if (options == nullptr) return 0;
   int rejected = 0;
   const char* p = options;
-  while (*p != '\0') p = ParseEntry(*this, p, &rejected);
+  while (*p != '\0') p = ParseEntry(*this, p, &rejected, source);
   return rejected;
 }
 

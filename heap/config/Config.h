@@ -28,11 +28,13 @@ struct Config {
 
   // Applies every entry of `options` (may be null): key=value entries separated by ',' or ':'; a
   // value in quotes (' or ") may hold both. Returns the number of rejected entries; each
-  // rejection has already been reported on stderr as one line prefixed "heapgraph: ".
-  int Parse(const char* options);
+  // rejection has already been reported on stderr as one line prefixed "heapgraph: ", naming
+  // `source` (where the text came from).
+  int Parse(const char* options, const char* source = "HEAPGRAPH_OPTIONS");
 
   // Applies a single key=value entry; false (after one line on stderr) if rejected.
-  bool ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len);
+  bool ApplyEntry(const char* key, size_t key_len, const char* value, size_t value_len,
+                  const char* source = "HEAPGRAPH_OPTIONS");
 };
 
 }  // namespace heapgraph

@@ -36,6 +36,15 @@ struct HeapgraphCheckEntrant {
   uint64_t stack_pointer;  // the program's frame that called the check: scanned from here up
 };
 
+// A memory range the program registered as a root (LeakSanitizer's __lsan_register_root_region):
+// a check scans whatever of it is mapped and readable. begin 0: a free slot. The writer stores
+// size before begin and clears begin first, so a slot read while its thread is stopped is either
+// free or whole.
+struct HeapgraphRootRegion {
+  uint64_t begin;
+  uint64_t size;
+};
+
 struct HeapgraphRecorderView {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;
@@ -77,6 +86,13 @@ struct HeapgraphRecorderView {
 #else
   const void* stacks;
 #endif
+  // The program's registered root regions (heap/runtime/RootRegions.h): root_region_slots slots.
+  const struct HeapgraphRootRegion* root_regions;
+  int root_region_slots;
+  // The recorder's options that shape every check's report (heap/config/Options.inc):
+  // suppression files (';'-separated, "" none) and leak records the text prints (0 = all).
+  const char* suppressions;
+  uint32_t max_leaks;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "heap/platform/HighDescriptor.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/platform/WarningLine.h"
@@ -17,6 +19,7 @@
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/runtime/ExitCaller.h"
+#include "heap/runtime/LsanHooks.h"
 #include "heapgraph/heapgraph.h"
 
 namespace heapgraph {
@@ -28,6 +31,13 @@ char g_dir[600] = "";
 // reused a number must get neither the handler's byte nor lose its data to our read.
 HighDescriptor g_pipe_read;
 HighDescriptor g_pipe_write;
+// __lsan_do_leak_check ran (or is running): the at-exit check and later calls do nothing.
+std::atomic<bool> g_checked_once{false};
+
+// A check LeakSanitizer would run now: detect_leaks and the program's __lsan_is_turned_off.
+bool LsanCheckWanted() {
+  return g_config != nullptr && g_config->detect_leaks && !LsanHooks::TurnedOff();
+}
 
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
@@ -62,6 +72,7 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path,
 // The exiting thread's stack is scanned from where exit() was called (ExitCaller): the frames of
 // exit and its handlers lie over dead frames whose stale block addresses would hide leaks.
 void AtExit() {
+  if (g_checked_once.load() || LsanHooks::TurnedOff()) return;
   int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer());
   if (leaked == 0) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
@@ -106,7 +117,7 @@ void* WatchSignals(void*) {
 void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
   g_config = &config;
   snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
-  if (config.leak_check_at_exit) atexit(&AtExit);
+  if (config.leak_check_at_exit && config.detect_leaks) atexit(&AtExit);
   if (config.scan_signal == 0) return;
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0 || !g_pipe_read.Adopt(ends[0]) || !g_pipe_write.Adopt(ends[1])) {
@@ -123,6 +134,20 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
   }
   int error = ToolThread::Start(&WatchSignals, nullptr);
   if (error != 0) WarningLine::Print("cannot set up the leak-check signal", strerror(error));
+}
+
+void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
+  if (!LsanCheckWanted() || g_checked_once.exchange(true)) return;
+  int leaked = Run(g_config->leak_json, g_config->leak_text, program_stack_pointer);
+  // exitcode=0: the program goes on, as LeakSanitizer's "exitcode flag is non-zero" rule says.
+  if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
+  fflush(nullptr);
+  _exit(static_cast<int>(leaked > 0 ? g_config->leak_exitcode : g_config->check_error_exitcode));
+}
+
+int LeakCheckTrigger::CheckRecoverable(uint64_t program_stack_pointer) {
+  if (!LsanCheckWanted()) return 0;
+  return Run(g_config->leak_json, g_config->leak_text, program_stack_pointer) == 0 ? 0 : 1;
 }
 
 }  // namespace heapgraph

@@ -17,6 +17,18 @@ namespace LeakCheckTrigger {
 // on stderr says why) when it could not run: sampled recording, plugin not loadable, scan failed.
 void Install(const Config& config, const char* recording_dir);
 
+// LeakSanitizer's __lsan_do_leak_check: the at-exit check, now, at most once in the process (a
+// second call, and the at-exit check afterwards, do nothing); ends the process with `exitcode`
+// when it finds leaks (unless exitcode is 0: then it returns) and with `error_exitcode` when it
+// could not run. The calling thread's stack
+// is scanned from `program_stack_pointer`. Nothing when detect_leaks=0, when the program's
+// __lsan_is_turned_off() returns nonzero, or when the recorder is not running.
+void CheckOnce(uint64_t program_stack_pointer);
+// LeakSanitizer's __lsan_do_recoverable_leak_check: one check with the at-exit check's reports,
+// repeatable; 1 if it found leaks or could not run (one line on stderr says why), else 0 (also
+// when no check runs, as above).
+int CheckRecoverable(uint64_t program_stack_pointer);
+
 }  // namespace LeakCheckTrigger
 
 }  // namespace heapgraph

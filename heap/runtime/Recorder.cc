@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "heap/config/Config.h"
+#include "heap/config/LsanOptions.h"
 #include "heap/platform/LoadedObject.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
@@ -20,6 +21,8 @@
 #include "heap/runtime/FreshBytes.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/runtime/LeakCheckTrigger.h"
+#include "heap/runtime/LsanHooks.h"
+#include "heap/runtime/RootRegions.h"
 #include "heap/runtime/SampledAddressFilter.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/UnwinderMappings.h"
@@ -94,6 +97,9 @@ struct ThreadState {
   // A tool thread, or a thread inside a leak check: its allocations are not the program's and
   // are not recorded, but its frees are still applied (a freed block must never stay in the tree).
   bool ignored;
+  // __lsan_disable depth: while > 0 the thread's heap blocks are recorded ignored (never reported,
+  // scanned as roots), as LeakSanitizer treats allocations made while a thread is disabled.
+  uint32_t lsan_disabled;
   uint64_t seq_next;
   uint64_t seq_end;
   // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
@@ -246,6 +252,9 @@ void ConfigureSampling() {
 void Initialize() {
   uint32_t expected = kUninitialized;
   if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
+  // LeakSanitizer's options first, so that HEAPGRAPH_OPTIONS wins where both set a key.
+  LsanOptions::Apply(LsanHooks::DefaultOptions(), "__lsan_default_options", &g.config);
+  LsanOptions::Apply(getenv("LSAN_OPTIONS"), "LSAN_OPTIONS", &g.config);
   g.config.Parse(getenv("HEAPGRAPH_OPTIONS"));
   if (!g.config.enabled) {
     g.mode.store(kDisabled, std::memory_order_release);
@@ -320,6 +329,7 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool
   block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
   block.stack = InternStack(frames, depth);
   block.function = function;
+  block.ignored = t_state.lsan_disabled != 0;
   if (insert) {
     block.seq = NextSequence();
     tree.Insert(block);
@@ -331,6 +341,19 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool
 
 bool InHook() {
   return t_state.guard;
+}
+
+bool IgnoreBlock(const void* address) {
+  if (t_state.guard || address == nullptr) return false;
+  GuardScope guard;
+  if (!Recording(FreeMode())) return false;
+  return g.heap.MarkIgnored(reinterpret_cast<uintptr_t>(address));
+}
+
+bool ChangeDisabledDepth(int delta) {
+  if (delta < 0 && t_state.lsan_disabled == 0) return false;
+  t_state.lsan_disabled += static_cast<uint32_t>(delta);
+  return true;
 }
 
 void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
@@ -571,6 +594,10 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->check_entrants = CheckLock::Entrants();
   view->check_entrant_slots = CheckLock::kEntrantSlots;
   view->stacks = &g.stacks;
+  view->root_regions = RootRegions::Slots();
+  view->root_region_slots = RootRegions::kSlots;
+  view->suppressions = g.config.suppressions;
+  view->max_leaks = g.config.max_leaks;
   return 0;
 }
 

@@ -45,6 +45,14 @@ void NoteDlclose();
 // True while the calling thread is inside a hook (or is a tool thread).
 bool InHook();
 
+// LeakSanitizer's interface (heap/runtime/LsanInterface.cc). IgnoreBlock sets the ignored flag of
+// the recorded heap block starting at `address` (BlockRecord::ignored); false if none starts
+// there. ChangeDisabledDepth adds `delta` (+1 or -1) to the calling thread's disable depth, under
+// which every heap block it allocates is recorded ignored; false (depth unchanged) when -1 would
+// go below 0. Neither allocates.
+bool IgnoreBlock(const void* address);
+bool ChangeDisabledDepth(int delta);
+
 // exit/_exit (SessionInterposer.cc): records how the process is leaving in its session.
 void RecordExit(format::ExitKind kind, int status);
 

@@ -13,6 +13,9 @@ struct BlockRecord {
   uint32_t stack = 0;
   uint32_t seq = 0;
   format::AllocFunction function = format::AllocFunction::kNone;
+  // Never reported by a leak check, scanned as a root (format::HashSlot::kIgnoredBit; heap blocks
+  // only: the VM-region tree does not keep it).
+  bool ignored = false;
 };
 
 }  // namespace heapgraph

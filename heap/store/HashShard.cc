@@ -43,6 +43,7 @@ BlockRecord HashShard::ToRecord(const HashSlot& slot) {
   r.stack = slot.stack;
   r.seq = slot.seq;
   r.function = slot.function();
+  r.ignored = slot.ignored();
   return r;
 }
 
@@ -69,7 +70,7 @@ bool HashShard::Lookup(uint64_t address, uint64_t* index) const {
 void HashShard::Put(uint64_t index, const BlockRecord& block) {
   HashSlot& s = slots_[index];
   s.address = block.address;
-  s.size_function = HashSlot::Pack(block.size, block.function);
+  s.size_function = HashSlot::Pack(block.size, block.function, block.ignored);
   s.stack = block.stack;
   s.seq = block.seq;
 }
@@ -78,6 +79,13 @@ bool HashShard::Find(uint64_t address, BlockRecord* found) const {
   uint64_t i;
   if (address == 0 || header_->capacity == 0 || !Lookup(address, &i)) return false;
   *found = ToRecord(slots_[i]);
+  return true;
+}
+
+bool HashShard::MarkIgnored(uint64_t address) {
+  uint64_t i;
+  if (address == 0 || header_->capacity == 0 || !Lookup(address, &i)) return false;
+  slots_[i].size_function |= HashSlot::kIgnoredBit;  // one store: never torn
   return true;
 }
 

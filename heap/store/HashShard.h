@@ -38,6 +38,8 @@ class HashShard {
   // Removes the block starting at `address`; false if there is none.
   bool Remove(uint64_t address, BlockRecord* removed);
   bool Find(uint64_t address, BlockRecord* found) const;
+  // Sets the ignored flag of the block starting at `address`; false if there is none.
+  bool MarkIgnored(uint64_t address);
 
   // Visits every live block once, in slot order (not address order).
   template <typename Visit>

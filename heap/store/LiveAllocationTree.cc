@@ -21,4 +21,12 @@ void LiveAllocationTree::MarkSampled(uint32_t mean) {
   header->file.version = mean == 0 ? format::kHashTreeVersion : format::kSampledTreeVersion;
 }
 
+bool LiveAllocationTree::MarkIgnored(uint64_t address) {
+  HashShard& shard = ShardFor(address);
+  shard.Lock();
+  bool found = shard.MarkIgnored(address);
+  shard.Unlock();
+  return found;
+}
+
 }  // namespace heapgraph

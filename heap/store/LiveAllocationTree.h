@@ -34,6 +34,10 @@ class LiveAllocationTree : public ShardedTree<HashShard, HashTreeLayout> {
   // between sample points). Right after Create, before the first Insert.
   void MarkSampled(uint32_t mean);
 
+  // Sets the ignored flag (BlockRecord::ignored) of the block starting at `address`, under its
+  // shard's lock; false if no block starts there.
+  bool MarkIgnored(uint64_t address);
+
   const RehashScratch& scratch() const { return scratch_; }
 
  private:

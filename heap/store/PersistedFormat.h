@@ -151,14 +151,21 @@ static_assert(sizeof(HashShardHeader) == 64);
 // 24 bytes. An empty slot is all zero; a live one has a nonzero address and a known function.
 struct HashSlot {
   uint64_t address;
-  uint64_t size_function;  // size (40 bits) | function << 56; bits 40-55 are zero
-  uint32_t stack;          // StackStore id of the allocation stack (0 = none captured)
-  uint32_t seq;            // low 32 bits of the process-wide allocation sequence number
+  // size (40 bits) | ignored << 55 | function << 56; bits 40-54 are zero. Ignored: the program
+  // asked that the block never be reported (LeakSanitizer's __lsan_ignore_object, or allocated
+  // under __lsan_disable); a leak check scans it as a root.
+  uint64_t size_function;
+  uint32_t stack;  // StackStore id of the allocation stack (0 = none captured)
+  uint32_t seq;    // low 32 bits of the process-wide allocation sequence number
+
+  static constexpr uint64_t kIgnoredBit = uint64_t{1} << 55;
 
   uint64_t size() const { return size_function & kMaxBlockSize; }
   AllocFunction function() const { return static_cast<AllocFunction>(size_function >> 56); }
-  static uint64_t Pack(uint64_t size, AllocFunction f) {
-    return (size & kMaxBlockSize) | (uint64_t{static_cast<uint8_t>(f)} << 56);
+  bool ignored() const { return (size_function & kIgnoredBit) != 0; }
+  static uint64_t Pack(uint64_t size, AllocFunction f, bool ignored = false) {
+    return (size & kMaxBlockSize) | (ignored ? kIgnoredBit : 0) |
+           (uint64_t{static_cast<uint8_t>(f)} << 56);
   }
 };
 static_assert(sizeof(HashSlot) == 24);

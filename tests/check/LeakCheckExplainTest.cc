@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/FileText.h"
 #include "tests/ShellCommand.h"
 #include "tests/TempDir.h"
 
@@ -24,13 +25,6 @@ namespace {
 using json = nlohmann::json;
 
 const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/explain_roots";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "name value" lines of the program's stdout.
 std::map<std::string, std::string> Values(const std::string& out) {

@@ -58,3 +58,19 @@ heapgraph_add_program(leak_check_dropped SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_
 heapgraph_add_program(explain_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/explain_roots.cc
                       LIBS heapgraph heapgraph_scan)
 target_include_directories(explain_roots PRIVATE ${PROJECT_SOURCE_DIR}/include)
+
+# tests/check/LsanCompatibilityTest's child: LeakSanitizer's interface, linked with libheapgraph.so
+# and compiled against compiler-rt's lsan_interface.h where the system has it (issue 13, item 4).
+heapgraph_add_program(lsan_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsan_api.cc LIBS heapgraph)
+file(GLOB HEAPGRAPH_LSAN_HEADERS /usr/lib/llvm-*/lib/clang/*/include/sanitizer/lsan_interface.h)
+if(HEAPGRAPH_LSAN_HEADERS)
+  list(GET HEAPGRAPH_LSAN_HEADERS 0 lsan_header)
+  get_filename_component(lsan_dir ${lsan_header} DIRECTORY)
+  # Only <sanitizer/...>: clang's own stddef.h and friends beside it must not reach GCC.
+  set(lsan_include ${CMAKE_CURRENT_BINARY_DIR}/lsan_include)
+  file(MAKE_DIRECTORY ${lsan_include})
+  file(CREATE_LINK ${lsan_dir} ${lsan_include}/sanitizer SYMBOLIC)
+  target_include_directories(lsan_api SYSTEM PRIVATE ${lsan_include})
+  target_compile_definitions(lsan_api PRIVATE HEAPGRAPH_REAL_LSAN_HEADER=1)
+  message(STATUS "lsan_api: compiled against ${lsan_header}")
+endif()

@@ -663,7 +663,10 @@ TEST_F(LeakReportTest, JsonRoundTripsAndKeepsEveryField) {
                                 {"indirect_bytes", 224},
                                 {"cycles", 2},
                                 {"live_blocks", 1000},
-                                {"live_bytes", 65536}}));
+                                {"live_bytes", 65536},
+                                {"suppressed_blocks", 0},
+                                {"suppressed_bytes", 0}}));
+  EXPECT_EQ(j["suppressions_used"], json::array());
   EXPECT_EQ(j["recording_dir"], dir_);
   EXPECT_EQ(j["scan"]["threads"], 3);
   EXPECT_EQ(j["scan"]["world_stopped_ms"], 1.25);
@@ -684,6 +687,68 @@ TEST_F(LeakReportTest, JsonRoundTripsAndKeepsEveryField) {
   EXPECT_EQ(ring["kind"], "indirect");
   EXPECT_FALSE(ring.contains("block_size"));
   EXPECT_FALSE(ring.contains("retained_bytes"));
+}
+
+// LeakSanitizer suppressions: the records whose stack a rule matches stay in the report (and the
+// JSON, marked with the rule) but leave the totals, the text's records and its "no leaks" test;
+// the text lists the rules used before the SUMMARY line.
+TEST_F(LeakReportTest, SuppressedRecordsAreMarkedAndLeaveTheTotals) {
+  LeakReport report = Build();
+  const LeakSummary before = report.summary;
+  Suppressions rules;
+  rules.Parse("leak:^heapgraph_leak_report_test::LeakSiteA*$\n", "t");
+  ApplySuppressions(rules, report);
+  uint64_t blocks = 0, bytes = 0;
+  for (const LeakRecord& r : report.leaks) {
+    bool site_a = std::any_of(r.stack.begin(), r.stack.end(), [](const ReportFrame& f) {
+      return f.function == "heapgraph_leak_report_test::LeakSiteA()";
+    });
+    EXPECT_EQ(r.suppressed, site_a ? "^heapgraph_leak_report_test::LeakSiteA*$" : "");
+    blocks += site_a ? r.count : 0;
+    bytes += site_a ? r.size : 0;
+  }
+  ASSERT_GT(blocks, 0u);
+  const LeakSummary& s = report.summary;
+  EXPECT_EQ(s.suppressed_blocks, blocks);
+  EXPECT_EQ(s.suppressed_bytes, bytes);
+  EXPECT_EQ(s.direct_blocks + s.indirect_blocks + blocks,
+            before.direct_blocks + before.indirect_blocks);
+  EXPECT_EQ(s.leaked_bytes + bytes, before.leaked_bytes);
+  ASSERT_EQ(report.suppressions_used.size(), 1u);
+  EXPECT_EQ(report.suppressions_used[0].count, blocks);
+  EXPECT_EQ(report.suppressions_used[0].bytes, bytes);
+
+  std::string text = FormatLeakReportText(report);
+  EXPECT_EQ(text.find("Direct leak of 100 byte(s)"), std::string::npos) << text;  // head: site A
+  EXPECT_NE(text.find(fmt::format("Suppressions used:\n  count      bytes template\n{:>7} {:>10} "
+                                  "^heapgraph_leak_report_test::LeakSiteA*$\n",
+                                  blocks, bytes)),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("Suppressions used:"), text.find("SUMMARY: "));
+  json j = json::parse(LeakReportToJson(report).dump());
+  EXPECT_EQ(j["summary"]["suppressed_blocks"], blocks);
+  EXPECT_EQ(j["suppressions_used"][0]["rule"], "^heapgraph_leak_report_test::LeakSiteA*$");
+  ASSERT_EQ(j["leaks"].size(), report.leaks.size());
+  for (size_t i = 0; i < report.leaks.size(); ++i) {
+    if (report.leaks[i].suppressed.empty()) {
+      EXPECT_TRUE(j["leaks"][i]["suppressed"].is_null());
+    } else {
+      EXPECT_EQ(j["leaks"][i]["suppressed"], report.leaks[i].suppressed);
+    }
+  }
+  EXPECT_EQ(LeakReportJsonText(report), LeakReportToJson(report).dump(2));
+
+  // A record without a known function, file or module matches no rule, not even "*".
+  Suppressions all;
+  all.Parse("leak:*\n", "t");
+  ApplySuppressions(all, report);
+  for (const LeakRecord& r : report.leaks) {
+    bool named = std::any_of(r.stack.begin(), r.stack.end(), [](const ReportFrame& f) {
+      return !f.function.empty() || !f.file.empty() || !f.module_path.empty();
+    });
+    EXPECT_EQ(r.suppressed.empty(), !named);
+  }
 }
 
 TEST_F(LeakReportTest, JsonFrames) {

@@ -12,47 +12,10 @@
 #include <vector>
 
 #include "heap/config/Config.h"
+#include "tests/StderrCapture.h"
 
 namespace heapgraph {
 namespace {
-
-// Redirects fd 2 to a temporary file for its lifetime; Text() returns what was written.
-class StderrCapture {
- public:
-  StderrCapture() {
-    char name[] = "/tmp/heapgraph-stderr-XXXXXX";
-    file_ = mkstemp(name);
-    unlink(name);
-    fflush(stderr);
-    saved_ = dup(2);
-    dup2(file_, 2);
-  }
-  ~StderrCapture() {
-    Restore();
-    close(file_);
-  }
-  std::string Text() {
-    Restore();
-    std::string text;
-    char buffer[4096];
-    ssize_t n;
-    for (off_t offset = 0; (n = pread(file_, buffer, sizeof(buffer), offset)) > 0; offset += n) {
-      text.append(buffer, static_cast<size_t>(n));
-    }
-    return text;
-  }
-
- private:
-  void Restore() {
-    if (saved_ < 0) return;
-    fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  int file_ = -1;
-  int saved_ = -1;
-};
 
 // The lines of `text`; the last one must be terminated.
 std::vector<std::string> Lines(const std::string& text) {

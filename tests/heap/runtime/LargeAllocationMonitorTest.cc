@@ -18,6 +18,7 @@
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/store/ModuleMap.h"
 #include "heap/store/PersistedFormat.h"
+#include "tests/StderrCapture.h"
 #include "tests/TempDir.h"
 
 namespace heapgraph {
@@ -51,44 +52,6 @@ std::vector<std::string> Lines(const std::string& text) {
   EXPECT_EQ(text.size(), start) << "unterminated last line";
   return lines;
 }
-
-// Redirects fd 2 to a temporary file for its lifetime; Text() returns what was written.
-class StderrCapture {
- public:
-  StderrCapture() {
-    char name[] = "/tmp/heapgraph-stderr-XXXXXX";
-    file_ = mkstemp(name);
-    unlink(name);
-    fflush(stderr);
-    saved_ = dup(2);
-    dup2(file_, 2);
-  }
-  ~StderrCapture() {
-    Restore();
-    close(file_);
-  }
-  std::string Text() {
-    Restore();
-    std::string text;
-    char buffer[4096];
-    ssize_t n;
-    for (off_t offset = 0; (n = pread(file_, buffer, sizeof(buffer), offset)) > 0; offset += n) {
-      text.append(buffer, size_t(n));
-    }
-    return text;
-  }
-
- private:
-  void Restore() {
-    if (saved_ < 0) return;
-    fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  int file_ = -1;
-  int saved_ = -1;
-};
 
 __attribute__((noinline)) int FunctionInTheTest(int x) {
   return x + 1;

@@ -305,5 +305,32 @@ TEST_F(HashShardTest, AKilledWriterLeavesOnlyTheMarkedSlotTorn) {
          marked);
 }
 
+// __lsan_ignore_object's flag: set on one block by MarkIgnored or carried in by Upsert, kept
+// through a rehash and a removal's backward shift, and leaving size and function intact.
+TEST_F(HashShardTest, IgnoredFlagIsKeptThroughGrowthAndShifts) {
+  BlockRecord flagged = Block(0x20000, 48);
+  flagged.ignored = true;
+  ASSERT_TRUE(shard_.Upsert(flagged));
+  ASSERT_TRUE(shard_.Upsert(Block(0x20010, 32)));
+  EXPECT_FALSE(shard_.MarkIgnored(0x20020));  // no block starts there
+  EXPECT_FALSE(shard_.MarkIgnored(0x20011));  // inside a block, not its start
+  ASSERT_TRUE(shard_.MarkIgnored(0x20010));
+  for (uint64_t a = 0x30000; a < 0x30000 + 16 * 500; a += 16)
+    ASSERT_TRUE(shard_.Upsert(Block(a, 8)));
+  for (uint64_t a = 0x30000; a < 0x30000 + 16 * 500; a += 32)
+    ASSERT_TRUE(shard_.Remove(a, nullptr));
+  BlockRecord found;
+  ASSERT_TRUE(shard_.Find(0x20000, &found));
+  EXPECT_TRUE(found.ignored);
+  EXPECT_EQ(found.size, 48u);
+  EXPECT_EQ(found.function, AllocFunction::kMalloc);
+  ASSERT_TRUE(shard_.Find(0x20010, &found));
+  EXPECT_TRUE(found.ignored);
+  EXPECT_EQ(found.size, 32u);
+  ASSERT_TRUE(shard_.Find(0x30010, &found));
+  EXPECT_FALSE(found.ignored);
+  EXPECT_EQ(shard_.live_bytes(), 48u + 32u + 250u * 8u);
+}
+
 }  // namespace
 }  // namespace heapgraph
