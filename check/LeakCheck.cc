@@ -137,13 +137,20 @@ LeakReport RunExclusiveLeakCheck(const LeakCheckOptions& options, uint64_t progr
 
 }  // namespace
 
+TextReportOptions LeakCheckTextOptions(const LeakCheckOptions& options, bool json_written) {
+  TextReportOptions text;
+  text.max_records = options.max_text_records;
+  if (json_written && !options.json_path.empty() && options.json_path != "-") {
+    text.full_report = options.json_path;
+  }
+  return text;
+}
+
 void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   const bool json = !options.json_path.empty(), text = !options.text_path.empty();
   std::string text_error;
   bool text_ok = true;
-  TextReportOptions text_options;
-  text_options.max_records = options.max_text_records;
-  if (json && options.json_path != "-") text_options.full_report = options.json_path;
+  TextReportOptions text_options = LeakCheckTextOptions(options, /*json_written=*/true);
   auto write_text = [&] {
     text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report, text_options),
                                 &text_error);
@@ -160,6 +167,7 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   text_writer.Join();
   if (text_writer.error()) std::rethrow_exception(text_writer.error());
   if (!json_ok) report.warnings.push_back(json_error);
+  if (!json_ok) text_options = LeakCheckTextOptions(options, /*json_written=*/false);
   if (text && (!text_written || !json_ok)) write_text();
   if (!text_ok) report.warnings.push_back(text_error);
   // One line on stderr for each report not written, unless the text report on stderr listed it.

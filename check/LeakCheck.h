@@ -7,6 +7,7 @@
 #include <string>
 
 #include "report/LeakReport.h"
+#include "report/LeakReportText.h"
 
 namespace heapgraph::report {
 
@@ -36,6 +37,10 @@ LeakReport RunLeakCheckFrom(const LeakCheckOptions& options, uint64_t program_st
 // idle CPUs it shortens the check (manyleaks 2M 921 -> 822 ms, bigheap 1M 400 -> 377 ms); on two
 // CPUs already busy with other work it did not (docs/performance.md).
 bool SymbolizesWhileMarking();
+
+// The text report's options of a check: `options.max_text_records`, and the JSON report's path
+// named in the text's opening screen when it was written (not "-").
+TextReportOptions LeakCheckTextOptions(const LeakCheckOptions& options, bool json_written);
 
 // The check's last step: writes the files `options` requests ("-" = stderr) with
 // check/ReportFile (0600, never through a symbolic link). Write errors become warnings of

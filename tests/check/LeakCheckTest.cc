@@ -73,7 +73,11 @@ TEST_F(LeakCheckTest, BothFilesAreTheSerialOrdersFiles) {
   WriteLeakReportFiles(options, report);
   EXPECT_TRUE(report.warnings.empty());
   EXPECT_EQ(Read(options.json_path), LeakReportJsonText(report) + "\n");
-  EXPECT_EQ(Read(options.text_path), FormatLeakReportText(report));
+  EXPECT_EQ(Read(options.text_path),
+            FormatLeakReportText(report, LeakCheckTextOptions(options, true)));
+  EXPECT_NE(
+      Read(options.text_path).find("Full report (every stack and block): " + options.json_path),
+      std::string::npos);
 }
 
 TEST_F(LeakCheckTest, AJsonWriteErrorIsListedInTheTextFile) {
@@ -85,8 +89,9 @@ TEST_F(LeakCheckTest, AJsonWriteErrorIsListedInTheTextFile) {
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_NE(report.warnings[0].find("cannot write " + options.json_path), std::string::npos);
   std::string text = Read(options.text_path);
-  EXPECT_EQ(text, FormatLeakReportText(report));
+  EXPECT_EQ(text, FormatLeakReportText(report, LeakCheckTextOptions(options, false)));
   EXPECT_NE(text.find("cannot write " + options.json_path), std::string::npos);
+  EXPECT_EQ(text.find("Full report"), std::string::npos);  // the JSON was not written
 }
 
 TEST_F(LeakCheckTest, BothWriteErrorsAreWarningsJsonFirst) {
@@ -107,7 +112,8 @@ TEST_F(LeakCheckTest, ASmallReportIsWrittenTheSameWay) {
   options.text_path = dir_ + "/leaks.txt";
   WriteLeakReportFiles(options, report);
   EXPECT_EQ(Read(options.json_path), LeakReportJsonText(report) + "\n");
-  EXPECT_EQ(Read(options.text_path), FormatLeakReportText(report));
+  EXPECT_EQ(Read(options.text_path),
+            FormatLeakReportText(report, LeakCheckTextOptions(options, true)));
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ int Api() {
 
 int Signal() {
   hgprog::LeakBlocks(4, 200);
+  hgprog::ScrubStack();  // the allocations' dead frames lie where printf's and usleep's will
   std::printf("ready %s\n", heapgraph_recording_dir());
   std::fflush(stdout);
   for (int i = 0; i < 600; ++i) usleep(100 * 1000);

@@ -155,9 +155,10 @@ void RunCheck(CheckStep& step) {
   options.text_path = step.dir + "/leaks.txt";
   report::LeakReport report = report::RunLeakCheckFrom(options, step.program_stack_pointer);
   step.leaks_json = LeaksJson(report);
-  step.files_match = report.ok &&
-                     ReadFile(options.json_path) == report::LeakReportJsonText(report) + "\n" &&
-                     ReadFile(options.text_path) == report::FormatLeakReportText(report);
+  step.files_match =
+      report.ok && ReadFile(options.json_path) == report::LeakReportJsonText(report) + "\n" &&
+      ReadFile(options.text_path) ==
+          report::FormatLeakReportText(report, report::LeakCheckTextOptions(options, true));
 }
 
 void StepBody(void* step) {
