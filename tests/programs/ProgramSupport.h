@@ -40,10 +40,10 @@ __attribute__((noinline, unused)) static void ScrubStack() {
 }
 
 // `count` blocks of `size` bytes (filled with 0x11, never a pointer) whose addresses are then
-// forgotten: leaks. Out of line and extern "C": its frame, where the addresses pass, is dead once
-// it returns, and reports name it `LeakBlocks`. A caller that then blocks while a check runs
-// calls ScrubStack() first: the dead frames of malloc, memset and the recorder's hook lie where
-// the blocking call's frames will, and their unwritten slots would keep a copy.
+// forgotten: leaks. Out of line and extern "C": reports name it `LeakBlocks`. It scrubs the dead
+// frames of what it called (malloc, memset, the recorder's hook); its own frame is dead once it
+// returns, so a caller that then blocks while a check runs calls ScrubStack() too: the blocking
+// call's frames would lie over it, and their unwritten slots would keep a copy.
 inline void* volatile g_leak_sink;
 extern "C" __attribute__((noinline, used)) inline void LeakBlocks(int count, size_t size) {
   for (int i = 0; i < count; ++i) {
@@ -52,6 +52,7 @@ extern "C" __attribute__((noinline, used)) inline void LeakBlocks(int count, siz
     g_leak_sink = p;
   }
   g_leak_sink = nullptr;
+  ScrubStack();
 }
 
 inline void LineBufferedStdout() {
