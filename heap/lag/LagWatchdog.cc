@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -42,6 +44,14 @@ bool ThreadCpuNs(pid_t tid, uint64_t* out) {
 
 bool Signal(pid_t tid, int signal) {
   return syscall(SYS_tgkill, getpid(), tid, signal) == 0;
+}
+
+// The start of the function containing `ip` (its unwind entry), so that samples anywhere in one
+// function share a top frame; `ip` itself when the unwind tables do not know it.
+uintptr_t FunctionStart(uintptr_t ip) {
+  unw_proc_info_t info = {};
+  if (unw_get_proc_info_by_ip(unw_local_addr_space, ip, &info, nullptr) != 0) return ip;
+  return info.start_ip != 0 ? static_cast<uintptr_t>(info.start_ip) : ip;
 }
 
 void Complain(const char* what, const char* detail) {
@@ -162,7 +172,7 @@ void LagWatchdog::SampleRunning(uint64_t now) {
     MonitoredThread& t = MonitoredThreads::At(i);
     pid_t tid = t.tid.load(std::memory_order_acquire);
     uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
-    if (tid == 0 || begin == 0 || now < begin + after) continue;
+    if (tid == 0 || begin == 0 || now < begin + after) continue;  // also a unit begun since now
     if (t.pending.load(std::memory_order_acquire) != 0) {
       ++state_[i].missed;  // blocked, or still in the handler: never a second one queued
       continue;
@@ -191,8 +201,9 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
   uint64_t unit = t.unit.load(std::memory_order_relaxed);
   if (s.reported_unit != 0 && (begin == 0 || unit != s.reported_unit)) {
-    uint64_t duration = t.last_duration_ns.load(std::memory_order_relaxed);
-    if (begin != 0) duration = 0;  // several units since: the length of that one is lost
+    // 0 when several units ended since: the length of that one is lost.
+    bool last = t.ended_unit.load(std::memory_order_acquire) == s.reported_unit;
+    uint64_t duration = last ? t.last_duration_ns.load(std::memory_order_relaxed) : 0;
     Write(format::kLagEnded, index, s.reported_unit, duration, 0, false);
     s.reported_unit = 0;
     s.lag.Reset();
@@ -202,17 +213,16 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
     permille = static_cast<uint32_t>((cpu - s.cpu_ns) * 1000 / elapsed_ns);
   }
   s.cpu_ns = cpu;
-  if (begin != 0 && now - begin >= uint64_t{c.lag_threshold_ms} * 1000000) {
+  if (begin != 0 && now > begin && now - begin >= uint64_t{c.lag_threshold_ms} * 1000000) {
     if (s.reported_unit != unit) {
       s.lag.Reset();
       s.missed = 0;
     }
     s.reported_unit = unit;
-    s.reported_begin_ns = begin;
     if (s.lag.Due()) Write(format::kLagLong, index, unit, now - begin, permille, true);
   } else if (c.lag_cpu_percent != 0 && permille > c.lag_cpu_percent * 10) {
-    if (s.cpu.Due())
-      Write(format::kLagCpu, index, unit, begin != 0 ? now - begin : 0, permille, true);
+    uint64_t running = begin != 0 && now > begin ? now - begin : 0;
+    if (s.cpu.Due()) Write(format::kLagCpu, index, unit, running, permille, true);
   } else {
     s.cpu.Reset();
   }
@@ -240,7 +250,7 @@ void LagWatchdog::Write(uint32_t kind, uint32_t index, uint64_t unit, uint64_t d
       const LagSample& sample = t.ring[n % ring];
       if (sample.unit.load(std::memory_order_relaxed) != unit) continue;
       samples[r.sample_count] = {sample.stack.load(std::memory_order_relaxed),
-                                 sample.top.load(std::memory_order_relaxed)};
+                                 FunctionStart(sample.top.load(std::memory_order_relaxed))};
       r.samples[r.sample_count] = samples[r.sample_count].stack;
       ++r.sample_count;
     }

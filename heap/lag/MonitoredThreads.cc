@@ -68,6 +68,7 @@ void MonitoredThreads::EndWork() {
   if (t == nullptr || t->depth == 0 || --t->depth != 0) return;
   uint64_t begin = t->begin_ns.load(std::memory_order_relaxed);
   t->last_duration_ns.store(MonotonicNs() - begin, std::memory_order_relaxed);
+  t->ended_unit.store(t->unit.load(std::memory_order_relaxed), std::memory_order_release);
   t->begin_ns.store(0, std::memory_order_release);
 }
 

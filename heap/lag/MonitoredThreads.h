@@ -27,6 +27,7 @@ struct MonitoredThread {
   std::atomic<uint64_t> begin_ns{0};          // CLOCK_MONOTONIC start of the running unit; 0: idle
   std::atomic<uint64_t> unit{0};              // number of the running (or last) unit, from 1
   std::atomic<uint64_t> last_duration_ns{0};  // of the last finished unit
+  std::atomic<uint64_t> ended_unit{0};        // its number
   std::atomic<uint32_t> pending{0};           // 1: a sampling signal was sent, not yet answered
   std::atomic<uint64_t> written{0};           // samples pushed so far (ring index = written % size)
   uint32_t depth = 0;                         // nesting of begin/end; owner thread only

@@ -1,0 +1,151 @@
+// The lag monitor on real children (tests/programs/hg_lag.cc, linked with libheapgraph): a unit
+// of work that sleeps 3 s is one lag whose stack names its handler; of two alternating slow
+// functions the more frequent one is chosen; a deadlock writes a bounded number of records
+// (annealing); a CPU-bound loop of short units is recorded by the CPU rule; a process killed
+// during a lag leaves the lag in progress (no end record). Reads the `lag` file with
+// reader/LagRecords and the stacks with RecordingReader.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "reader/LagRecords.h"
+#include "reader/RecordingReader.h"
+#include "tests/ChildProcess.h"
+
+namespace heapgraph::proctest {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Short periods so that the tests take seconds: checks every 100 ms, lags from 500 ms.
+const char* kFastOptions = "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20";
+
+bool StackHas(const RecordingReader& reader, uint32_t stack, const AddressRange& range) {
+  for (uint64_t frame : reader.Frames(stack)) {
+    if (range.Contains(frame) || range.Contains(frame - 1)) return true;
+  }
+  return false;
+}
+
+std::vector<format::LagRecord> OfKind(const LagRecords& lag, uint32_t kind) {
+  std::vector<format::LagRecord> out;
+  for (const auto& r : lag.records()) {
+    if (r.kind == kind) out.push_back(r);
+  }
+  return out;
+}
+
+struct LagRun {
+  TempRoot root;
+  std::unique_ptr<ChildProcess> child;
+  std::string dir;
+
+  LagRun(const std::string& mode, const std::string& options = kFastOptions) {
+    child = std::make_unique<ChildProcess>(ProgramPath("hg_lag"), std::vector<std::string>{mode},
+                                           RecordingEnv(root.path(), options, false));
+    EXPECT_TRUE(child->WaitReady()) << child->Describe();
+    dir = child->Field("dir").at(0);
+  }
+  // Waits (bounded) until the lag file has a record of `kind`.
+  LagRecords WaitFor(uint32_t kind) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      LagRecords lag(dir);
+      if (!OfKind(lag, kind).empty() || std::chrono::steady_clock::now() > deadline) return lag;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+};
+
+TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
+  LagRun run("sleep");
+  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  ASSERT_TRUE(lag.present());
+  EXPECT_FALSE(lag.torn());
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u) << run.child->Describe();
+  std::set<uint64_t> units;
+  for (const auto& r : lags) units.insert(r.unit);
+  EXPECT_EQ(units.size(), 1u) << "one unit of work lagged";
+  const format::LagRecord& first = lags.front();
+  EXPECT_GE(first.duration_ns, 500000000u);
+  EXPECT_GT(first.sample_count, 0u);
+  EXPECT_GT(first.stack_repeats, 0u);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, first.stack, RangeOf(*run.child, "SleepingHandler")));
+  auto ended = OfKind(lag, format::kLagEnded);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_GE(ended[0].duration_ns, 2900000000u);
+  EXPECT_EQ(lag.InProgress(), nullptr);
+}
+
+TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
+  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20,lag_ring=64");
+  ASSERT_TRUE(run.child->ReadToEof(milliseconds(120000))) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  AddressRange frequent = RangeOf(*run.child, "FrequentSpin");
+  AddressRange rare = RangeOf(*run.child, "RareSpin");
+  int frequent_chosen = 0, rare_chosen = 0;
+  for (const auto& r : OfKind(lag, format::kLagLong)) {
+    if (r.sample_count < 20) continue;  // a full ring holds several rounds of both
+    if (StackHas(reader, r.stack, frequent)) ++frequent_chosen;
+    if (StackHas(reader, r.stack, rare)) ++rare_chosen;
+  }
+  std::string chosen;
+  for (const auto& r : OfKind(lag, format::kLagLong)) {
+    chosen += "\nstack " + std::to_string(r.stack) + " x" + std::to_string(r.stack_repeats) + ":";
+    for (uint64_t f : reader.Frames(r.stack)) chosen += " " + std::to_string(f);
+  }
+  EXPECT_GT(frequent_chosen, 0) << run.child->Describe() << chosen;
+  EXPECT_EQ(rare_chosen, 0);
+}
+
+TEST(RecorderLagTest, DeadlockWritesABoundedNumberOfRecords) {
+  LagRun run("deadlock");
+  std::this_thread::sleep_for(std::chrono::seconds(10));  // 100 checks
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  LagRecords lag(run.dir);
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u);
+  EXPECT_LE(lags.size(), 3u) << "annealing: the same stack is not written again";
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, lags.back().stack, RangeOf(*run.child, "DeadlockedHandler")));
+  ASSERT_NE(lag.InProgress(), nullptr);
+}
+
+TEST(RecorderLagTest, CpuBoundLoopOfShortUnitsIsRecorded) {
+  LagRun run("cpu", "lag_interval_ms=200,lag_cpu_percent=50");
+  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  auto cpu = OfKind(lag, format::kLagCpu);
+  ASSERT_GE(cpu.size(), 1u) << run.child->Describe();
+  EXPECT_GT(cpu[0].cpu_permille, 500u);
+  EXPECT_TRUE(OfKind(lag, format::kLagLong).empty());
+}
+
+TEST(RecorderLagTest, KilledDuringALagLeavesItInProgress) {
+  LagRun run("hang");
+  LagRecords lag = run.WaitFor(format::kLagLong);
+  ASSERT_FALSE(OfKind(lag, format::kLagLong).empty());
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  LagRecords after(run.dir);
+  EXPECT_FALSE(after.torn());
+  const format::LagRecord* open = after.InProgress();
+  ASSERT_NE(open, nullptr);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, open->stack, RangeOf(*run.child, "SleepingHandler")));
+}
+
+}  // namespace
+}  // namespace heapgraph::proctest
