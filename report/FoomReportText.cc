@@ -75,12 +75,15 @@ void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
   }
 }
 
+void AppendFrames(std::string& out, const std::vector<ReportFrame>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    out += fmt::format("      #{} {:#x} {}\n", i, frames[i].address, FrameLabel(frames[i]));
+  }
+}
+
 void AppendStack(std::string& out, const FoomStack& s, bool sampled) {
   out += fmt::format("    stack {}: {}\n", s.stack_id, Amount(s, sampled));
-  for (size_t i = 0; i < s.frames.size(); ++i) {
-    const ReportFrame& f = s.frames[i];
-    out += fmt::format("      #{} {:#x} {}\n", i, f.address, FrameLabel(f));
-  }
+  AppendFrames(out, s.frames);
 }
 
 }  // namespace
@@ -91,6 +94,11 @@ std::string FoomReportToText(const FoomReport& r) {
     out += fmt::format("process: pid {}, {}\n", r.session->pid, r.session->executable);
   }
   out += ExitLine(r.exit) + "\n";
+  if (r.crash_lag) {
+    out += fmt::format("crash-lag: thread {}, {} of {} samples in the most time-consuming stack\n",
+                       r.crash_lag->tid, r.crash_lag->repeats, r.crash_lag->samples);
+    AppendFrames(out, r.crash_lag->stack.frames);
+  }
   bool sampled = r.sample_mean != 0;
   out += fmt::format("live: {}, {} categories, {} dropped\n", Amount(r.live, sampled),
                      r.categories.size(), r.dropped);

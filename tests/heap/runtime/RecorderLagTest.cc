@@ -5,10 +5,12 @@
 // during a lag leaves the lag in progress (no end record). Reads the `lag` file with
 // reader/LagRecords and the stacks with RecordingReader.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <csignal>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -133,7 +135,7 @@ TEST(RecorderLagTest, CpuBoundLoopOfShortUnitsIsRecorded) {
   EXPECT_TRUE(OfKind(lag, format::kLagLong).empty());
 }
 
-TEST(RecorderLagTest, KilledDuringALagLeavesItInProgress) {
+TEST(RecorderLagTest, KilledDuringALagIsAHangNamedByItsStack) {
   LagRun run("hang");
   LagRecords lag = run.WaitFor(format::kLagLong);
   ASSERT_FALSE(OfKind(lag, format::kLagLong).empty());
@@ -145,6 +147,22 @@ TEST(RecorderLagTest, KilledDuringALagLeavesItInProgress) {
   ASSERT_NE(open, nullptr);
   RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
   EXPECT_TRUE(StackHas(reader, open->stack, RangeOf(*run.child, "SleepingHandler")));
+  // heapgraph foom: a hang, named by the lag's stack (crash-lag), not "likely OOM kill".
+  RunResult foom = RunToExit(HEAPGRAPH_CLI, {"foom", run.dir, "--json"}, {});
+  ASSERT_TRUE(foom.status && WIFEXITED(*foom.status) && WEXITSTATUS(*foom.status) == 0)
+      << foom.stderr_text;
+  std::string text;
+  for (const std::string& line : foom.lines) text += line + "\n";
+  nlohmann::json report = nlohmann::json::parse(text);
+  EXPECT_EQ(report["exit"]["kind"], "hang");
+  EXPECT_NE(report["exit"]["reason"].get<std::string>().find("crash-lag"), std::string::npos);
+  ASSERT_TRUE(report["crash_lag"].is_object());
+  EXPECT_EQ(report["crash_lag"]["stack_id"], open->stack);
+  bool named = false;
+  for (const auto& frame : report["crash_lag"]["frames"]) {
+    if (frame.value("function", "") == "SleepingHandler") named = true;
+  }
+  EXPECT_TRUE(named) << report["crash_lag"].dump();
 }
 
 }  // namespace
