@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -163,6 +164,29 @@ TEST(RecorderLagTest, KilledDuringALagIsAHangNamedByItsStack) {
     if (frame.value("function", "") == "SleepingHandler") named = true;
   }
   EXPECT_TRUE(named) << report["crash_lag"].dump();
+}
+
+// The leak check's stop-the-world while the watchdog samples the same thread every 20 ms: three
+// signal-triggered checks all finish and the child keeps being sampled (never a deadlock).
+TEST(RecorderLagTest, LeakChecksDuringSamplingFinish) {
+  LagRun run("hang", std::string(kFastOptions) + ",scan_signal=39,leak_text=");
+  run.WaitFor(format::kLagLong);
+  for (int check = 1; check <= 3; ++check) {
+    std::string report = run.dir + "/leaks-" + std::to_string(check) + ".json";
+    kill(run.child->pid(), 39);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(report) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    ASSERT_TRUE(std::filesystem::exists(report)) << "check " << check << run.child->Describe();
+  }
+  LagRecords before(run.dir);
+  uint32_t samples_before = before.InProgress()->sample_count;
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(kill(run.child->pid(), 0), 0) << "the child is alive";
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  EXPECT_GT(samples_before, 0u);
 }
 
 }  // namespace
