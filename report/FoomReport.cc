@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "reader/LagRecords.h"
 #include "reader/TypesFile.h"
 #include "report/BaseName.h"
 #include "report/CallerSelector.h"
@@ -121,6 +122,35 @@ std::vector<ReportFrame> Resolve(const RecordingReader& reader, StackResolver* r
   return frames;
 }
 
+// A kill that left no trace (no exit, signal or OOM counter evidence) while a lag was in
+// progress: the watchdog's kill of a hung program, named by the lag's stack.
+bool KilledWithoutTrace(const std::string& kind) {
+  return kind == "likely_oom_kill" || kind == "unknown" || kind == "hang";
+}
+
+void FindCrashLag(const RecordingReader& reader, StackResolver* resolver, FoomReport& report) {
+  try {
+    LagRecords lag(reader.directory());
+    if (lag.torn()) report.warnings.push_back("lag: the last record was torn by the kill");
+    const format::LagRecord* open = lag.InProgress();
+    if (open == nullptr || !KilledWithoutTrace(report.exit.kind)) return;
+    CrashLag c;
+    c.tid = open->tid;
+    c.duration_ns = open->duration_ns;
+    c.repeats = open->stack_repeats;
+    c.samples = open->sample_count;
+    c.stack.stack_id = open->stack;
+    c.stack.frames = Resolve(reader, resolver, open->stack);
+    report.exit.kind = "hang";
+    report.exit.reason = fmt::format(
+        "killed during a lag (crash-lag): a unit of work of thread {} had run at least {:.1f} s",
+        c.tid, static_cast<double>(c.duration_ns) / 1e9);
+    report.crash_lag = std::move(c);
+  } catch (const RecordingError& e) {
+    report.warnings.push_back(std::string(e.what()) + " (no crash-lag)");
+  }
+}
+
 std::optional<FeatureValue> Feature(const FoomReport& report) {
   const FoomCategory* chosen = nullptr;
   std::string reason;
@@ -225,6 +255,7 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
     }
     report.categories.push_back(std::move(c));
   }
+  FindCrashLag(reader, resolver ? &*resolver : nullptr, report);
   if (resolver) {
     for (const std::string& w : resolver->warnings()) report.warnings.push_back(w);
     for (const std::string& r : symbolizer->refused()) report.warnings.push_back(r);

@@ -57,6 +57,16 @@ struct FeatureValue {
   std::string reason;
 };
 
+// The lag in progress when the process died (heap/lag/, reader/LagRecords): the run was killed
+// during a lag ("crash-lag", seed 003), so a kill without a trace is a hang, named by this stack.
+struct CrashLag {
+  int32_t tid = 0;
+  uint64_t duration_ns = 0;  // the unit's run time at its last record
+  uint32_t repeats = 0;      // samples with the stack's top function
+  uint32_t samples = 0;      // samples of the unit in the ring
+  FoomStack stack;           // the most time-consuming stack
+};
+
 struct FoomReport {
   std::string directory;
   ExitRecord exit;
@@ -69,6 +79,7 @@ struct FoomReport {
   std::vector<FoomCategory> categories;  // every category, bytes descending
   std::optional<FeatureValue> feature;
   std::optional<PressureTimeline> pressure;  // the watcher's time line, when it wrote one
+  std::optional<CrashLag> crash_lag;         // killed during a lag: exit.kind is then "hang"
   std::vector<std::string> warnings;
 };
 

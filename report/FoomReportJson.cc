@@ -79,6 +79,14 @@ Json FrameJson(const ReportFrame& f) {
           {"inlined", f.inlined}};
 }
 
+Json CrashLagJson(const std::optional<CrashLag>& c) {
+  if (!c) return nullptr;
+  Json frames = Json::array();
+  for (const ReportFrame& f : c->stack.frames) frames.push_back(FrameJson(f));
+  return {{"tid", c->tid},         {"duration_ns", c->duration_ns}, {"stack_id", c->stack.stack_id},
+          {"repeats", c->repeats}, {"samples", c->samples},         {"frames", std::move(frames)}};
+}
+
 Json CategoryJson(size_t rank, const FoomCategory& c) {
   Json stacks = Json::array();
   for (const FoomStack& s : c.stacks) {
@@ -195,6 +203,7 @@ Json FoomReportToJson(const FoomReport& r) {
           {"categories", std::move(categories)},
           {"feature", std::move(feature)},
           {"pressure", PressureJson(r.pressure)},
+          {"crash_lag", CrashLagJson(r.crash_lag)},
           {"warnings", r.warnings}};
 }
 
@@ -209,36 +218,37 @@ Json FoomReportToRecord(const FoomReport& r) {
   bool v2 = r.session && r.session->has_record;
   const PressureEntry* last =
       r.pressure && !r.pressure->entries().empty() ? &r.pressure->entries().back() : nullptr;
-  return {{"format", kFoomRecordFormat},
-          {"version", kFoomReportVersion},
-          {"directory", r.directory},
-          {"pid", r.session ? r.session->pid : 0},
-          {"executable", r.session ? r.session->executable : ""},
-          {"build_id",
-           v2 ? BuildIdHex(r.session->record.exe_build_id, r.session->record.exe_build_id_len) : ""},
-          {"start_time_ns", r.session ? r.session->start_time_ns : 0},
-          {"exit_kind", r.exit.kind},
-          {"exit_reason", r.exit.reason},
-          {"signal", r.exit.signal},
-          {"live_blocks", r.live.count},
-          {"live_bytes", r.live.bytes},
-          {"sample_mean", r.sample_mean},
-          {"live_blocks_error", r.live.count_error},
-          {"live_bytes_error", r.live.bytes_error},
-          {"torn_records", r.torn_records},
-          {"top_category", top != nullptr ? top->name : ""},
-          {"top_category_count", top != nullptr ? top->count : 0},
-          {"top_category_bytes", top != nullptr ? top->bytes : 0},
-          {"top_category_count_error", top != nullptr ? top->count_error : 0.0},
-          {"top_category_bytes_error", top != nullptr ? top->bytes_error : 0.0},
-          {"watermarks_reached", r.pressure ? r.pressure->entries().size() : 0},
-          {"last_watermark", last != nullptr ? last->record.watermark : 0},
-          {"last_watermark_rss", last != nullptr ? last->record.rss : 0},
-          {"suspects", suspects},
-          {"caller1", r.feature ? r.feature->caller1 : ""},
-          {"caller2", r.feature ? r.feature->caller2 : ""},
-          {"category", r.feature ? r.feature->category : ""},
-          {"reason", r.feature ? r.feature->reason : ""}};
+  return {
+      {"format", kFoomRecordFormat},
+      {"version", kFoomReportVersion},
+      {"directory", r.directory},
+      {"pid", r.session ? r.session->pid : 0},
+      {"executable", r.session ? r.session->executable : ""},
+      {"build_id",
+       v2 ? BuildIdHex(r.session->record.exe_build_id, r.session->record.exe_build_id_len) : ""},
+      {"start_time_ns", r.session ? r.session->start_time_ns : 0},
+      {"exit_kind", r.exit.kind},
+      {"exit_reason", r.exit.reason},
+      {"signal", r.exit.signal},
+      {"live_blocks", r.live.count},
+      {"live_bytes", r.live.bytes},
+      {"sample_mean", r.sample_mean},
+      {"live_blocks_error", r.live.count_error},
+      {"live_bytes_error", r.live.bytes_error},
+      {"torn_records", r.torn_records},
+      {"top_category", top != nullptr ? top->name : ""},
+      {"top_category_count", top != nullptr ? top->count : 0},
+      {"top_category_bytes", top != nullptr ? top->bytes : 0},
+      {"top_category_count_error", top != nullptr ? top->count_error : 0.0},
+      {"top_category_bytes_error", top != nullptr ? top->bytes_error : 0.0},
+      {"watermarks_reached", r.pressure ? r.pressure->entries().size() : 0},
+      {"last_watermark", last != nullptr ? last->record.watermark : 0},
+      {"last_watermark_rss", last != nullptr ? last->record.rss : 0},
+      {"suspects", suspects},
+      {"caller1", r.feature ? r.feature->caller1 : ""},
+      {"caller2", r.feature ? r.feature->caller2 : ""},
+      {"category", r.feature ? r.feature->category : ""},
+      {"reason", r.feature ? r.feature->reason : ""}};
 }
 
 std::string FoomReportJsonText(const FoomReport& report) {

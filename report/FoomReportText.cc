@@ -76,16 +76,20 @@ void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
   }
 }
 
+// Frames #0.. of a stack, the first `max_frames` (0: all), saying how many were left out.
+void AppendFrames(std::string& out, const std::vector<ReportFrame>& frames, size_t max_frames) {
+  size_t shown = max_frames == 0 ? frames.size() : std::min(max_frames, frames.size());
+  for (size_t i = 0; i < shown; ++i) {
+    out += fmt::format("      #{} {:#x} {}\n", i, frames[i].address, FrameLabel(frames[i]));
+  }
+  if (shown < frames.size()) {
+    out += fmt::format("      ... {} more frames; see JSON\n", frames.size() - shown);
+  }
+}
+
 void AppendStack(std::string& out, const FoomStack& s, bool sampled, size_t max_frames) {
   out += fmt::format("    stack {}: {}\n", s.stack_id, Amount(s, sampled));
-  size_t shown = max_frames == 0 ? s.frames.size() : std::min(max_frames, s.frames.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const ReportFrame& f = s.frames[i];
-    out += fmt::format("      #{} {:#x} {}\n", i, f.address, FrameLabel(f));
-  }
-  if (shown < s.frames.size()) {
-    out += fmt::format("      ... {} more frames; see JSON\n", s.frames.size() - shown);
-  }
+  AppendFrames(out, s.frames, max_frames);
 }
 
 }  // namespace
@@ -96,6 +100,11 @@ std::string FoomReportToText(const FoomReport& r, const FoomTextOptions& options
     out += fmt::format("process: pid {}, {}\n", r.session->pid, r.session->executable);
   }
   out += ExitLine(r.exit) + "\n";
+  if (r.crash_lag) {
+    out += fmt::format("crash-lag: thread {}, {} of {} samples in the most time-consuming stack\n",
+                       r.crash_lag->tid, r.crash_lag->repeats, r.crash_lag->samples);
+    AppendFrames(out, r.crash_lag->stack.frames, options.max_frames);
+  }
   bool sampled = r.sample_mean != 0;
   out += fmt::format("live: {}, {} categories, {} dropped\n", Amount(r.live, sampled),
                      r.categories.size(), r.dropped);

@@ -11,6 +11,7 @@
 
 #include "heap/config/Config.h"
 #include "heap/config/LsanOptions.h"
+#include "heap/lag/LagWatchdog.h"
 #include "heap/platform/LoadedObject.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
@@ -337,6 +338,42 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool
   if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
 }
 
+// The lag monitor's sample, in its signal handler on the monitored thread (heap/lag/LagWatchdog):
+// nothing while the thread is inside a hook or the recorder (its unwinder cache and stack cache
+// are in use); else its stack from the interrupted frame on, interned like an allocation stack.
+uint32_t SampleLagStack(uintptr_t skip_begin, uintptr_t skip_end, uintptr_t* top) {
+  if (t_state.guard) return 0;
+  GuardScope guard;
+  uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
+  uint32_t depth = StackCapture::Capture(frames, format::kMaxStackDepth);
+  uint32_t first = depth;
+  for (uint32_t i = 0; i < depth; ++i) {
+    if (frames[i] >= skip_begin && frames[i] < skip_end) {
+      first = i + 1;
+      break;
+    }
+  }
+  if (first >= depth) return 0;
+  uint32_t kept = depth - first;
+  uint32_t limit = g.depth.load(std::memory_order_relaxed);
+  *top = frames[first];
+  return InternStack(frames + first, kept < limit ? kept : limit);
+}
+
+// heapgraph's own threads (session, lag watchdog): never recorded.
+void MarkToolThread() {
+  t_state.ignored = true;
+}
+
+LagWatchdog::Settings LagSettings() {
+  LagWatchdog::Settings settings;
+  settings.config = &g.config;
+  settings.dir_fd = g.directory.fd();
+  settings.sample = &SampleLagStack;
+  settings.on_thread_start = &MarkToolThread;
+  return settings;
+}
+
 }  // namespace
 
 bool InHook() {
@@ -550,6 +587,16 @@ HEAPGRAPH_API void heapgraph_heartbeat(void) {
   g.session.CountAppHeartbeat();
 }
 
+HEAPGRAPH_API void heapgraph_work_begin(void) {
+  GuardScope guard;
+  if (SettleMode() != kActive) return;
+  LagWatchdog::BeginWork(LagSettings());
+}
+
+HEAPGRAPH_API void heapgraph_work_end(void) {
+  LagWatchdog::EndWork();
+}
+
 HEAPGRAPH_API void heapgraph_sync(void) {
   g.heap.file().Sync();
   g.vm.file().Sync();
@@ -611,10 +658,6 @@ HEAPGRAPH_API void heapgraph_internal_end_snapshot(void) {
 }  // extern "C"
 
 namespace {
-
-void MarkToolThread() {
-  t_state.ignored = true;
-}
 
 // Changes whenever the program allocates or frees (a hash of the sequence and the live totals);
 // read without locks: a torn sum is just another value that differs.

@@ -402,4 +402,54 @@ struct CategoryTotal {
 };
 static_assert(sizeof(CategoryTotal) == 32);
 
+// ---------------------------------------------------------------------------------------------
+// lag (magic HGLAG001, version 1): the lag monitor's records (heap/lag/). Appended, one write()
+// per record: [LagHeader] then LagRecord after LagRecord. A record whose tag or check word is
+// wrong, or a short last one, is torn (the process was killed in the middle of writing it):
+// readers report it as such and stop there.
+inline constexpr char kLagMagic[8] = {'H', 'G', 'L', 'A', 'G', '0', '0', '1'};
+inline constexpr const char* kLagFile = "lag";
+inline constexpr uint32_t kLagRecordTag = 0x4741414C;  // "LAAG"
+inline constexpr uint32_t kMaxLagSamples = 64;
+
+struct LagHeader {
+  FileHeader file;
+  uint32_t record_size;  // sizeof(LagRecord)
+  uint32_t interval_ms;  // the options in force
+  uint32_t threshold_ms;
+  uint32_t sample_ms;  // 0: no sampling
+  uint32_t ring;
+  uint32_t cpu_percent;
+};
+
+// kLagLong: a unit of work ran longer than the threshold (written again while it goes on, when its
+// most time-consuming stack changes); kLagCpu: a thread above the CPU share; kLagEnded: a unit
+// that was reported as a lag ended (no such record = the process died during the lag).
+enum LagKind : uint32_t { kLagLong = 1, kLagCpu = 2, kLagEnded = 3 };
+
+struct LagRecord {
+  uint32_t tag;   // kLagRecordTag
+  uint32_t kind;  // LagKind
+  uint64_t realtime_ns;
+  uint64_t duration_ns;  // the unit's run time so far (kLagEnded: its whole run time)
+  uint64_t unit;         // the thread's unit number (1 = its first heapgraph_work_begin)
+  int32_t tid;
+  uint32_t cpu_permille;  // the thread's CPU time over the last check interval, per mille of a core
+  uint32_t stack;         // the most time-consuming stack (stacks.bin id; 0: none)
+  uint32_t stack_repeats;   // samples of the ring with the same top frame
+  uint32_t sample_count;    // ids in samples[] (the ring, oldest first)
+  uint32_t samples_missed;  // sampling signals not answered (blocked signal, busy handler)
+  uint32_t samples[kMaxLagSamples];
+  uint64_t check;  // LagCheck() of everything before it
+};
+static_assert(sizeof(LagRecord) == 320);
+
+// FNV-1a over the bytes of `r` before `check`.
+inline uint64_t LagCheck(const LagRecord& r) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&r);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < offsetof(LagRecord, check); ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 }  // namespace heapgraph::format

@@ -52,6 +52,16 @@ HEAPGRAPH_API void heapgraph_set_app_state(int foreground);
  * killed classifies the run as a hang. */
 HEAPGRAPH_API void heapgraph_heartbeat(void);
 
+/* Lag monitor (docs/configuration.md, "Lag monitor"): one unit of work of the calling thread's
+ * event loop starts / ends (call them around each handler, or from a loop's prepare/check hooks).
+ * The first call makes the calling thread a monitored one (at most 16 threads; more are ignored)
+ * and starts the watchdog thread, which records a lag when a unit runs longer than
+ * lag_threshold_ms, with the unit's most time-consuming stack sampled every lag_sample_ms. No
+ * allocation, no lock: callable from any thread, any number of times; an unmatched end is ignored.
+ */
+HEAPGRAPH_API void heapgraph_work_begin(void);
+HEAPGRAPH_API void heapgraph_work_end(void);
+
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */
 HEAPGRAPH_API void heapgraph_sync(void);
 

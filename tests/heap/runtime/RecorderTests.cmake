@@ -34,6 +34,11 @@ heapgraph_add_process_test(RecorderConfigTest)
 heapgraph_add_process_test(RecorderPauseTest)
 heapgraph_add_process_test(RecorderSamplingTest LIBS nlohmann_json::nlohmann_json)
 add_dependencies(RecorderSamplingTest heapgraph_cli)
+heapgraph_add_process_test(RecorderLagTest LIBS nlohmann_json::nlohmann_json)
+add_dependencies(RecorderLagTest heapgraph_cli)  # heapgraph foom: the crash-lag
+if(TARGET heapgraph_scan)  # the leak checks during sampling
+  add_dependencies(RecorderLagTest heapgraph_scan)
+endif()
 heapgraph_add_process_test(RecorderPressureTest)
 if(TARGET heapgraph_scan)  # the type refresh; absent in sanitizer builds
   add_dependencies(RecorderPressureTest heapgraph_scan)

@@ -1,0 +1,193 @@
+// The lag monitor on real children (tests/programs/hg_lag.cc, linked with libheapgraph): a unit
+// of work that sleeps 3 s is one lag whose stack names its handler; of two alternating slow
+// functions the more frequent one is chosen; a deadlock writes a bounded number of records
+// (annealing); a CPU-bound loop of short units is recorded by the CPU rule; a process killed
+// during a lag leaves the lag in progress (no end record). Reads the `lag` file with
+// reader/LagRecords and the stacks with RecordingReader.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "reader/LagRecords.h"
+#include "reader/RecordingReader.h"
+#include "tests/ChildProcess.h"
+
+namespace heapgraph::proctest {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Short periods so that the tests take seconds: checks every 100 ms, lags from 500 ms.
+const char* kFastOptions = "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20";
+
+bool StackHas(const RecordingReader& reader, uint32_t stack, const AddressRange& range) {
+  for (uint64_t frame : reader.Frames(stack)) {
+    if (range.Contains(frame) || range.Contains(frame - 1)) return true;
+  }
+  return false;
+}
+
+std::vector<format::LagRecord> OfKind(const LagRecords& lag, uint32_t kind) {
+  std::vector<format::LagRecord> out;
+  for (const auto& r : lag.records()) {
+    if (r.kind == kind) out.push_back(r);
+  }
+  return out;
+}
+
+struct LagRun {
+  TempRoot root;
+  std::unique_ptr<ChildProcess> child;
+  std::string dir;
+
+  LagRun(const std::string& mode, const std::string& options = kFastOptions) {
+    child = std::make_unique<ChildProcess>(ProgramPath("hg_lag"), std::vector<std::string>{mode},
+                                           RecordingEnv(root.path(), options, false));
+    EXPECT_TRUE(child->WaitReady()) << child->Describe();
+    dir = child->Field("dir").at(0);
+  }
+  // Waits (bounded) until the lag file has a record of `kind`.
+  LagRecords WaitFor(uint32_t kind) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      LagRecords lag(dir);
+      if (!OfKind(lag, kind).empty() || std::chrono::steady_clock::now() > deadline) return lag;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+};
+
+TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
+  LagRun run("sleep");
+  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  ASSERT_TRUE(lag.present());
+  EXPECT_FALSE(lag.torn());
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u) << run.child->Describe();
+  std::set<uint64_t> units;
+  for (const auto& r : lags) units.insert(r.unit);
+  EXPECT_EQ(units.size(), 1u) << "one unit of work lagged";
+  const format::LagRecord& first = lags.front();
+  EXPECT_GE(first.duration_ns, 500000000u);
+  EXPECT_GT(first.sample_count, 0u);
+  EXPECT_GT(first.stack_repeats, 0u);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, first.stack, RangeOf(*run.child, "SleepingHandler")));
+  auto ended = OfKind(lag, format::kLagEnded);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_GE(ended[0].duration_ns, 2900000000u);
+  EXPECT_EQ(lag.InProgress(), nullptr);
+}
+
+TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
+  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20,lag_ring=64");
+  ASSERT_TRUE(run.child->ReadToEof(milliseconds(120000))) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  AddressRange frequent = RangeOf(*run.child, "FrequentSpin");
+  AddressRange rare = RangeOf(*run.child, "RareSpin");
+  int frequent_chosen = 0, rare_chosen = 0;
+  for (const auto& r : OfKind(lag, format::kLagLong)) {
+    if (r.sample_count < 20) continue;  // a full ring holds several rounds of both
+    if (StackHas(reader, r.stack, frequent)) ++frequent_chosen;
+    if (StackHas(reader, r.stack, rare)) ++rare_chosen;
+  }
+  std::string chosen;
+  for (const auto& r : OfKind(lag, format::kLagLong)) {
+    chosen += "\nstack " + std::to_string(r.stack) + " x" + std::to_string(r.stack_repeats) + ":";
+    for (uint64_t f : reader.Frames(r.stack)) chosen += " " + std::to_string(f);
+  }
+  EXPECT_GT(frequent_chosen, 0) << run.child->Describe() << chosen;
+  EXPECT_EQ(rare_chosen, 0);
+}
+
+TEST(RecorderLagTest, DeadlockWritesABoundedNumberOfRecords) {
+  LagRun run("deadlock");
+  std::this_thread::sleep_for(std::chrono::seconds(10));  // 100 checks
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  LagRecords lag(run.dir);
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u);
+  EXPECT_LE(lags.size(), 3u) << "annealing: the same stack is not written again";
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, lags.back().stack, RangeOf(*run.child, "DeadlockedHandler")));
+  ASSERT_NE(lag.InProgress(), nullptr);
+}
+
+TEST(RecorderLagTest, CpuBoundLoopOfShortUnitsIsRecorded) {
+  LagRun run("cpu", "lag_interval_ms=200,lag_cpu_percent=50");
+  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  auto cpu = OfKind(lag, format::kLagCpu);
+  ASSERT_GE(cpu.size(), 1u) << run.child->Describe();
+  EXPECT_GT(cpu[0].cpu_permille, 500u);
+  EXPECT_TRUE(OfKind(lag, format::kLagLong).empty());
+}
+
+TEST(RecorderLagTest, KilledDuringALagIsAHangNamedByItsStack) {
+  LagRun run("hang");
+  LagRecords lag = run.WaitFor(format::kLagLong);
+  ASSERT_FALSE(OfKind(lag, format::kLagLong).empty());
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  LagRecords after(run.dir);
+  EXPECT_FALSE(after.torn());
+  const format::LagRecord* open = after.InProgress();
+  ASSERT_NE(open, nullptr);
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, open->stack, RangeOf(*run.child, "SleepingHandler")));
+  // heapgraph foom: a hang, named by the lag's stack (crash-lag), not "likely OOM kill".
+  RunResult foom = RunToExit(HEAPGRAPH_CLI, {"foom", run.dir, "--json"}, {});
+  ASSERT_TRUE(foom.status && WIFEXITED(*foom.status) && WEXITSTATUS(*foom.status) == 0)
+      << foom.stderr_text;
+  std::string text;
+  for (const std::string& line : foom.lines) text += line + "\n";
+  nlohmann::json report = nlohmann::json::parse(text);
+  EXPECT_EQ(report["exit"]["kind"], "hang");
+  EXPECT_NE(report["exit"]["reason"].get<std::string>().find("crash-lag"), std::string::npos);
+  ASSERT_TRUE(report["crash_lag"].is_object());
+  EXPECT_EQ(report["crash_lag"]["stack_id"], open->stack);
+  bool named = false;
+  for (const auto& frame : report["crash_lag"]["frames"]) {
+    if (frame.value("function", "") == "SleepingHandler") named = true;
+  }
+  EXPECT_TRUE(named) << report["crash_lag"].dump();
+}
+
+// The leak check's stop-the-world while the watchdog samples the same thread every 20 ms: three
+// signal-triggered checks all finish and the child keeps being sampled (never a deadlock).
+TEST(RecorderLagTest, LeakChecksDuringSamplingFinish) {
+  LagRun run("hang", std::string(kFastOptions) + ",scan_signal=39,leak_text=");
+  run.WaitFor(format::kLagLong);
+  for (int check = 1; check <= 3; ++check) {
+    std::string report = run.dir + "/leaks-" + std::to_string(check) + ".json";
+    kill(run.child->pid(), 39);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(report) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    ASSERT_TRUE(std::filesystem::exists(report)) << "check " << check << run.child->Describe();
+  }
+  LagRecords before(run.dir);
+  uint32_t samples_before = before.InProgress()->sample_count;
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(kill(run.child->pid(), 0), 0) << "the child is alive";
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  EXPECT_GT(samples_before, 0u);
+}
+
+}  // namespace
+}  // namespace heapgraph::proctest
