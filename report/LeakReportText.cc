@@ -71,27 +71,25 @@ std::string TypeLine(const LeakRecord& record) {
   return line + "\n";
 }
 
-// Where a block was allocated, as briefly as what is known allows: the innermost frame with a
-// source position, else the innermost named function, else module+offset of the innermost frame.
-std::string AllocationSite(const FrameList& stack) {
-  for (const ReportFrame& f : stack) {
-    if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
-  }
-  for (const ReportFrame& f : stack) {
-    if (!f.function.empty()) return f.function;
-  }
-  if (stack.empty()) return "unknown stack";
-  const ReportFrame& f = stack.front();
-  if (f.module.empty()) return fmt::format("{:#x}", f.address);
-  return fmt::format("{}+{:#x}", f.module, f.offset);
-}
-
 // "f() a.cc:12", else the function, else module+offset.
 std::string FrameSite(const ReportFrame& f) {
   if (!f.file.empty()) return fmt::format("{} {}:{}", f.function, BaseName(f.file), f.line);
   if (!f.function.empty()) return f.function;
   if (f.module.empty()) return fmt::format("{:#x}", f.address);
   return fmt::format("{}+{:#x}", f.module, f.offset);
+}
+
+// Where a block was allocated, as briefly as what is known allows: the innermost frame with a
+// source position, else the innermost named function, else the innermost frame (FrameSite).
+std::string AllocationSite(const FrameList& stack) {
+  if (stack.empty()) return "unknown stack";
+  for (const ReportFrame& f : stack) {
+    if (!f.file.empty()) return FrameSite(f);
+  }
+  for (const ReportFrame& f : stack) {
+    if (!f.function.empty()) return FrameSite(f);
+  }
+  return FrameSite(stack.front());
 }
 
 // The first application frames of a stack (CallerSelector's Caller1 and Caller2: allocation
