@@ -17,6 +17,14 @@ struct LeakCheckOptions {
   // Blocks to explain (report/Explanation.h, ParseExplainTargets): '/'-separated addresses and
   // function names; "" = none, and nothing of the explanation runs.
   std::string explain;
+  // Which leaked blocks are candidates (marking is the same): every one, those allocated after
+  // `checkpoint` (heapgraph_check_leaks_since), or those of stacks whose leaked count or bytes grew
+  // since the previous changed check (check/ChangedStacks). A delta check symbolizes and writes
+  // the files only when something in its window leaked; an unknown checkpoint is one line on
+  // stderr and the check covers every block.
+  enum class Window { kAll, kSince, kChanged };
+  Window window = Window::kAll;
+  std::string checkpoint;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

@@ -22,6 +22,7 @@
 #include "report/ReportFrame.h"
 #include "report/Symbolizer.h"
 #include "scanner/ScanResult.h"
+#include "scanner/SeqWindow.h"
 
 namespace heapgraph::report {
 
@@ -139,6 +140,8 @@ struct LeakReport {
   std::vector<std::string> warnings;  // stacks that could not be read, one line each
   // Why the check's explain targets are reachable (report/Explanation.h); empty without targets.
   std::vector<Explanation> explanations;
+  // A delta check's window (heapgraph_check_leaks_since / _changed): only blocks in it are leaks.
+  std::optional<scanner::SeqWindow> window;
 };
 
 // The bytes of a cycle's members.
