@@ -143,6 +143,9 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
     scan_options.program_stack_pointer = program_stack_pointer;
+    // A delta check does not type: preparing the type readers was most of a small heap's check
+    // (docs/performance.md); its reports name blocks by size category and find no typed cycles.
+    scan_options.types = !window;
     SymbolWarmup warmup;  // nothing allocated before the snapshot
     // A delta check symbolizes only when its window leaked (usually nothing: a test's check).
     if (SymbolizesWhileMarking() && !window) {

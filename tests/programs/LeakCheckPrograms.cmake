@@ -72,3 +72,12 @@ if(TARGET heapgraph_scan)
                         LIBS heapgraph heapgraph_scan)
   target_include_directories(explain_roots PRIVATE ${PROJECT_SOURCE_DIR}/include)
 endif()
+
+# tests/gtest/LeakCheckListenerTest's children: the same suite under heapgraph::gtest_main, linked
+# with libheapgraph.so and libheapgraph_scan.so, and without them (for LD_PRELOAD).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(gtest_leaks_linked SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
+                        LIBS heapgraph heapgraph_scan heapgraph_gtest_main)
+  heapgraph_add_program(gtest_leaks_preload SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
+                        LIBS heapgraph_gtest_main)
+endif()

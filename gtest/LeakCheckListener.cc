@@ -1,0 +1,105 @@
+#include "gtest/LeakCheckListener.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace heapgraph::gtest {
+namespace {
+
+constexpr char kCheckpoint[] = "heapgraph_gtest";
+constexpr int kReportLines = 60;  // at most, of the text report's records, in the failure message
+
+// The current test's marks (the macros run on the test's thread, between start and end).
+bool g_skip_current = false;
+unsigned long long g_expected_current = 0;
+
+std::string FullName(const testing::TestInfo& test) {
+  return std::string(test.test_suite_name()) + "." + test.name();
+}
+
+// A file name from a test name: characters other than [A-Za-z0-9._-] become '_' (parameterized
+// tests have '/').
+std::string FileName(const std::string& name) {
+  std::string file = name;
+  for (char& c : file) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+    if (!plain) c = '_';
+  }
+  return file;
+}
+
+// The leak records of a text report: its first lines, up to the category table.
+std::string LeakRecords(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::string line, text;
+  for (int i = 0; i < lines && std::getline(in, line) && line != "Categories:"; ++i) {
+    text += line + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+LeakCheckListener::LeakCheckListener(const LeakCheckApi& api, std::string report_dir,
+                                     const std::string& skip, int first_checked_iteration)
+    : api_(api),
+      report_dir_(std::move(report_dir)),
+      first_checked_iteration_(first_checked_iteration) {
+  std::stringstream names(skip);
+  for (std::string name; std::getline(names, name, ':');) {
+    if (!name.empty()) skip_.insert(name);
+  }
+  mkdir(report_dir_.c_str(), 0700);
+}
+
+void LeakCheckListener::SkipCurrent() {
+  g_skip_current = true;
+}
+
+void LeakCheckListener::ExpectCurrent(unsigned long long blocks) {
+  g_expected_current = blocks;
+}
+
+void LeakCheckListener::OnTestIterationStart(const testing::UnitTest&, int iteration) {
+  checking_iteration_ = iteration >= first_checked_iteration_;
+}
+
+bool LeakCheckListener::Checked(const testing::TestInfo& test) const {
+  return checking_iteration_ && !g_skip_current && !test.result()->Skipped() &&
+         skip_.count(test.test_suite_name()) == 0 && skip_.count(FullName(test)) == 0;
+}
+
+void LeakCheckListener::OnTestStart(const testing::TestInfo&) {
+  g_skip_current = false;
+  g_expected_current = 0;
+  api_.Checkpoint(kCheckpoint);
+}
+
+void LeakCheckListener::OnTestEnd(const testing::TestInfo& test) {
+  if (!Checked(test)) return;
+  const std::string name = FullName(test);
+  const std::string base = report_dir_ + "/" + FileName(name);
+  const std::string json = base + ".json", text = base + ".txt";
+  heapgraph_leak_summary summary;
+  int leaked = api_.CheckSince(kCheckpoint, json.c_str(), text.c_str(), &summary);
+  if (leaked < 0) {
+    ADD_FAILURE() << "heapgraph: the leak check of " << name << " could not run: " << summary.error;
+  } else if (static_cast<unsigned long long>(leaked) > g_expected_current) {
+    Fail(name, leaked, text);
+  }
+}
+
+void LeakCheckListener::Fail(const std::string& name, int leaked,
+                             const std::string& text_path) const {
+  ADD_FAILURE() << "heapgraph: " << name << " leaked " << leaked << " block(s)"
+                << (g_expected_current != 0
+                        ? " (HEAPGRAPH_EXPECT_N_LEAKS(" + std::to_string(g_expected_current) + "))"
+                        : std::string())
+                << "; report " << text_path << " (and .json)\n"
+                << LeakRecords(text_path, kReportLines);
+}
+
+}  // namespace heapgraph::gtest
