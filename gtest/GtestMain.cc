@@ -46,6 +46,9 @@ void ExpectLeaks(unsigned long long blocks) {
 int heapgraph_gtest_main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   if (heapgraph::gtest::RunTwice()) GTEST_FLAG_SET(repeat, 2);
-  heapgraph::gtest::InstallLeakCheck();
+  // HEAPGRAPH_GTEST_CHECK=0: the same program without the listener (the benchmark's baseline).
+  if (heapgraph::gtest::Environment("HEAPGRAPH_GTEST_CHECK", "1") != "0") {
+    heapgraph::gtest::InstallLeakCheck();
+  }
   return RUN_ALL_TESTS();
 }

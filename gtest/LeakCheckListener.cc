@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +55,8 @@ LeakCheckListener::LeakCheckListener(const LeakCheckApi& api, std::string report
     if (!name.empty()) skip_.insert(name);
   }
   mkdir(report_dir_.c_str(), 0700);
+  const char* verbose = std::getenv("HEAPGRAPH_GTEST_VERBOSE");
+  verbose_ = verbose != nullptr && verbose[0] == '1';
 }
 
 void LeakCheckListener::SkipCurrent() {
@@ -85,6 +89,10 @@ void LeakCheckListener::OnTestEnd(const testing::TestInfo& test) {
   const std::string json = base + ".json", text = base + ".txt";
   heapgraph_leak_summary summary;
   int leaked = api_.CheckSince(kCheckpoint, json.c_str(), text.c_str(), &summary);
+  if (verbose_) {
+    std::fprintf(stderr, "heapgraph: %s: %d leaked, %llu live blocks, check %.1f ms\n",
+                 name.c_str(), leaked, summary.live_blocks, summary.total_ms);
+  }
   if (leaked < 0) {
     ADD_FAILURE() << "heapgraph: the leak check of " << name << " could not run: " << summary.error;
   } else if (static_cast<unsigned long long>(leaked) > g_expected_current) {

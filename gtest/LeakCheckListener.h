@@ -40,6 +40,7 @@ class LeakCheckListener : public testing::EmptyTestEventListener {
   std::set<std::string> skip_;
   int first_checked_iteration_;
   bool checking_iteration_ = true;
+  bool verbose_ = false;  // HEAPGRAPH_GTEST_VERBOSE=1: one line per check on stderr
 };
 
 }  // namespace heapgraph::gtest

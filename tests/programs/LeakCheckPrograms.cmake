@@ -78,6 +78,7 @@ endif()
 if(TARGET heapgraph_scan)
   heapgraph_add_program(gtest_leaks_linked SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
                         LIBS heapgraph heapgraph_scan heapgraph_gtest_main)
+  target_compile_definitions(gtest_leaks_linked PRIVATE HEAPGRAPH_GTEST_LINKED)
   heapgraph_add_program(gtest_leaks_preload SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
                         LIBS heapgraph_gtest_main)
 endif()

@@ -9,6 +9,8 @@
 //   only
 //                              (first-use caches filled by the first pass are no leaks)
 //   HEAPGRAPH_GTEST_SKIP       ':'-separated suites ("Suite") or tests ("Suite.Test") not checked
+//   HEAPGRAPH_GTEST_VERBOSE    1: one line per check on stderr (leaked, live blocks, milliseconds)
+//   HEAPGRAPH_GTEST_CHECK      0: heapgraph_gtest_main installs no listener (a baseline run)
 #pragma once
 
 namespace heapgraph::gtest {
