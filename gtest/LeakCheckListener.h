@@ -32,6 +32,9 @@ class LeakCheckListener : public testing::EmptyTestEventListener {
 
  private:
   bool Checked(const testing::TestInfo& test) const;
+  // The check of a finished test, and the failure when it leaked. Never inlined: OnTestEnd scrubs
+  // the stack below itself first.
+  __attribute__((noinline)) void CheckTest(const testing::TestInfo& test);
   // Fails the current test with the leaked count and the text report's first lines.
   void Fail(const std::string& name, int leaked, const std::string& text_path) const;
 
