@@ -140,6 +140,13 @@ LeakReport EmptyWindowReport(const scanner::ScanResult& scan, const scanner::Seq
 LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   try {
     std::optional<scanner::SeqWindow> window = ResolveWindow(options);
+    if (window && window->checkpoint != kChangedName) {
+      // No live block allocated in the window: none can have leaked, no scan.
+      scanner::ScanResult unscanned;
+      if (scanner::LiveBlocksInWindow(*window, &unscanned.stats.live_blocks) == 0) {
+        return EmptyWindowReport(unscanned, *window);
+      }
+    }
     scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
     scan_options.program_stack_pointer = program_stack_pointer;

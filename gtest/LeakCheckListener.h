@@ -34,7 +34,7 @@ class LeakCheckListener : public testing::EmptyTestEventListener {
   bool Checked(const testing::TestInfo& test) const;
   // The check of a finished test, and the failure when it leaked. Never inlined: OnTestEnd scrubs
   // the stack below itself first.
-  __attribute__((noinline)) void CheckTest(const testing::TestInfo& test);
+  __attribute__((noinline)) void CheckTest();
   // Fails the current test with the leaked count and the text report's first lines.
   void Fail(const std::string& name, int leaked, const std::string& text_path) const;
 
@@ -43,7 +43,10 @@ class LeakCheckListener : public testing::EmptyTestEventListener {
   std::set<std::string> skip_;
   int first_checked_iteration_;
   bool checking_iteration_ = true;
-  bool verbose_ = false;  // HEAPGRAPH_GTEST_VERBOSE=1: one line per check on stderr
+  bool verbose_ = false;
+  // The current test's name and report paths, made in OnTestStart before the checkpoint.
+  std::string name_, json_path_,
+      text_path_;  // HEAPGRAPH_GTEST_VERBOSE=1: one line per check on stderr
 };
 
 }  // namespace heapgraph::gtest

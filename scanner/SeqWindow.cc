@@ -1,5 +1,8 @@
 #include "scanner/SeqWindow.h"
 
+#include "heap/plugin/RecorderEntries.h"
+#include "heap/store/LiveAllocationTree.h"
+
 namespace heapgraph::scanner {
 
 size_t KeepLeaked(ScanResult& result, const std::vector<bool>& keep) {
@@ -30,6 +33,21 @@ size_t LimitToWindow(ScanResult& result, const SeqWindow& window) {
   std::vector<bool> keep(result.leaked.size());
   for (size_t i = 0; i < keep.size(); ++i) keep[i] = window.Contains(result.leaked[i].seq);
   return KeepLeaked(result, keep);
+}
+
+int64_t LiveBlocksInWindow(const SeqWindow& window, uint64_t* live_blocks) {
+  const RecorderEntries& recorder = RecorderEntries::Get();
+  HeapgraphRecorderView view{};
+  if (!recorder.loaded() || recorder.begin_snapshot(&view) != 0) return -1;
+  int64_t inside = 0;
+  for (uint32_t i = 0; i < view.heap->shard_count(); ++i) {
+    view.heap->shard(i).ForEach([&](const BlockRecord& block) {
+      if (window.Contains(block.seq)) ++inside;
+    });
+  }
+  *live_blocks = view.heap->LiveCount();
+  recorder.end_snapshot();
+  return inside;
 }
 
 }  // namespace heapgraph::scanner
