@@ -6,9 +6,11 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "check/ChangedStacks.h"
 #include "check/CheckSuppressions.h"
 #include "check/FreshStack.h"
 #include "check/ReportFile.h"
@@ -27,6 +29,7 @@
 #include "report/SymbolWarmup.h"
 #include "report/TypedAnalysis.h"
 #include "scanner/LeakScan.h"
+#include "scanner/SeqWindow.h"
 #include "scanner/types/ModuleSegments.h"
 
 namespace heapgraph::report {
@@ -91,14 +94,69 @@ class ExplainPreparation {
   scanner::types::ModuleSegments modules_;
 };
 
+constexpr char kChangedName[] = "(changed)";
+
+// The sequence window of a delta check, read from the recorder before the scan; none for a full
+// check, or (after one line) when the checkpoint was never set.
+std::optional<scanner::SeqWindow> ResolveWindow(const LeakCheckOptions& options) {
+  using Window = LeakCheckOptions::Window;
+  if (options.window == Window::kAll) return std::nullopt;
+  HeapgraphSequenceFn sequence = RecorderEntries::Get().sequence;
+  scanner::SeqWindow window;
+  if (sequence == nullptr || sequence(nullptr, &window.to_seq) != 0) return std::nullopt;
+  if (options.window == Window::kChanged) {
+    window.checkpoint = kChangedName;
+    window.from_seq = 0;
+    return window;
+  }
+  window.checkpoint = options.checkpoint;
+  if (sequence(options.checkpoint.c_str(), &window.from_seq) != 0) {
+    PrintLine("checkpoint \"" + options.checkpoint +
+              "\" was never set (heapgraph_checkpoint); the check covers every block");
+    return std::nullopt;
+  }
+  return window;
+}
+
+// Limits `scan`'s leaked blocks to the window's; returns how many are left.
+size_t LimitLeaked(scanner::ScanResult& scan, const scanner::SeqWindow& window) {
+  if (window.checkpoint == kChangedName) {
+    return scanner::KeepLeaked(scan, ChangedStacks::Process().Grown(scan.leaked));
+  }
+  return scanner::LimitToWindow(scan, window);
+}
+
+// The report of a delta check whose window has no leak: the counts, no symbolization.
+LeakReport EmptyWindowReport(const scanner::ScanResult& scan, const scanner::SeqWindow& window) {
+  LeakReport report;
+  report.summary.live_blocks = scan.stats.live_blocks;
+  report.timings = scan.timings;
+  report.stats = scan.stats;
+  report.recording_dir = scan.recording_dir;
+  report.window = window;
+  return report;
+}
+
 // Runs on the fresh stack.
 LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   try {
+    std::optional<scanner::SeqWindow> window = ResolveWindow(options);
+    if (window && window->checkpoint != kChangedName) {
+      // No live block allocated in the window: none can have leaked, no scan.
+      scanner::ScanResult unscanned;
+      if (scanner::LiveBlocksInWindow(*window, &unscanned.stats.live_blocks) == 0) {
+        return EmptyWindowReport(unscanned, *window);
+      }
+    }
     scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
     scan_options.program_stack_pointer = program_stack_pointer;
+    // A delta check does not type: preparing the type readers was most of a small heap's check
+    // (docs/performance.md); its reports name blocks by size category and find no typed cycles.
+    scan_options.types = !window;
     SymbolWarmup warmup;  // nothing allocated before the snapshot
-    if (SymbolizesWhileMarking()) {
+    // A delta check symbolizes only when its window leaked (usually nothing: a test's check).
+    if (SymbolizesWhileMarking() && !window) {
       scan_options.while_marking = [&warmup](const std::string& dir,
                                              const std::function<bool()>& marking_done) {
         warmup.Run(dir, marking_done);
@@ -108,6 +166,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);
     if (!scan.notice.empty()) PrintLine(scan.notice);
     if (!scan.ok) return Failed(scan.error);
+    if (window && LimitLeaked(scan, *window) == 0) return EmptyWindowReport(scan, *window);
     graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
     const RecordingReader& reader = warmup.Reader(scan.recording_dir, scan.recording_files);
     Symbolizer& symbolizer = warmup.symbolizer();
@@ -117,6 +176,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     typed.AddTo(report);
     explain.AddTo(report, scan, graph, reader, symbolizer, typed);
     ApplySuppressions(LoadCheckSuppressions(scan.suppressions), report);
+    report.window = window;
     LeakCheckOptions written = options;
     if (written.max_text_records == 0) written.max_text_records = scan.max_leaks;
     WriteLeakReportFiles(written, report);
@@ -231,17 +291,11 @@ int ReportToSummary(const heapgraph::report::LeakReport& report, heapgraph_leak_
 
 }  // namespace
 
-// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
-extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
-    uint64_t program_stack_pointer, int interior_pointers, const char* explain) {
-  // Before the options' strings are allocated.
-  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
-  heapgraph::report::LeakCheckOptions options;
-  if (json_path != nullptr) options.json_path = json_path;
-  if (text_path != nullptr) options.text_path = text_path;
-  options.interior_pointers = interior_pointers != 0;
-  if (explain != nullptr) options.explain = explain;
+namespace {
+
+// One check of the C API with `options`, from the program's frame `program_stack_pointer`.
+int CheckFromC(const heapgraph::report::LeakCheckOptions& options, heapgraph_leak_summary* summary,
+               uint64_t program_stack_pointer) {
   // Held until the report is freed and the stack scrubbed: a check on another thread never stops
   // this one amid the report's frees, whose hooks hold block addresses in registers and frames.
   heapgraph::ExclusiveCheck exclusive(heapgraph::RecorderEntries::Get(), program_stack_pointer);
@@ -254,6 +308,36 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(
   // the wait of its next check, which a concurrent check scans) are laid over them.
   heapgraph::scanner::ScrubStackBelow();
   return result;
+}
+
+// A delta check of the C API (`checkpoint` null: the changed check).
+int DeltaCheckFromC(const char* checkpoint, const char* json_path, const char* text_path,
+                    heapgraph_leak_summary* summary, uint64_t program_stack_pointer) {
+  using heapgraph::report::LeakCheckOptions;
+  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
+  LeakCheckOptions options;
+  if (json_path != nullptr) options.json_path = json_path;
+  if (text_path != nullptr) options.text_path = text_path;
+  options.window =
+      checkpoint == nullptr ? LeakCheckOptions::Window::kChanged : LeakCheckOptions::Window::kSince;
+  if (checkpoint != nullptr) options.checkpoint = checkpoint;
+  return CheckFromC(options, summary, program_stack_pointer);
+}
+
+}  // namespace
+
+// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
+extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
+    uint64_t program_stack_pointer, int interior_pointers, const char* explain) {
+  // Before the options' strings are allocated.
+  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
+  heapgraph::report::LeakCheckOptions options;
+  if (json_path != nullptr) options.json_path = json_path;
+  if (text_path != nullptr) options.text_path = text_path;
+  options.interior_pointers = interior_pointers != 0;
+  if (explain != nullptr) options.explain = explain;
+  return CheckFromC(options, summary, program_stack_pointer);
 }
 
 extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks(
@@ -269,4 +353,18 @@ extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_exp
   return heapgraph_internal_check_leaks(json_path, text_path, summary,
                                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
                                         /*interior_pointers=*/1, explain);
+}
+
+extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_since(
+    const char* checkpoint, const char* json_path, const char* text_path,
+    heapgraph_leak_summary* summary) {
+  if (checkpoint == nullptr) checkpoint = "";
+  return DeltaCheckFromC(checkpoint, json_path, text_path, summary,
+                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+}
+
+extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_changed(
+    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
+  return DeltaCheckFromC(nullptr, json_path, text_path, summary,
+                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
 }

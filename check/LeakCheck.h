@@ -20,6 +20,14 @@ struct LeakCheckOptions {
   std::string explain;
   // Leak records the text report prints (the JSON has all); 0: the recorder's max_leaks option.
   size_t max_text_records = 0;
+  // Which leaked blocks are candidates (marking is the same): every one, those allocated after
+  // `checkpoint` (heapgraph_check_leaks_since), or those of stacks whose leaked count or bytes grew
+  // since the previous changed check (check/ChangedStacks). A delta check symbolizes and writes
+  // the files only when something in its window leaked; an unknown checkpoint is one line on
+  // stderr and the check covers every block.
+  enum class Window { kAll, kSince, kChanged };
+  Window window = Window::kAll;
+  std::string checkpoint;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

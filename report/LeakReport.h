@@ -23,6 +23,7 @@
 #include "report/Suppressions.h"
 #include "report/Symbolizer.h"
 #include "scanner/ScanResult.h"
+#include "scanner/SeqWindow.h"
 
 namespace heapgraph::report {
 
@@ -155,6 +156,8 @@ struct LeakReport {
   std::vector<Explanation> explanations;
   // The rules that suppressed records, in the order of their first use; empty without any.
   std::vector<SuppressionUse> suppressions_used;
+  // A delta check's window (heapgraph_check_leaks_since / _changed): only blocks in it are leaks.
+  std::optional<scanner::SeqWindow> window;
 };
 
 // The bytes of a cycle's members.

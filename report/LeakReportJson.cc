@@ -141,6 +141,12 @@ json DocumentJson(const LeakReport& report, json leaks) {
                    {"suppressions_used", SuppressionsUsedJson(report)}};
   // Only a check with explain targets has the key (docs/report-format.md).
   if (!report.explanations.empty()) document["explain"] = ExplanationsToJson(report.explanations);
+  // Only a delta check has the key.
+  if (report.window) {
+    document["window"] = {{"checkpoint", report.window->checkpoint},
+                          {"from_seq", report.window->from_seq},
+                          {"to_seq", report.window->to_seq}};
+  }
   return document;
 }
 

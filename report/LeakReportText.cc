@@ -389,6 +389,11 @@ std::string FormatLeakReportText(const LeakReport& report, const TextReportOptio
   text += FormatExplanations(report.explanations);
   for (const std::string& warning : report.warnings) text += "warning: " + warning + "\n";
   if (!report.notice.empty()) text += "note: " + report.notice + "\n";
+  if (report.window) {
+    text += "window: blocks allocated after checkpoint \"" + report.window->checkpoint +
+            "\" (sequence " + std::to_string(report.window->from_seq) + " to " +
+            std::to_string(report.window->to_seq) + ")\n";
+  }
   text += FormatSuppressionsUsed(report);
   text += SummaryLine(report.summary);
   text += ScanLine(report);

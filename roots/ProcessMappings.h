@@ -11,6 +11,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -84,7 +86,25 @@ class ProcessMappings {
   bool ParseBuffer(bool may_grow);
   bool ReadFile(const char* path, bool may_grow);
 
-  std::vector<char> text_;  // owns the bytes that Mapping::name views
+  // Leaves the bytes of a resize uninitialized: Reserve's 16 MiB is never written or faulted in
+  // beyond what the map text fills (zeroing it was most of a small heap's check).
+  template <typename T>
+  struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = UninitializedAllocator<U>;
+    };
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+
+  std::vector<char, UninitializedAllocator<char>> text_;  // owns the bytes Mapping::name views
   size_t text_size_ = 0;
   std::vector<Mapping> mappings_;
   size_t malformed_lines_ = 0;

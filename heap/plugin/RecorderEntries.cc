@@ -17,6 +17,7 @@ RecorderEntries Resolve() {
   entries.ignore_thread = Lookup<HeapgraphIgnoreThreadFn>(HEAPGRAPH_IGNORE_THREAD_SYMBOL);
   entries.begin_check = Lookup<HeapgraphBeginCheckFn>(HEAPGRAPH_BEGIN_CHECK_SYMBOL);
   entries.end_check = Lookup<HeapgraphEndCheckFn>(HEAPGRAPH_END_CHECK_SYMBOL);
+  entries.sequence = Lookup<HeapgraphSequenceFn>(HEAPGRAPH_SEQUENCE_SYMBOL);
   return entries;
 }
 

@@ -16,6 +16,7 @@ struct RecorderEntries {
   HeapgraphIgnoreThreadFn ignore_thread = nullptr;
   HeapgraphBeginCheckFn begin_check = nullptr;
   HeapgraphEndCheckFn end_check = nullptr;
+  HeapgraphSequenceFn sequence = nullptr;  // checkpoints and the current sequence
 
   // This process's entries; every pointer null when libheapgraph.so is not loaded (resolved on the
   // first call, with dlsym: may allocate then, like any first dlsym).

@@ -110,12 +110,20 @@ HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_ignore_thread(int ignore);
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_begin_check(uint64_t program_stack_pointer);
 HEAPGRAPH_INTERNAL_ENTRY void heapgraph_internal_end_check(void);
 
+// The allocation sequence where checkpoint `checkpoint` was set (heapgraph_checkpoint), or with a
+// null name the next sequence number to be handed out. Returns 0, 1 when that checkpoint was never
+// set, -1 when the process is not recording.
+HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_sequence(const char* checkpoint,
+                                                         uint64_t* sequence);
+
 typedef __typeof__(&heapgraph_internal_begin_snapshot) HeapgraphBeginSnapshotFn;
 typedef __typeof__(&heapgraph_internal_end_snapshot) HeapgraphEndSnapshotFn;
 typedef __typeof__(&heapgraph_internal_ignore_thread) HeapgraphIgnoreThreadFn;
 typedef __typeof__(&heapgraph_internal_begin_check) HeapgraphBeginCheckFn;
 typedef __typeof__(&heapgraph_internal_end_check) HeapgraphEndCheckFn;
 
+typedef __typeof__(&heapgraph_internal_sequence) HeapgraphSequenceFn;
+#define HEAPGRAPH_SEQUENCE_SYMBOL "heapgraph_internal_sequence"
 #define HEAPGRAPH_BEGIN_SNAPSHOT_SYMBOL "heapgraph_internal_begin_snapshot"
 #define HEAPGRAPH_END_SNAPSHOT_SYMBOL "heapgraph_internal_end_snapshot"
 #define HEAPGRAPH_IGNORE_THREAD_SYMBOL "heapgraph_internal_ignore_thread"

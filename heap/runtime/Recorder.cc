@@ -20,6 +20,7 @@
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/FreshBytes.h"
+#include "heap/runtime/Checkpoints.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heap/runtime/LsanHooks.h"
@@ -87,6 +88,8 @@ constinit SampledAddressFilter g_sampled;
 // Read by leak scans through HeapgraphRecorderView::unwinder; never reset (a forked child keeps
 // the parent's mappings, and with them the entries).
 constinit UnwinderMappings g_unwinder;
+// heapgraph_checkpoint()'s names.
+constinit Checkpoints g_checkpoints;
 
 // Everything the recorder keeps per thread, in one static-TLS object so that a leak scan can
 // leave it out of every thread's roots (HeapgraphRecorderView::thread_state: it holds stack
@@ -601,6 +604,25 @@ HEAPGRAPH_API void heapgraph_sync(void) {
   g.heap.file().Sync();
   g.vm.file().Sync();
   g.stacks.file().Sync();
+}
+
+HEAPGRAPH_API int heapgraph_checkpoint(const char* name) {
+  GuardScope guard;
+  if (name == nullptr || !Recording(SettleMode())) return -1;
+  // This thread's next block takes a fresh sequence block, at or after the checkpoint.
+  t_state.seq_next = t_state.seq_end;
+  g_checkpoints.Set(name, g.session.header()->sequence.load(std::memory_order_relaxed));
+  return 0;
+}
+
+HEAPGRAPH_API int heapgraph_internal_sequence(const char* checkpoint, uint64_t* sequence) {
+  GuardScope guard;
+  if (!Recording(SettleMode())) return -1;
+  if (checkpoint == nullptr) {
+    *sequence = g.session.header()->sequence.load(std::memory_order_relaxed);
+    return 0;
+  }
+  return g_checkpoints.Find(checkpoint, sequence) ? 0 : 1;
 }
 
 HEAPGRAPH_API int heapgraph_internal_ignore_thread(int ignore) {

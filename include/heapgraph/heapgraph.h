@@ -98,6 +98,29 @@ HEAPGRAPH_API int heapgraph_check_leaks_explain(const char* json_path, const cha
                                                 const char* explain,
                                                 heapgraph_leak_summary* summary);
 
+/* ---- Checkpoints and delta checks (docs/leak-scan.md, "Checkpoints"). */
+
+/* Marks a point of the program by allocation sequence under `name` (libheapgraph.so). Setting a
+ * name again moves it; 64 names are kept (the least recently set goes first). Returns 0, or -1
+ * when the process is not recording. Blocks the calling thread allocates afterwards are after
+ * the checkpoint; another thread may still use up to 1,023 sequence numbers it reserved before. */
+HEAPGRAPH_API int heapgraph_checkpoint(const char* name);
+
+/* heapgraph_check_leaks, but only blocks allocated after checkpoint `checkpoint` (and before the
+ * check) are candidates: marking still starts from every root (Valgrind's "added" check). A name
+ * never set gives one line on stderr and the check covers every block. The reports carry
+ * "window": {"checkpoint", "from_seq", "to_seq"}, and are written only when something in the
+ * window leaked (no file, no symbolization otherwise). Returns the leaked blocks in the window. */
+HEAPGRAPH_API int heapgraph_check_leaks_since(const char* checkpoint, const char* json_path,
+                                              const char* text_path,
+                                              heapgraph_leak_summary* summary);
+
+/* The "changed" check: only blocks of allocation stacks whose leaked block count or bytes grew
+ * since the previous changed check of this process (the first one compares with nothing). Reports
+ * as heapgraph_check_leaks_since, with "checkpoint": "(changed)". */
+HEAPGRAPH_API int heapgraph_check_leaks_changed(const char* json_path, const char* text_path,
+                                                heapgraph_leak_summary* summary);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,3 +74,13 @@ if(HEAPGRAPH_LSAN_HEADERS)
   target_compile_definitions(lsan_api PRIVATE HEAPGRAPH_REAL_LSAN_HEADER=1)
   message(STATUS "lsan_api: compiled against ${lsan_header}")
 endif()
+
+# tests/gtest/LeakCheckListenerTest's children: the same suite under heapgraph::gtest_main, linked
+# with libheapgraph.so and libheapgraph_scan.so, and without them (for LD_PRELOAD).
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(gtest_leaks_linked SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
+                        LIBS heapgraph heapgraph_scan heapgraph_gtest_main)
+  target_compile_definitions(gtest_leaks_linked PRIVATE HEAPGRAPH_GTEST_LINKED)
+  heapgraph_add_program(gtest_leaks_preload SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
+                        LIBS heapgraph_gtest_main)
+endif()
