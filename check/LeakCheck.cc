@@ -310,61 +310,23 @@ int CheckFromC(const heapgraph::report::LeakCheckOptions& options, heapgraph_lea
   return result;
 }
 
-// A delta check of the C API (`checkpoint` null: the changed check).
-int DeltaCheckFromC(const char* checkpoint, const char* json_path, const char* text_path,
-                    heapgraph_leak_summary* summary, uint64_t program_stack_pointer) {
-  using heapgraph::report::LeakCheckOptions;
-  heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
-  LeakCheckOptions options;
-  if (json_path != nullptr) options.json_path = json_path;
-  if (text_path != nullptr) options.text_path = text_path;
-  options.window =
-      checkpoint == nullptr ? LeakCheckOptions::Window::kChanged : LeakCheckOptions::Window::kSince;
-  if (checkpoint != nullptr) options.checkpoint = checkpoint;
-  return CheckFromC(options, summary, program_stack_pointer);
-}
-
 }  // namespace
 
-// The entry of libheapgraph.so's triggers: `program_stack_pointer` is their caller's frame.
-extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
-    uint64_t program_stack_pointer, int interior_pointers, const char* explain) {
+// The entry of libheapgraph.so's triggers and public check functions (heap/runtime/CheckApi.cc).
+extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheckRequest* request) {
+  using heapgraph::report::LeakCheckOptions;
   // Before the options' strings are allocated.
   heapgraph::RecordingIgnored ignored(heapgraph::RecorderEntries::Get().ignore_thread);
-  heapgraph::report::LeakCheckOptions options;
-  if (json_path != nullptr) options.json_path = json_path;
-  if (text_path != nullptr) options.text_path = text_path;
-  options.interior_pointers = interior_pointers != 0;
-  if (explain != nullptr) options.explain = explain;
-  return CheckFromC(options, summary, program_stack_pointer);
-}
-
-extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
-  return heapgraph_internal_check_leaks(json_path, text_path, summary,
-                                        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
-                                        /*interior_pointers=*/1, /*explain=*/nullptr);
-}
-
-extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_explain(
-    const char* json_path, const char* text_path, const char* explain,
-    heapgraph_leak_summary* summary) {
-  return heapgraph_internal_check_leaks(json_path, text_path, summary,
-                                        reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16,
-                                        /*interior_pointers=*/1, explain);
-}
-
-extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_since(
-    const char* checkpoint, const char* json_path, const char* text_path,
-    heapgraph_leak_summary* summary) {
-  if (checkpoint == nullptr) checkpoint = "";
-  return DeltaCheckFromC(checkpoint, json_path, text_path, summary,
-                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
-}
-
-extern "C" HEAPGRAPH_API __attribute__((noinline)) int heapgraph_check_leaks_changed(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary) {
-  return DeltaCheckFromC(nullptr, json_path, text_path, summary,
-                         reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
+  LeakCheckOptions options;
+  if (request->json_path != nullptr) options.json_path = request->json_path;
+  if (request->text_path != nullptr) options.text_path = request->text_path;
+  options.interior_pointers = request->interior_pointers != 0;
+  if (request->explain != nullptr) options.explain = request->explain;
+  if (request->window == HEAPGRAPH_WINDOW_SINCE) {
+    options.window = LeakCheckOptions::Window::kSince;
+    options.checkpoint = request->checkpoint != nullptr ? request->checkpoint : "";
+  } else if (request->window == HEAPGRAPH_WINDOW_CHANGED) {
+    options.window = LeakCheckOptions::Window::kChanged;
+  }
+  return CheckFromC(options, request->summary, request->program_stack_pointer);
 }

@@ -1,7 +1,6 @@
-// gtest/: the public C API functions the listener calls, found at run time: heapgraph_checkpoint
-// in libheapgraph.so (preloaded or linked), the delta check in libheapgraph_scan.so (linked, or
-// dlopened from beside libheapgraph.so as heap/plugin/ScanPlugin does). So the same listener works
-// under LD_PRELOAD and in a linked build, and says so when neither is there.
+// gtest/: the public C API functions the listener calls, found at run time in libheapgraph.so
+// (preloaded or linked; it loads its checker, libheapgraph_scan.so, itself). So the same listener
+// works under LD_PRELOAD and in a linked build, and says so when neither is there.
 #pragma once
 
 #include <string>

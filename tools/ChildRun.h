@@ -15,6 +15,12 @@
 
 namespace heapgraph::tools {
 
+// The debug-menu check of a program under the recorder, for --help (docs/leak-scan.md).
+inline constexpr const char* kSignalCheckHelp =
+    "A leak check while the program runs: `kill -RTMIN+5 PID` (option scan_signal). Its reports go "
+    "to the recording directory (leaks-N.txt, leaks-N.json); one line on the program's stderr "
+    "names them.";
+
 // The flags both subcommands take: --preload, --dir, --options and -- PROGRAM ARGS...
 struct ChildRunFlags {
   std::string

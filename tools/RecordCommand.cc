@@ -12,6 +12,7 @@ namespace heapgraph::tools {
 RecordCommand::RecordCommand(CLI::App& app)
     : Subcommand(app.add_subcommand("record", "Run PROGRAM under the recorder, then dump")) {
   child_.AddTo(command_, "Root directory for recordings");
+  command_->footer(kSignalCheckHelp);
   dump_.AddTo(command_);
 }
 

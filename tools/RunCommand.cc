@@ -71,6 +71,7 @@ RunCommand::RunCommand(CLI::App& app)
   command_->add_option("--suppressions", suppressions_,
                        "LeakSanitizer suppressions file (leak:<pattern> lines; repeatable)");
   child_.AddTo(command_, "Root directory for recordings (kept)");
+  command_->footer(kSignalCheckHelp);
 }
 
 std::string RunCommand::CheckOptions() const {

@@ -13,6 +13,7 @@
 #include <exception>
 #include <initializer_list>
 
+#include "tools/ChildRun.h"
 #include "tools/DumpCommand.h"
 #include "tools/ExitStatus.h"
 #include "tools/ExplainCommand.h"
@@ -27,6 +28,7 @@ namespace {
 int Main(int argc, char** argv) {
   CLI::App app{"heapgraph: leak detector and allocation recorder"};
   app.require_subcommand(1);
+  app.footer(kSignalCheckHelp);
   DumpCommand dump(app);
   RecordCommand record(app);
   RunCommand run(app);

@@ -136,13 +136,29 @@ typedef __typeof__(&heapgraph_internal_sequence) HeapgraphSequenceFn;
 
 // ---- The plugin's entries (libheapgraph_scan.so) -----------------------------------------------
 
-// The triggers' leak check (at exit, on the scan signal): as heapgraph_check_leaks
-// (include/heapgraph/heapgraph.h), with the program's stack scanned from `program_stack_pointer`
-// up (the trigger's own frames below it are not the program's). `explain`: the explain targets
-// (heapgraph_check_leaks_explain), null or "" for none.
+// One leak check, as libheapgraph.so asks for it: its triggers (at exit, the scan signal,
+// LeakSanitizer's __lsan_do_*leak_check) and the public check functions of
+// include/heapgraph/heapgraph.h, which libheapgraph.so defines and forwards here.
+enum HeapgraphCheckWindow {
+  HEAPGRAPH_WINDOW_ALL = 0,      // every leaked block (heapgraph_check_leaks)
+  HEAPGRAPH_WINDOW_SINCE = 1,    // allocated after `checkpoint` (heapgraph_check_leaks_since)
+  HEAPGRAPH_WINDOW_CHANGED = 2,  // of stacks whose leaks grew (heapgraph_check_leaks_changed)
+};
+struct HeapgraphCheckRequest {
+  const char* json_path;  // null: not written; "-": stdout / stderr as the public API says
+  const char* text_path;
+  heapgraph_leak_summary* summary;  // may be null
+  // The program's stack is scanned from here up (the caller's own frames below are not the
+  // program's).
+  uint64_t program_stack_pointer;
+  int interior_pointers;
+  const char* explain;     // heapgraph_check_leaks_explain's targets; null or "" for none
+  int window;              // enum HeapgraphCheckWindow
+  const char* checkpoint;  // HEAPGRAPH_WINDOW_SINCE: the checkpoint's name (never null then)
+};
+// Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(
-    const char* json_path, const char* text_path, heapgraph_leak_summary* summary,
-    uint64_t program_stack_pointer, int interior_pointers, const char* explain);
+    const struct HeapgraphCheckRequest* request);
 
 // The watcher's type refresh: reads the type of every live heap block of `heap` now (the
 // typed-graph readers of scanner/types through process_vm_readv; best effort, racing the program)

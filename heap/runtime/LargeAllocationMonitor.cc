@@ -44,23 +44,28 @@ const char* AllocFunctionName(AllocFunction function) {
   return "?";
 }
 
-void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path) {
+void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path, int dir_fd) {
   threshold_.store(threshold, std::memory_order_relaxed);
   int old = fd_;
   fd_ = 2;
   if (old != 2) close(old);
-  if (log_path != nullptr && log_path[0] != '\0') {
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      fd_ = fd;
-    } else {
-      WarningLine()
-          .Append("cannot open large_log ")
-          .Append(log_path)
-          .AppendDetail(strerror(errno))
-          .Append("; logging to stderr")
-          .Write();
-    }
+  if (log_path == nullptr || strcmp(log_path, "-") == 0) return;
+  const char* name = log_path;
+  if (name[0] == '\0') {
+    if (dir_fd < 0) return;
+    name = kDefaultLog;
+  }
+  int fd = openat(name == log_path ? AT_FDCWD : dir_fd, name,
+                  O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    fd_ = fd;
+  } else {
+    WarningLine()
+        .Append("cannot open large_log ")
+        .Append(name)
+        .AppendDetail(strerror(errno))
+        .Append("; logging to stderr")
+        .Write();
   }
 }
 

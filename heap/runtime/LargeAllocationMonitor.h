@@ -17,8 +17,11 @@ using LargeAllocationCallback = void (*)(void* address, size_t size, const uintp
 
 class LargeAllocationMonitor {
  public:
-  // `log_path` "" = stderr. Opening the log is done here, not in the hot path.
-  void Configure(uint64_t threshold, const char* log_path);
+  // `log_path`: "-" = stderr; "" = kDefaultLog in the directory `dir_fd` (stderr when it is
+  // negative); else a path. Opening the log is done here, not in the hot path; a log that cannot
+  // be opened is one line on stderr, and the records go to stderr.
+  static constexpr const char* kDefaultLog = "large.log";
+  void Configure(uint64_t threshold, const char* log_path, int dir_fd = -1);
   void SetCallback(LargeAllocationCallback callback, void* user_data);
 
   bool IsLarge(uint64_t size) const {

@@ -59,9 +59,15 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path,
   HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
   if (check == nullptr) return -1;
   heapgraph_leak_summary summary;
-  int leaked = check(json_path[0] != '\0' ? json_path : nullptr,
-                     text_path[0] != '\0' ? text_path : nullptr, &summary, program_stack_pointer,
-                     g_config->interior_pointers ? 1 : 0, g_config->leak_explain);
+  HeapgraphCheckRequest request = {};
+  request.json_path = json_path[0] != '\0' ? json_path : nullptr;
+  request.text_path = text_path[0] != '\0' ? text_path : nullptr;
+  request.summary = &summary;
+  request.program_stack_pointer = program_stack_pointer;
+  request.interior_pointers = g_config->interior_pointers ? 1 : 0;
+  request.explain = g_config->leak_explain;
+  request.window = HEAPGRAPH_WINDOW_ALL;
+  int leaked = check(&request);
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   return leaked;
 }
@@ -108,7 +114,13 @@ void* WatchSignals(void*) {
       Run("", "-");
       continue;
     }
-    Run(json, text);
+    int leaked = Run(json, text);
+    if (leaked >= 0) {
+      char line[1600];
+      snprintf(line, sizeof(line), "leak check %u on signal %u: %d leaked blocks; report %s (%s)",
+               n, g_config->scan_signal, leaked, text, json);
+      WarningLine::Print(line);
+    }
   }
 }
 

@@ -5,7 +5,13 @@
 // point's name).
 #pragma once
 
+#include <cstdint>
+
 #include "heap/config/Config.h"
+
+// In a noinline entry point of the program (an exported function), the stack pointer of its
+// caller at the call: the program's frames start there, the entry's own lie below.
+#define HEAPGRAPH_CALLER_SP() (reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16)
 
 namespace heapgraph {
 

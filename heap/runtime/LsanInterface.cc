@@ -16,13 +16,6 @@
 
 using namespace heapgraph;
 
-namespace {
-
-// The caller's stack pointer at the call: the program's frames start there.
-#define HEAPGRAPH_CALLER_SP() (reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16)
-
-}  // namespace
-
 extern "C" {
 
 HEAPGRAPH_API void __lsan_ignore_object(const void* p) {

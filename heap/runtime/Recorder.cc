@@ -271,7 +271,7 @@ void Initialize() {
     g.mode.store(kDisabled, std::memory_order_release);
     return;
   }
-  g.large.Configure(g.config.large_threshold, g.config.large_log);
+  g.large.Configure(g.config.large_threshold, g.config.large_log, g.directory.fd());
   ConfigureSampling();
   uintptr_t program = getauxval(AT_ENTRY);
   g.modules.Learn(&program, 1);

@@ -65,8 +65,9 @@ HEAPGRAPH_API void heapgraph_work_end(void);
 /* Asks the kernel to write the recording to disk (it survives a kill without this). */
 HEAPGRAPH_API void heapgraph_sync(void);
 
-/* ---- Leak checks: implemented in libheapgraph_scan.so (link it, or let libheapgraph.so load it
- * through the leak_check / scan_signal options). The process must be recording. */
+/* ---- Leak checks: defined in libheapgraph.so (linked, or preloaded and found with dlsym), which
+ * loads the checker, libheapgraph_scan.so, from beside itself on the first check. The process must
+ * be recording. */
 
 typedef struct heapgraph_leak_summary {
   int ok; /* 0: the check failed, `error` says why */
@@ -92,7 +93,8 @@ HEAPGRAPH_API int heapgraph_check_leaks(const char* json_path, const char* text_
  * through the heap to it, or that it was reported as a leak. `explain`: '/'-separated targets,
  * each an address (0x..., the live block containing it) or a function name (at most 10 live blocks
  * whose allocation stack contains that function; a C++ name without parameters, qualified or not:
- * `ns::Cls::Run` or `Run`). Null or "" explains nothing. See docs/leak-scan.md, "Why is this block reachable".
+ * `ns::Cls::Run` or `Run`). Null or "" explains nothing. See docs/leak-scan.md, "Why is this block
+ * reachable".
  */
 HEAPGRAPH_API int heapgraph_check_leaks_explain(const char* json_path, const char* text_path,
                                                 const char* explain,

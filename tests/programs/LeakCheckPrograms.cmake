@@ -61,6 +61,11 @@ target_include_directories(explain_roots PRIVATE ${PROJECT_SOURCE_DIR}/include)
 
 # tests/check/LsanCompatibilityTest's child: LeakSanitizer's interface, linked with libheapgraph.so
 # and compiled against compiler-rt's lsan_interface.h where the system has it (issue 13, item 4).
+# tests/heap/runtime/LeakCheckTriggerTest's child: the public check functions found with dlsym
+# under LD_PRELOAD, in a program that does not link heapgraph.
+heapgraph_add_program(dlsym_check SOURCES ${CMAKE_CURRENT_LIST_DIR}/dlsym_check.cc)
+target_include_directories(dlsym_check PRIVATE ${PROJECT_SOURCE_DIR}/include)
+
 heapgraph_add_program(lsan_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsan_api.cc LIBS heapgraph)
 file(GLOB HEAPGRAPH_LSAN_HEADERS /usr/lib/llvm-*/lib/clang/*/include/sanitizer/lsan_interface.h)
 if(HEAPGRAPH_LSAN_HEADERS)

@@ -247,7 +247,7 @@ TEST(ConfigTest, LargeLogStderrMeansTheDefault) {
   Config c;
   std::string output;
   EXPECT_EQ(0, ParseCapturing("large_log=/tmp/x.log,large_log=stderr", &c, &output));
-  EXPECT_STREQ("", c.large_log);
+  EXPECT_STREQ("-", c.large_log);
 }
 
 TEST(ConfigTest, LargeThresholdZeroDisables) {

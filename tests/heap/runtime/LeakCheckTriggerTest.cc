@@ -1,6 +1,7 @@
 // The three ways a leak check starts, on real child processes: the in-process C API (repeatable),
 // the signal trigger (reports numbered in the recording directory), and `heapgraph run` (exit
 // status 23 only when leaks are found, the program's own otherwise).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -42,13 +43,30 @@ TEST(LeakCheckTriggerTest, ApiCheckIsRepeatableAndSeesNewLeaks) {
   std::filesystem::remove_all(root);
 }
 
-TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
+// Issue 13 item 7: under LD_PRELOAD alone, every public check function is found with
+// dlsym(RTLD_DEFAULT) (libheapgraph.so defines them and loads its checker) and works.
+TEST(LeakCheckTriggerTest, PublicCheckFunctionsAreFoundWithDlsymUnderPreload) {
+  std::string root = TempRoot(), out;
+  int status = Shell("LD_PRELOAD=" HEAPGRAPH_PRELOAD " HEAPGRAPH_OPTIONS=dir=" + root + " " +
+                         HEAPGRAPH_PROGRAM_DIR "/dlsym_check",
+                     &out);
+  ASSERT_EQ(status, 0) << out;
+  int all = -1, in_window = -1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "checks %d %d", &all, &in_window), 2) << out;
+  EXPECT_GE(all, 3);
+  EXPECT_EQ(in_window, 2);
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecordingAndNamesThem) {
   std::string root = TempRoot();
   int out[2];
   ASSERT_EQ(pipe(out), 0);
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], 1);
+    int err = open((root + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(err, 2);
     setenv("HEAPGRAPH_OPTIONS", ("dir=" + root).c_str(), 1);
     execl(kChild.c_str(), kChild.c_str(), "signal", nullptr);
     _exit(127);
@@ -76,12 +94,26 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecording) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // Then one line on the program's stderr names the reports (issue 13 item 7).
+  std::string err_text;
+  while (err_text.find(".json)") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream err(root + "/stderr");
+    err_text.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  }
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   fclose(in);
   ASSERT_FALSE(json.is_null()) << "no report at " << report;
   EXPECT_GE(json["summary"]["direct_blocks"].get<int>(), 4);
   EXPECT_TRUE(std::filesystem::exists(dir + "/leaks-1.txt"));
+  EXPECT_NE(
+      err_text.find("heapgraph: leak check 1 on signal " + std::to_string(SIGRTMIN + 5) + ": "),
+      std::string::npos)
+      << err_text;
+  EXPECT_NE(err_text.find(dir + "/leaks-1.txt (" + dir + "/leaks-1.json)"), std::string::npos)
+      << err_text;
   std::filesystem::remove_all(root);
 }
 
