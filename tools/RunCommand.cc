@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
+
+#include "tools/RunSummary.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -70,16 +73,29 @@ RunCommand::RunCommand(CLI::App& app)
       "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
   command_->add_option("--suppressions", suppressions_,
                        "LeakSanitizer suppressions file (leak:<pattern> lines; repeatable)");
+  command_->add_flag("--top-only", top_only_,
+                     "Check only PROGRAM itself, not the processes it starts");
+  command_->add_option("--check-exe", check_exe_,
+                       "Check only processes whose executable's file name matches GLOB");
   child_.AddTo(command_, "Root directory for recordings (kept)");
   command_->footer(kSignalCheckHelp);
 }
 
-std::string RunCommand::CheckOptions() const {
+std::string RunCommand::CheckOptions(const std::string& json_pattern) const {
   std::string text = ReportPath(text_, "--text");
+  // exitcode=0: a process's leaks leave its own status; Run() turns a clean exit with leaks into
+  // --exitcode from the reports.
   std::string options = fmt::format(
-      "leak_check=1,leak_json={},leak_text={},exitcode={},error_exitcode={},interior={}",
-      ReportPath(json_, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
-      start_only_ ? 0 : 1);
+      "leak_check=1,leak_json={},leak_text={},exitcode=0,error_exitcode={},interior={}",
+      json_pattern, text == "-" ? "stderr" : text, error_exitcode_, start_only_ ? 0 : 1);
+  if (top_only_) options += fmt::format(",leak_check_parent={}", getpid());
+  if (!check_exe_.empty()) {
+    if (check_exe_.find_first_of(",\"") != std::string::npos) {
+      throw std::runtime_error(
+          fmt::format("--check-exe {}: must not contain ',' or '\"'", check_exe_));
+    }
+    options += ",leak_check_exe=" + check_exe_;
+  }
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);
   if (!child_.options.empty()) options += "," + child_.options;
@@ -101,12 +117,23 @@ int RunCommand::CheckedStatus(const ChildRun& child, int code) const {
 
 int RunCommand::Run() {
   ChildRun child(child_);
-  std::string options = CheckOptions();
+  // Every checked process writes a JSON report (into the root unless --json says where), so that
+  // the run summary and the exit status cover the whole process tree.
+  std::string json_pattern =
+      json_.empty() ? child.root() + "/leaks-%p.json" : ReportPath(json_, "--json");
+  std::string options = CheckOptions(json_pattern);
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
+  auto started = std::filesystem::file_time_type::clock::now();
   int code = CheckedStatus(child, child.Run(options));
+  RunSummary summary(child.root(), json_pattern, started);
+  if (!summary.processes().empty()) {
+    fmt::print(stderr, "{}\n", summary.Line(/*show_paths=*/!json_.empty()));
+  }
+  // The program's own failure stands; leaks fail a run that otherwise succeeded.
+  if (code == 0 && summary.leaked_processes() > 0) code = exitcode_;
   if (child.temporary_root()) {
     std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 
 #include "heap/platform/HighDescriptor.h"
+#include "heap/platform/PidPattern.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/platform/WarningLine.h"
 #include "heap/plugin/RecordingIgnored.h"
@@ -41,8 +43,8 @@ bool LsanCheckWanted() {
 
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
-// when it is 0.
-__attribute__((noinline)) int Run(const char* json_path, const char* text_path,
+// when it is 0. "%p" in the paths is this process's id.
+__attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
                                   uint64_t program_stack_pointer = 0) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
@@ -54,6 +56,9 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path,
     WarningLine::Print(line);
     return -1;
   }
+  char json_path[Config::kMaxPath + 16], text_path[Config::kMaxPath + 16];
+  ExpandPidPattern(json_pattern, getpid(), json_path, sizeof(json_path));
+  ExpandPidPattern(text_pattern, getpid(), text_path, sizeof(text_path));
   // The check's own allocations (dlopen, reports) are not the program's.
   RecordingIgnored ignored(&heapgraph_internal_ignore_thread);
   HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
@@ -77,10 +82,27 @@ __attribute__((noinline)) int Run(const char* json_path, const char* text_path,
 // with a fatal error rather than pass); otherwise the program's own status stands.
 // The exiting thread's stack is scanned from where exit() was called (ExitCaller): the frames of
 // exit and its handlers lie over dead frames whose stale block addresses would hide leaks.
+// The at-exit check's filters (heapgraph run --top-only, --check-exe): this process's parent and
+// executable file name.
+bool ChosenForTheAtExitCheck() {
+  if (g_config->leak_check_parent != 0 &&
+      static_cast<uint32_t>(getppid()) != g_config->leak_check_parent) {
+    return false;
+  }
+  if (g_config->leak_check_exe[0] == '\0') return true;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return false;
+  exe[n] = '\0';
+  const char* slash = strrchr(exe, '/');
+  return fnmatch(g_config->leak_check_exe, slash == nullptr ? exe : slash + 1, 0) == 0;
+}
+
+// exitcode=0: leaks leave the program's own status (heapgraph run decides from the report).
 void AtExit() {
-  if (g_checked_once.load() || LsanHooks::TurnedOff()) return;
+  if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
   int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer());
-  if (leaked == 0) return;
+  if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
   _exit(static_cast<int>(leaked > 0 ? g_config->leak_exitcode : g_config->check_error_exitcode));
 }

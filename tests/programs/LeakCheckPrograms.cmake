@@ -61,6 +61,9 @@ target_include_directories(explain_roots PRIVATE ${PROJECT_SOURCE_DIR}/include)
 
 # tests/check/LsanCompatibilityTest's child: LeakSanitizer's interface, linked with libheapgraph.so
 # and compiled against compiler-rt's lsan_interface.h where the system has it (issue 13, item 4).
+# tests/heap/runtime/LeakCheckTriggerTest's child: a process tree under `heapgraph run`.
+heapgraph_add_program(leak_tree SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_tree.cc)
+
 # tests/heap/runtime/LeakCheckTriggerTest's child: the public check functions found with dlsym
 # under LD_PRELOAD, in a program that does not link heapgraph.
 heapgraph_add_program(dlsym_check SOURCES ${CMAKE_CURRENT_LIST_DIR}/dlsym_check.cc)

@@ -183,6 +183,83 @@ TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
   std::filesystem::remove_all(root);
 }
 
+// Issue 13 item 6: a process tree under `heapgraph run`. tests/programs/leak_tree DEPTH STATUS is
+// DEPTH + 1 processes (fork + exec), each leaking one block; the top one exits with STATUS.
+const std::string kTree = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_tree";
+
+// The "heapgraph: run summary: ..." line of `out`, or "".
+std::string SummaryLine(const std::string& out) {
+  size_t at = out.find("heapgraph: run summary: ");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
+size_t JsonFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    n += e.path().extension() == ".json" ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(LeakCheckTriggerTest, RunChecksEveryProcessOfATreeIntoPerProcessReports) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " + root +
+                         "/leaks-%p.json --dir " + root + "/rec -- " + kTree + " 2 0 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(JsonFiles(root), 3u) << out;
+  std::string line = SummaryLine(out);
+  EXPECT_NE(line.find("3 of 3 recorded processes checked, 3 with leaks"), std::string::npos) << out;
+  EXPECT_NE(line.find("1 leaked blocks, 102 bytes in " + root + "/leaks-"), std::string::npos)
+      << line;
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunTopOnlyChecksOnlyTheProgram) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --top-only --text /dev/null --json " +
+                         root + "/leaks-%p.json --dir " + root + "/rec -- " + kTree + " 2 0 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(JsonFiles(root), 1u) << out;
+  EXPECT_NE(SummaryLine(out).find("1 of 3 recorded processes checked, 1 with leaks"),
+            std::string::npos)
+      << out;
+  std::filesystem::remove_all(root);
+}
+
+TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --check-exe 'other*' --text /dev/null " +
+                         "--dir " + root + "/rec -- " + kTree + " 1 0 2>&1",
+                     &out);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(SummaryLine(out).find("0 of 2 recorded processes checked, 0 with leaks"),
+            std::string::npos)
+      << out;
+  status = Shell(std::string(HEAPGRAPH_CLI) + " run --check-exe 'leak_tr*' --text /dev/null " +
+                     "--dir " + root + "/rec2 -- " + kTree + " 1 0 2>&1",
+                 &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_NE(SummaryLine(out).find("2 of 2 recorded processes checked, 2 with leaks"),
+            std::string::npos)
+      << out;
+  std::filesystem::remove_all(root);
+}
+
+// The program's own failure stands over the leak status; its report is still written.
+TEST(LeakCheckTriggerTest, RunKeepsTheProgramsFailingStatusWhenItAlsoLeaks) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " + root +
+                         "/r.json -- " + kTree + " 0 5 2>&1",
+                     &out);
+  EXPECT_EQ(status, 5) << out;
+  EXPECT_NE(SummaryLine(out).find("1 of 1 recorded process checked, 1 with leaks"),
+            std::string::npos)
+      << out;
+  std::filesystem::remove_all(root);
+}
+
 // The at-exit check scans the exiting thread's stack from where exit() was called: copies of a
 // leaked block's address in the dead frames below main, which exit's and its handlers' frames
 // cover with unwritten slots, keep nothing (before: the block was reported live).

@@ -1,0 +1,42 @@
+// tools/: what `heapgraph run` says at the end about every process of the run (issue 13 item 6):
+// each recording directory under the run's root (`<pid>-<start ticks>`, one per recorded process
+// of the tree) and the at-exit report that process wrote, found by expanding "%p" in the JSON
+// report's path with its pid. A process without a report was not checked (filtered out by
+// --top-only / --check-exe, killed, or it exec'd a program that does not record). Reads only the
+// reports' "summary" objects; a report that cannot be read counts as not checked, with its reason.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace heapgraph::tools {
+
+struct CheckedProcess {
+  int pid = 0;
+  std::string report;   // the JSON report's path; empty: this process was not checked
+  uint64_t blocks = 0;  // leaked, direct + indirect
+  uint64_t bytes = 0;
+  std::string error;  // why the report could not be read
+};
+
+class RunSummary {
+ public:
+  // The processes recorded under `root` since `since` (earlier recordings of a kept --dir are
+  // not this run's), with `json_pattern` ("%p" = pid) as their report paths.
+  RunSummary(const std::string& root, const std::string& json_pattern,
+             std::filesystem::file_time_type since);
+
+  const std::vector<CheckedProcess>& processes() const { return processes_; }
+  size_t leaked_processes() const;
+  // The one line a CI log grep finds: "heapgraph: run summary: ..."; `show_paths`: name each
+  // report (false when the reports are in a temporary root that is removed).
+  std::string Line(bool show_paths) const;
+
+ private:
+  std::vector<CheckedProcess> processes_;
+  bool shared_report_ = false;  // several processes, one path without %p: the last one's survived
+};
+
+}  // namespace heapgraph::tools
