@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "report/ExplanationJson.h"
+#include "report/LeakSignature.h"
 
 namespace heapgraph::report {
 namespace {
@@ -302,6 +303,7 @@ void AppendRecord(std::string& out, const LeakRecord& r, FrameTexts& frames) {
   if (r.block_size != 0) o.Number("block_size", r.block_size);
   if (r.kind == LeakKind::kDirect) o.Number("retained_bytes", r.retained_bytes);
   o.Number("stack_id", r.stack_id);
+  o.String("signature", LeakSignature(LeakKindName(r.kind), r.stack));
   std::string& stack = o.Key("stack");
   if (r.stack.empty()) {
     stack += "[]";

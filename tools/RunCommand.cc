@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 
+#include "report/LeakDiffText.h"
+#include "tools/LeakReportFile.h"
 #include "tools/RunSummary.h"
 
 namespace heapgraph::tools {
@@ -73,6 +76,9 @@ RunCommand::RunCommand(CLI::App& app)
       "FUNCTION (at most 10), are reachable: one chain from a root (repeatable)");
   command_->add_option("--suppressions", suppressions_,
                        "LeakSanitizer suppressions file (leak:<pattern> lines; repeatable)");
+  command_->add_option("--baseline", baseline_,
+                       "A JSON leak report of an earlier run: only leak signatures it does not "
+                       "have fail the run");
   command_->add_flag("--top-only", top_only_,
                      "Check only PROGRAM itself, not the processes it starts");
   command_->add_option("--check-exe", check_exe_,
@@ -115,7 +121,31 @@ int RunCommand::CheckedStatus(const ChildRun& child, int code) const {
   return error_exitcode_;
 }
 
+bool RunCommand::NewAgainstBaseline(const report::LeakSignatures& baseline,
+                                    const RunSummary& summary) const {
+  report::LeakSignatures now;
+  std::set<std::string> read;  // one file several processes shared (no %p) counts once
+  bool unreadable = false;
+  for (const CheckedProcess& p : summary.processes()) {
+    if (p.blocks > 0 && p.report.empty()) {
+      PrintError(
+          fmt::format("pid {} leaked but wrote no JSON report: its leaks count as new", p.pid));
+      unreadable = true;
+    }
+    if (!p.report.empty() && read.insert(p.report).second) {
+      now.Add(ReadLeakReportJson(p.report), p.report);
+    }
+  }
+  report::LeakDiff diff = report::LeakDiff::Compare(baseline, now);
+  fmt::print(stderr, "heapgraph: against the baseline {}: {}", baseline_,
+             report::FormatLeakDiff(diff));
+  return unreadable || !diff.added.empty();
+}
+
 int RunCommand::Run() {
+  // A baseline that cannot be read stops the run before it starts (one line, status 2).
+  report::LeakSignatures baseline;
+  if (!baseline_.empty()) baseline.Add(ReadLeakReportJson(baseline_), baseline_);
   ChildRun child(child_);
   // Every checked process writes a JSON report (into the root unless --json says where), so that
   // the run summary and the exit status cover the whole process tree.
@@ -132,8 +162,11 @@ int RunCommand::Run() {
   if (!summary.processes().empty()) {
     fmt::print(stderr, "{}\n", summary.Line(/*show_paths=*/!json_.empty()));
   }
-  // The program's own failure stands; leaks fail a run that otherwise succeeded.
-  if (code == 0 && summary.leaked_processes() > 0) code = exitcode_;
+  // The program's own failure stands; leaks (new ones, with a baseline) fail a run that otherwise
+  // succeeded.
+  bool failing_leaks = summary.leaked_processes() > 0;
+  if (!baseline_.empty() && failing_leaks) failing_leaks = NewAgainstBaseline(baseline, summary);
+  if (code == 0 && failing_leaks) code = exitcode_;
   if (child.temporary_root()) {
     std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "heap/platform/PidPattern.h"
+#include "heap/store/PersistedFormat.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -29,26 +29,29 @@ std::string Expanded(const std::string& pattern, int pid) {
   return out;
 }
 
-// Fills `p` from the report at `path` when this run wrote it.
-void ReadReport(const std::string& path, std::filesystem::file_time_type since, CheckedProcess* p) {
+// Fills `p` from the at-exit check's verdict in the recording directory `dir`.
+void ReadVerdict(const std::filesystem::path& dir, CheckedProcess* p) {
+  std::ifstream in(dir / format::kExitCheckFile);
+  if (!in) return;  // no at-exit check ran
+  p->checked = true;
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key) {
+    if (key == "failed") {
+      p->error = "the check could not run";
+      return;
+    }
+    if (!(in >> value)) break;
+    if (key == "leaked_blocks") p->blocks = value;
+    if (key == "leaked_bytes") p->bytes = value;
+  }
+}
+
+// `path` when this run wrote it (a kept --dir's or a shared file's older reports are not).
+std::string ReportOfThisRun(const std::string& path, std::filesystem::file_time_type since) {
   std::error_code error;
   auto written = std::filesystem::last_write_time(path, error);
-  if (error || written < since) return;  // no report of this run: not checked
-  std::ifstream in(path);
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  const nlohmann::json* summary =
-      report.is_object() && report.contains("summary") ? &report["summary"] : nullptr;
-  if (summary == nullptr || !summary->is_object()) {
-    p->error = fmt::format("{}: not a leak report", path);
-    return;
-  }
-  // A path shared by several processes holds the last writer's report only: its own.
-  std::string dir = report.value("recording_dir", std::string());
-  if (RecordingPid(std::filesystem::path(dir).filename().string()) != p->pid) return;
-  p->report = path;
-  p->blocks =
-      summary->value("direct_blocks", uint64_t{0}) + summary->value("indirect_blocks", uint64_t{0});
-  p->bytes = summary->value("leaked_bytes", uint64_t{0});
+  return error || written < since ? std::string() : path;
 }
 
 }  // namespace
@@ -61,13 +64,16 @@ RunSummary::RunSummary(const std::string& root, const std::string& json_pattern,
     if (pid == 0 || !entry.is_directory() || entry.last_write_time() < since) continue;
     CheckedProcess p;
     p.pid = pid;
-    if (!json_pattern.empty()) ReadReport(Expanded(json_pattern, pid), since, &p);
+    ReadVerdict(entry.path(), &p);
+    if (p.checked && !json_pattern.empty()) {
+      p.report = ReportOfThisRun(Expanded(json_pattern, pid), since);
+    }
     processes_.push_back(p);
   }
   // A process that exec'd has a directory per image (the same pid): one entry, the checked one.
   std::sort(processes_.begin(), processes_.end(),
             [](const CheckedProcess& a, const CheckedProcess& b) {
-              return a.pid != b.pid ? a.pid < b.pid : a.report > b.report;
+              return a.pid != b.pid ? a.pid < b.pid : a.checked > b.checked;
             });
   processes_.erase(
       std::unique(processes_.begin(), processes_.end(),
@@ -86,7 +92,7 @@ size_t RunSummary::leaked_processes() const {
 
 std::string RunSummary::Line(bool show_paths) const {
   size_t checked = 0;
-  for (const CheckedProcess& p : processes_) checked += p.report.empty() ? 0 : 1;
+  for (const CheckedProcess& p : processes_) checked += p.checked ? 1 : 0;
   std::string line = fmt::format(
       "heapgraph: run summary: {} of {} recorded process{} checked, {} "
       "with leaks",
@@ -94,13 +100,13 @@ std::string RunSummary::Line(bool show_paths) const {
   for (const CheckedProcess& p : processes_) {
     if (!p.error.empty()) {
       line += fmt::format("; pid {}: {}", p.pid, p.error);
-    } else if (p.report.empty()) {
+    } else if (!p.checked) {
       line += fmt::format("; pid {}: not checked", p.pid);
     } else {
       line += p.blocks == 0
                   ? fmt::format("; pid {}: no leaks", p.pid)
                   : fmt::format("; pid {}: {} leaked blocks, {} bytes", p.pid, p.blocks, p.bytes);
-      if (show_paths) line += " in " + p.report;
+      if (show_paths && !p.report.empty()) line += " in " + p.report;
     }
   }
   if (shared_report_) line += " (one --json file for every process: add %p to its path)";

@@ -1,9 +1,9 @@
 // tools/: what `heapgraph run` says at the end about every process of the run (issue 13 item 6):
 // each recording directory under the run's root (`<pid>-<start ticks>`, one per recorded process
-// of the tree) and the at-exit report that process wrote, found by expanding "%p" in the JSON
-// report's path with its pid. A process without a report was not checked (filtered out by
-// --top-only / --check-exe, killed, or it exec'd a program that does not record). Reads only the
-// reports' "summary" objects; a report that cannot be read counts as not checked, with its reason.
+// of the tree), the verdict its at-exit check left there (format::kExitCheckFile: leaked blocks
+// and bytes, or failed) and the JSON report it wrote, found by expanding "%p" in the report's path
+// with its pid. A process without a verdict was not checked (filtered out by --top-only /
+// --check-exe, killed, or it exec'd a program that does not record).
 #pragma once
 
 #include <cstdint>
@@ -15,10 +15,11 @@ namespace heapgraph::tools {
 
 struct CheckedProcess {
   int pid = 0;
-  std::string report;   // the JSON report's path; empty: this process was not checked
-  uint64_t blocks = 0;  // leaked, direct + indirect
+  bool checked = false;  // its at-exit check ran (format::kExitCheckFile)
+  std::string error;     // the check could not run
+  uint64_t blocks = 0;   // leaked, direct + indirect
   uint64_t bytes = 0;
-  std::string error;  // why the report could not be read
+  std::string report;  // the JSON report this run wrote for it, or empty
 };
 
 class RunSummary {

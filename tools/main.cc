@@ -14,6 +14,7 @@
 #include <initializer_list>
 
 #include "tools/ChildRun.h"
+#include "tools/DiffCommand.h"
 #include "tools/DumpCommand.h"
 #include "tools/ExitStatus.h"
 #include "tools/ExplainCommand.h"
@@ -35,13 +36,14 @@ int Main(int argc, char** argv) {
   FoomCommand foom(app);
   ExplainCommand explain(app);
   SuppressionsCommand suppressions(app);
+  DiffCommand diff(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command :
-       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain, &suppressions}) {
+  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom,
+                                                                &explain, &suppressions, &diff}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

@@ -16,12 +16,14 @@
 #include "heap/platform/PidPattern.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/platform/WarningLine.h"
+#include "heap/platform/WriteAt.h"
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/runtime/ExitCaller.h"
 #include "heap/runtime/LsanHooks.h"
+#include "heap/store/PersistedFormat.h"
 #include "heapgraph/heapgraph.h"
 
 namespace heapgraph {
@@ -45,7 +47,8 @@ bool LsanCheckWanted() {
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
 // when it is 0. "%p" in the paths is this process's id.
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
-                                  uint64_t program_stack_pointer = 0) {
+                                  uint64_t program_stack_pointer = 0,
+                                  heapgraph_leak_summary* out = nullptr) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   }
@@ -74,14 +77,10 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.window = HEAPGRAPH_WINDOW_ALL;
   int leaked = check(&request);
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
+  if (out != nullptr) *out = summary;
   return leaked;
 }
 
-// Leaks exit with `exitcode`; a check that could not run (Run printed why, in one line) exits
-// with `error_exitcode`, never 0, so CI cannot read it as "no leaks" (LeakSanitizer likewise dies
-// with a fatal error rather than pass); otherwise the program's own status stands.
-// The exiting thread's stack is scanned from where exit() was called (ExitCaller): the frames of
-// exit and its handlers lie over dead frames whose stale block addresses would hide leaks.
 // The at-exit check's filters (heapgraph run --top-only, --check-exe): this process's parent and
 // executable file name.
 bool ChosenForTheAtExitCheck() {
@@ -98,10 +97,32 @@ bool ChosenForTheAtExitCheck() {
   return fnmatch(g_config->leak_check_exe, slash == nullptr ? exe : slash + 1, 0) == 0;
 }
 
+// The at-exit check's verdict in the recording directory (format::kExitCheckFile), from which
+// `heapgraph run` decides the run's status whatever became of the report files.
+void WriteVerdict(int leaked, const heapgraph_leak_summary& summary) {
+  char path[700], text[128];
+  snprintf(path, sizeof(path), "%s/%s", g_dir, format::kExitCheckFile);
+  int n = leaked < 0
+              ? snprintf(text, sizeof(text), "failed\n")
+              : snprintf(text, sizeof(text), "leaked_blocks %llu\nleaked_bytes %llu\n",
+                         summary.direct_blocks + summary.indirect_blocks, summary.leaked_bytes);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  (void)WriteAt(fd, text, static_cast<size_t>(n), 0);
+  close(fd);
+}
+
+// Leaks exit with `exitcode`; a check that could not run (Run printed why, in one line) exits
+// with `error_exitcode`, never 0, so CI cannot read it as "no leaks" (LeakSanitizer likewise dies
+// with a fatal error rather than pass); otherwise the program's own status stands.
+// The exiting thread's stack is scanned from where exit() was called (ExitCaller): the frames of
+// exit and its handlers lie over dead frames whose stale block addresses would hide leaks.
 // exitcode=0: leaks leave the program's own status (heapgraph run decides from the report).
 void AtExit() {
   if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
-  int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer());
+  heapgraph_leak_summary summary = {};
+  int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer(), &summary);
+  WriteVerdict(leaked, summary);
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
   _exit(static_cast<int>(leaked > 0 ? g_config->leak_exitcode : g_config->check_error_exitcode));

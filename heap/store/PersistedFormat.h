@@ -32,6 +32,10 @@ inline constexpr const char* kVmTreeFile = "vm.tree";
 inline constexpr const char* kStackFile = "stacks";
 inline constexpr const char* kModuleFile = "modules";
 inline constexpr const char* kSessionFile = "session";
+// The at-exit leak check's verdict (heap/runtime/LeakCheckTrigger), text: "leaked_blocks N\n
+// leaked_bytes N\n" or "failed\n"; absent when no at-exit check ran. `heapgraph run` reads it
+// (tools/RunSummary), whatever became of the report files.
+inline constexpr const char* kExitCheckFile = "exit-check";
 
 struct FileHeader {
   char magic[8];
