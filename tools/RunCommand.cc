@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -156,7 +157,8 @@ int RunCommand::Run() {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
-  auto started = std::filesystem::file_time_type::clock::now();
+  // File times come from the kernel's coarse clock, a tick behind this one: a margin.
+  auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
   int code = CheckedStatus(child, child.Run(options));
   RunSummary summary(child.root(), json_pattern, started);
   if (!summary.processes().empty()) {
