@@ -27,8 +27,9 @@ std::string TempRoot() {
   return mkdtemp(pattern);
 }
 
-// Runs `command` with the shell; returns its exit status and stdout.
+// Runs `command` with the shell; returns its exit status and stdout (replacing `*output`).
 int Shell(const std::string& command, std::string* output) {
+  output->clear();
   return heapgraph::testing::RunShellCommand(command, output);
 }
 
