@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "heap/platform/WarningLine.h"
 
 namespace heapgraph {
@@ -42,16 +44,30 @@ void* Find(const char* symbol, const char* what) {
   return entry;
 }
 
+// `symbol`'s entry, looked up once: the plugin is never unloaded, and a lookup after the first
+// must not enter the loader (a fork while another thread is inside dlopen leaves the child's
+// loader state half-updated: its next dlopen crashed, LeakCheckOverlapTest).
+void* Cached(std::atomic<void*>& entry, const char* symbol, const char* what) {
+  void* found = entry.load(std::memory_order_acquire);
+  if (found != nullptr) return found;
+  found = Find(symbol, what);
+  if (found != nullptr) entry.store(found, std::memory_order_release);
+  return found;
+}
+
+std::atomic<void*> g_check_leaks{nullptr};
+std::atomic<void*> g_refresh_types{nullptr};
+
 }  // namespace
 
 HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
   return reinterpret_cast<HeapgraphCheckLeaksFn>(
-      Find(HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
+      Cached(g_check_leaks, HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
 }
 
 HeapgraphRefreshTypesFn ScanPlugin::RefreshTypes() {
   return reinterpret_cast<HeapgraphRefreshTypesFn>(
-      Find(HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
+      Cached(g_refresh_types, HEAPGRAPH_REFRESH_TYPES_SYMBOL, "the type reader"));
 }
 
 }  // namespace heapgraph

@@ -4,9 +4,10 @@
 // minimal and heap/ includes nothing of the layers above it (it knows only the C entry points of
 // heap/plugin/ScanInterface.h). The only place libheapgraph.so looks the plugin's entries up:
 // callers get typed pointers, never spell a symbol name or cast.
-// Each lookup takes a reference on the plugin (dlopen; it is never unloaded), so it allocates:
-// call it from a tool thread or the at-exit check with the thread's recording ignored, never
-// from a hook or a signal handler.
+// The first lookup loads the plugin (dlopen; it is never unloaded), so it allocates: call these
+// from a tool thread, the at-exit check or a public check function with the thread's recording
+// ignored, never from a hook or a signal handler. Later lookups return the cached entry without
+// entering the loader.
 #pragma once
 
 #include "heap/plugin/ScanInterface.h"
