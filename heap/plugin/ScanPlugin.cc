@@ -1,6 +1,7 @@
 #include "heap/plugin/ScanPlugin.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <atomic>
@@ -44,14 +45,21 @@ void* Find(const char* symbol, const char* what) {
   return entry;
 }
 
-// `symbol`'s entry, looked up once: the plugin is never unloaded, and a lookup after the first
-// must not enter the loader (a fork while another thread is inside dlopen leaves the child's
-// loader state half-updated: its next dlopen crashed, LeakCheckOverlapTest).
+// `symbol`'s entry, looked up once (the plugin is never unloaded): later lookups do not enter the
+// loader.
+// Held across a lookup's dlopen and across fork() (BeforeFork .. AfterFork): a fork while another
+// thread is inside that dlopen gave the child a half-relocated plugin, and its first check jumped
+// through an unrelocated entry.
+pthread_mutex_t g_loading = PTHREAD_MUTEX_INITIALIZER;
+
 void* Cached(std::atomic<void*>& entry, const char* symbol, const char* what) {
   void* found = entry.load(std::memory_order_acquire);
   if (found != nullptr) return found;
-  found = Find(symbol, what);
+  pthread_mutex_lock(&g_loading);
+  found = entry.load(std::memory_order_acquire);
+  if (found == nullptr) found = Find(symbol, what);
   if (found != nullptr) entry.store(found, std::memory_order_release);
+  pthread_mutex_unlock(&g_loading);
   return found;
 }
 
@@ -63,6 +71,14 @@ std::atomic<void*> g_refresh_types{nullptr};
 HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
   return reinterpret_cast<HeapgraphCheckLeaksFn>(
       Cached(g_check_leaks, HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
+}
+
+void ScanPlugin::BeforeFork() {
+  pthread_mutex_lock(&g_loading);
+}
+
+void ScanPlugin::AfterFork() {
+  pthread_mutex_unlock(&g_loading);
 }
 
 HeapgraphRefreshTypesFn ScanPlugin::RefreshTypes() {

@@ -22,6 +22,12 @@ HeapgraphCheckLeaksFn CheckLeaks();
 // heapgraph_internal_refresh_types, the same way ("... cannot load the type reader: <why>").
 HeapgraphRefreshTypesFn RefreshTypes();
 
+// The recorder's fork handlers: a fork waits for a lookup that is loading the plugin, so that no
+// child inherits the loader in the middle of dlopen (LeakCheckOverlapTest, forks during the first
+// check). AfterFork in both the parent and the child.
+void BeforeFork();
+void AfterFork();
+
 }  // namespace ScanPlugin
 
 }  // namespace heapgraph

@@ -16,6 +16,7 @@
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
 #include "heap/plugin/ScanInterface.h"
+#include "heap/plugin/ScanPlugin.h"
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/runtime/CheckLock.h"
@@ -173,7 +174,8 @@ void ClaimChildDirectory();
 // or module update), copy the trees and the module map into a staging directory for the child
 // and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
 void ForkPrepare() {
-  CheckLock::BeforeFork();  // first: a check running now finishes before the fork
+  ScanPlugin::BeforeFork();  // a thread loading the plugin finishes its dlopen first
+  CheckLock::BeforeFork();   // then a check running now finishes before the fork
   if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   t_state.guard = true;
@@ -192,6 +194,7 @@ void ForkPrepare() {
 
 void ForkParent() {
   CheckLock::AfterForkParent();
+  ScanPlugin::AfterFork();
   if (!Recording(g.mode.load(std::memory_order_acquire))) return;
   g.vm.UnlockAll();
   g.heap.UnlockAll();
@@ -206,6 +209,7 @@ void ForkParent() {
 // hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
 void ForkChild() {
   CheckLock::AfterForkChild();
+  ScanPlugin::AfterFork();
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
