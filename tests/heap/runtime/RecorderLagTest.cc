@@ -88,6 +88,46 @@ TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
   EXPECT_EQ(lag.InProgress(), nullptr);
 }
 
+// `heapgraph lag DIR` on the same run: one ended lag of the main thread, its most
+// time-consuming stack symbolized and naming the handler, in text and JSON.
+TEST(RecorderLagTest, LagCommandReportsTheLagNamingItsHandler) {
+  LagRun run("sleep");
+  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
+  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  RunResult json = RunToExit(HEAPGRAPH_CLI, {"lag", run.dir, "--json"}, {});
+  ASSERT_TRUE(json.status && WIFEXITED(*json.status) && WEXITSTATUS(*json.status) == 0)
+      << json.stderr_text;
+  std::string text;
+  for (const std::string& line : json.lines) text += line + "\n";
+  nlohmann::json report = nlohmann::json::parse(text);
+  EXPECT_EQ(report["format"], "heapgraph-lag-report");
+  EXPECT_EQ(report["torn"], false);
+  std::vector<nlohmann::json> long_lags;
+  for (const auto& lag : report["lags"]) {
+    if (lag["kind"] == "long") long_lags.push_back(lag);
+  }
+  ASSERT_EQ(long_lags.size(), 1u) << text;
+  const nlohmann::json& lag = long_lags[0];
+  EXPECT_EQ(lag["tid"], run.child->pid()) << "the main thread";
+  EXPECT_EQ(lag["ended"], true);
+  EXPECT_GE(lag["duration_ns"].get<uint64_t>(), 2900000000u);
+  EXPECT_GT(lag["samples"].get<uint32_t>(), 0u);
+  EXPECT_GT(lag["repeats"].get<uint32_t>(), 0u);
+  bool named = false;
+  for (const auto& frame : lag["frames"]) {
+    if (frame.value("function", "") == "SleepingHandler") named = true;
+  }
+  EXPECT_TRUE(named) << lag.dump();
+  RunResult plain = RunToExit(HEAPGRAPH_CLI, {"lag", run.dir}, {});
+  ASSERT_TRUE(plain.status && WIFEXITED(*plain.status) && WEXITSTATUS(*plain.status) == 0);
+  std::string lines;
+  for (const std::string& line : plain.lines) lines += line + "\n";
+  EXPECT_NE(lines.find("(long unit): thread " + std::to_string(run.child->pid())),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("SleepingHandler"), std::string::npos) << lines;
+}
+
 TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
   LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20,lag_ring=64");
   ASSERT_TRUE(run.child->ReadToEof(milliseconds(120000))) << run.child->Describe();
