@@ -201,9 +201,7 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
   uint64_t unit = t.unit.load(std::memory_order_relaxed);
   if (s.reported_unit != 0 && (begin == 0 || unit != s.reported_unit)) {
-    // 0 when several units ended since: the length of that one is lost.
-    bool last = t.ended_unit.load(std::memory_order_acquire) == s.reported_unit;
-    uint64_t duration = last ? t.last_duration_ns.load(std::memory_order_relaxed) : 0;
+    uint64_t duration = MonitoredThreads::WatchedDuration(t, s.reported_unit);
     Write(format::kLagEnded, index, s.reported_unit, duration, 0, false);
     s.reported_unit = 0;
     s.lag.Reset();
@@ -217,6 +215,7 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
     if (s.reported_unit != unit) {
       s.lag.Reset();
       s.missed = 0;
+      MonitoredThreads::Watch(t, unit);
     }
     s.reported_unit = unit;
     if (s.lag.Due()) Write(format::kLagLong, index, unit, now - begin, permille, true);
