@@ -36,9 +36,7 @@ void Spin(double seconds) {
 extern "C" {
 
 __attribute__((noinline)) void SleepingHandler(unsigned seconds) {
-  struct timespec t = {static_cast<time_t>(seconds), 0};
-  while (nanosleep(&t, &t) != 0) {
-  }
+  hgprog::SleepFully(seconds);
 }
 
 // No calls inside, so that the sampled top frame is the function itself.
