@@ -15,27 +15,12 @@
 
 #include "reader/LagRecords.h"
 #include "tests/ChildProcess.h"
+#include "tests/CliJson.h"
 
 namespace heapgraph::proctest {
 namespace {
 
 const char* kFastOptions = "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20";
-
-// The JSON document a `heapgraph` subcommand printed (exit status 0 expected).
-nlohmann::json CliJson(const std::vector<std::string>& args) {
-  RunResult r = RunToExit(HEAPGRAPH_CLI, args, {});
-  EXPECT_TRUE(r.status && WIFEXITED(*r.status) && WEXITSTATUS(*r.status) == 0) << r.stderr_text;
-  std::string text;
-  for (const std::string& line : r.lines) text += line + "\n";
-  return nlohmann::json::parse(text);
-}
-
-bool Names(const nlohmann::json& frames, const std::string& function) {
-  for (const auto& frame : frames) {
-    if (frame.value("function", "") == function) return true;
-  }
-  return false;
-}
 
 // Runs tests/programs/<program> preloaded to its end; the one lag it had names `handler`.
 void ExpectOneLagNaming(const std::string& program, const std::string& handler) {
@@ -56,7 +41,7 @@ void ExpectOneLagNaming(const std::string& program, const std::string& handler) 
   EXPECT_EQ(lag["ended"], true);
   EXPECT_GE(lag["duration_ns"].get<uint64_t>(), 2900000000u) << "the whole 3 s unit";
   EXPECT_GT(lag["repeats"].get<uint32_t>(), 0u);
-  EXPECT_TRUE(Names(lag["frames"], handler)) << lag.dump(1);
+  EXPECT_TRUE(FramesName(lag["frames"], handler)) << lag.dump(1);
 }
 
 TEST(AdapterLagTest, LibuvCallbackSleeping3sIsOneLagNamingIt) {
@@ -85,7 +70,8 @@ TEST(AdapterLagTest, LibuvProgramKilledDuringItsLagIsAHangNamedByIt) {
   child.Wait();
   nlohmann::json foom = CliJson({"foom", dir, "--json"});
   EXPECT_EQ(foom["exit"]["kind"], "hang");
-  EXPECT_TRUE(Names(foom["crash_lag"]["frames"], "UvSlowHandler")) << foom["crash_lag"].dump(1);
+  EXPECT_TRUE(FramesName(foom["crash_lag"]["frames"], "UvSlowHandler"))
+      << foom["crash_lag"].dump(1);
   nlohmann::json lag = CliJson({"lag", dir, "--json"});
   ASSERT_EQ(lag["lags"].size(), 1u);
   EXPECT_EQ(lag["lags"][0]["open"], true);
