@@ -1,11 +1,7 @@
 #include "tools/LagCommand.h"
 
-#include <fmt/format.h>
-
-#include <cstdio>
 #include <optional>
 
-#include "reader/RecordingError.h"
 #include "report/LagReport.h"
 #include "report/LagReportJson.h"
 #include "report/LagReportText.h"
@@ -26,22 +22,13 @@ LagCommand::LagCommand(CLI::App& app)
 }
 
 int LagCommand::Run() {
-  try {
+  return PrintReport([this] {
     std::optional<report::Symbolizer> symbols;
     if (symbolize_) symbols.emplace();
     report::LagReport report = report::BuildLagReport(dir_, symbols ? &*symbols : nullptr);
-    if (json_) {
-      fmt::print("{}\n", report::LagReportJsonText(report));
-    } else {
-      fmt::print("{}", report::LagReportToText(report, {.max_frames = max_frames_}));
-    }
-    fflush(stdout);
-    return 0;
-  } catch (const RecordingError& e) {
-    fflush(stdout);
-    PrintError(e.what());
-    return kExitError;
-  }
+    if (json_) return report::LagReportJsonText(report) + "\n";
+    return report::LagReportToText(report, {.max_frames = max_frames_});
+  });
 }
 
 }  // namespace heapgraph::tools
