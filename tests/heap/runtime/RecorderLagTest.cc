@@ -55,6 +55,10 @@ struct LagRun {
     EXPECT_TRUE(child->WaitReady()) << child->Describe();
     dir = child->Field("dir").at(0);
   }
+  // Reads the child's output to its end and waits for it: true when it exited with status 0.
+  bool Completed(std::chrono::milliseconds timeout = kDefaultTimeout) {
+    return child->ReadToEof(timeout) && child->Finish();
+  }
   // Waits (bounded) until the lag file has a record of `kind`.
   LagRecords WaitFor(uint32_t kind) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -68,8 +72,7 @@ struct LagRun {
 
 TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
   LagRun run("sleep");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   ASSERT_TRUE(lag.present());
   EXPECT_FALSE(lag.torn());
@@ -94,8 +97,7 @@ TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
 // time-consuming stack symbolized and naming the handler, in text and JSON.
 TEST(RecorderLagTest, LagCommandReportsTheLagNamingItsHandler) {
   LagRun run("sleep");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   nlohmann::json report = CliJson({"lag", run.dir, "--json"});
   EXPECT_EQ(report["format"], "heapgraph-lag-report");
   EXPECT_EQ(report["torn"], false);
@@ -122,9 +124,9 @@ TEST(RecorderLagTest, LagCommandReportsTheLagNamingItsHandler) {
 }
 
 TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
-  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20,lag_ring=64");
-  ASSERT_TRUE(run.child->ReadToEof(milliseconds(120000))) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  // Sampled every 10 ms: the first record holds 20 samples or more even on a loaded machine.
+  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=10,lag_ring=64");
+  ASSERT_TRUE(run.Completed(milliseconds(120000))) << run.child->Describe();
   LagRecords lag(run.dir);
   RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
   AddressRange frequent = RangeOf(*run.child, "FrequentSpin");
@@ -161,8 +163,7 @@ TEST(RecorderLagTest, DeadlockWritesABoundedNumberOfRecords) {
 TEST(RecorderLagTest, CpuBoundLoopOfShortUnitsIsRecorded) {
   // 20 %: the machine may be loaded (the rule measures a share of a core, not a time).
   LagRun run("cpu", "lag_interval_ms=200,lag_cpu_percent=20");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   auto cpu = OfKind(lag, format::kLagCpu);
   ASSERT_GE(cpu.size(), 1u) << run.child->Describe();
@@ -221,8 +222,7 @@ TEST(RecorderLagTest, LeakChecksDuringSamplingFinish) {
 // unanswered signals counted as missed (never queued twice), and the program finishes.
 TEST(RecorderLagTest, BlockedSamplingSignalIsCountedMissed) {
   LagRun run("blocked");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   auto lags = OfKind(lag, format::kLagLong);
   ASSERT_GE(lags.size(), 1u) << run.child->Describe();
@@ -236,8 +236,7 @@ TEST(RecorderLagTest, BlockedSamplingSignalIsCountedMissed) {
 // record (not taken for a lag in progress at death), the process goes on and finishes.
 TEST(RecorderLagTest, ThreadExitingDuringItsLagEndsIt) {
   LagRun run("threadexit");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   int32_t tid = static_cast<int32_t>(run.child->Number("tid"));
   LagRecords lag(run.dir);
   bool lagged = false, ended = false;
@@ -255,8 +254,7 @@ TEST(RecorderLagTest, ThreadExitingDuringItsLagEndsIt) {
 // names the handler.
 TEST(RecorderLagTest, UnitInsideASignalHandlerIsSampledThroughIt) {
   LagRun run("inhandler");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   auto lags = OfKind(lag, format::kLagLong);
   ASSERT_GE(lags.size(), 1u) << run.child->Describe();
@@ -268,8 +266,7 @@ TEST(RecorderLagTest, UnitInsideASignalHandlerIsSampledThroughIt) {
 // `heapgraph lag`, and `heapgraph foom` does not call a normal exit a hang.
 TEST(RecorderLagTest, UnitNeverEndedBeforeANormalExitIsOpenNotAHang) {
   LagRun run("noend");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   ASSERT_NE(LagRecords(run.dir).InProgress(), nullptr);
   nlohmann::json lag = CliJson({"lag", run.dir, "--json"});
   ASSERT_EQ(lag["lags"].size(), 1u) << lag.dump(1);
@@ -285,8 +282,7 @@ TEST(RecorderLagTest, BadLagOptionsAreOneLineEachAndDefaultsKept) {
   LagRun run("sleep",
              "lag_threshold_ms=0,lag_interval_ms=99999999999,lag_sample_ms=5,lag_ring=0,"
              "lag_cpu_percent=500,lag_threshold_ms=-3");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   int bad = 0;
   for (const std::string& line : run.child->StderrLines()) {
     if (line.rfind("heapgraph: bad value for option 'lag_", 0) == 0) ++bad;
