@@ -33,13 +33,19 @@ std::string Options(const format::LagHeader& h) {
 }
 
 void AppendLag(std::string& out, size_t number, const LagEntry& lag, size_t max_frames) {
-  std::string state = lag.kind == "cpu" ? "" : lag.ended ? ", ended" : ", no end record (open)";
-  std::string length = lag.ended ? "ran" : "running at least";
-  out += fmt::format(
-      "lag {} ({}): thread {}, unit {}, started {}, {} {:.2f} s{}, CPU {}, {} record{}\n", number,
-      lag.kind == "cpu" ? "CPU share" : "long unit", lag.tid, lag.unit, Utc(lag.start_ns), length,
-      static_cast<double>(lag.duration_ns) / 1e9, state, Percent(lag.cpu_permille), lag.records,
-      lag.records == 1 ? "" : "s");
+  if (lag.kind == "cpu") {
+    out += fmt::format(
+        "lag {} (CPU share): thread {}, unit {}, at {}, CPU {} of a core over the "
+        "check interval\n",
+        number, lag.tid, lag.unit, Utc(lag.last_ns), Percent(lag.cpu_permille));
+  } else {
+    out += fmt::format(
+        "lag {} (long unit): thread {}, unit {}, started {}, {} {:.2f} s, {}, CPU {}, {} "
+        "record{}\n",
+        number, lag.tid, lag.unit, Utc(lag.start_ns), lag.ended ? "ran" : "running at least",
+        static_cast<double>(lag.duration_ns) / 1e9, lag.ended ? "ended" : "no end record (open)",
+        Percent(lag.cpu_permille), lag.records, lag.records == 1 ? "" : "s");
+  }
   if (lag.stack_id == 0) {
     out += fmt::format("  no stack sampled ({} samples, {} missed)\n", lag.samples.size(),
                        lag.samples_missed);

@@ -107,7 +107,14 @@ TEST(LagReportTest, TornLastRecordIsReported) {
   LagReport r = BuildLagReport(dir.path(), nullptr);
   EXPECT_TRUE(r.torn);
   EXPECT_EQ(r.lags.size(), 3u);
-  EXPECT_NE(LagReportToText(r).find("torn: the last record was torn"), std::string::npos);
+  std::string text = LagReportToText(r);
+  EXPECT_NE(text.find("torn: the last record was torn"), std::string::npos);
+  EXPECT_NE(text.find("lag 2 (CPU share): thread 11, unit 7, at 1970-01-01 00:01:40.000 UTC, CPU "
+                      "95.0% of a core over the check interval\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ran 9.00 s, ended"), std::string::npos) << text;
+  EXPECT_NE(text.find("running at least 3.00 s, no end record (open)"), std::string::npos) << text;
   EXPECT_EQ(LagReportToJson(r)["torn"], true);
 }
 
