@@ -3,7 +3,8 @@
 // weakly): a libuv timer callback, a GLib timeout and a Boost.Asio timer handler that sleep 3 s
 // are each one lag, ended, lasting the whole 3 s (not the short units after it), whose most
 // time-consuming stack, as `heapgraph lag --json` reports it, names the handler. A libuv program
-// killed during its lag is a hang named by the handler (`heapgraph foom`, crash-lag).
+// killed during its lag is a hang named by the handler (`heapgraph foom`, crash-lag). Without the
+// recorder the adapters do nothing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -75,6 +76,17 @@ TEST(AdapterLagTest, LibuvProgramKilledDuringItsLagIsAHangNamedByIt) {
   nlohmann::json lag = CliJson({"lag", dir, "--json"});
   ASSERT_EQ(lag["lags"].size(), 1u);
   EXPECT_EQ(lag["lags"][0]["open"], true);
+}
+
+// Without libheapgraph.so in the process the weak references are null: the adapters do nothing
+// and the programs run as usual.
+TEST(AdapterLagTest, WithoutTheRecorderTheAdaptersDoNothing) {
+  for (const char* program : {"hg_uv_lag", "hg_glib_lag", "hg_asio_lag"}) {
+    ChildProcess child(ProgramPath(program), {}, {});
+    ASSERT_TRUE(child.WaitReady()) << child.Describe();
+    ASSERT_TRUE(child.ReadToEof()) << child.Describe();
+    EXPECT_TRUE(child.Finish()) << child.Describe();
+  }
 }
 
 }  // namespace
