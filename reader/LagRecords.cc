@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "reader/FileHeaderCheck.h"
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
 
@@ -24,19 +25,8 @@ LagRecords::LagRecords(const std::string& directory) {
 }
 
 void LagRecords::Parse(const std::string& bytes) {
-  if (bytes.size() < sizeof(header_)) Fail("truncated header");
-  memcpy(&header_, bytes.data(), sizeof(header_));
-  if (memcmp(header_.file.magic, format::kLagMagic, sizeof(header_.file.magic)) != 0) {
-    Fail("not a heapgraph lag file (bad magic)");
-  }
-  if (header_.file.version != 1) {
-    Fail("unsupported format version " + std::to_string(header_.file.version) +
-         " (this reader knows 1)");
-  }
-  if (header_.file.header_size < sizeof(header_) || header_.file.header_size > bytes.size() ||
-      header_.record_size != sizeof(format::LagRecord)) {
-    Fail("corrupt header");
-  }
+  ReadFileHeader(bytes, format::kLagFile, format::kLagMagic, &header_);
+  if (header_.record_size != sizeof(format::LagRecord)) Fail("corrupt header");
   for (size_t at = header_.file.header_size; at < bytes.size(); at += sizeof(format::LagRecord)) {
     format::LagRecord r;
     if (bytes.size() - at < sizeof(r)) {

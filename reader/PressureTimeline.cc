@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "reader/FileHeaderCheck.h"
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
 
@@ -26,17 +27,8 @@ PressureTimeline::PressureTimeline(const std::string& directory) {
 }
 
 void PressureTimeline::Parse(const std::string& bytes) {
-  if (bytes.size() < sizeof(header_)) Fail("truncated header");
-  memcpy(&header_, bytes.data(), sizeof(header_));
-  if (memcmp(header_.file.magic, format::kPressureMagic, sizeof(header_.file.magic)) != 0) {
-    Fail("not a heapgraph pressure file (bad magic)");
-  }
-  if (header_.file.version != 1) {
-    Fail("unsupported format version " + std::to_string(header_.file.version) +
-         " (this reader knows 1)");
-  }
-  if (header_.file.header_size < sizeof(header_) || header_.file.header_size > bytes.size() ||
-      header_.record_size != sizeof(format::PressureRecord) ||
+  ReadFileHeader(bytes, format::kPressureFile, format::kPressureMagic, &header_);
+  if (header_.record_size != sizeof(format::PressureRecord) ||
       header_.category_size != sizeof(format::CategoryTotal) ||
       header_.watermark_count > format::kMaxWatermarks) {
     Fail("corrupt header");

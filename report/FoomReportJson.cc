@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/BuildIdHex.h"
+#include "report/FrameJson.h"
 
 namespace heapgraph::report {
 namespace {
@@ -68,37 +69,26 @@ Json SessionJson(const std::optional<SessionInfo>& s) {
   return j;
 }
 
-Json FrameJson(const ReportFrame& f) {
-  return {{"address", Hex(f.address)},
-          {"module", f.module_path},
-          {"offset", Hex(f.offset)},
-          {"build_id", f.build_id},
-          {"function", f.function},
-          {"file", f.file},
-          {"line", f.line},
-          {"inlined", f.inlined}};
-}
-
 Json CrashLagJson(const std::optional<CrashLag>& c) {
   if (!c) return nullptr;
-  Json frames = Json::array();
-  for (const ReportFrame& f : c->stack.frames) frames.push_back(FrameJson(f));
-  return {{"tid", c->tid},         {"duration_ns", c->duration_ns}, {"stack_id", c->stack.stack_id},
-          {"repeats", c->repeats}, {"samples", c->samples},         {"frames", std::move(frames)}};
+  return {{"tid", c->tid},
+          {"duration_ns", c->duration_ns},
+          {"stack_id", c->stack.stack_id},
+          {"repeats", c->repeats},
+          {"samples", c->samples},
+          {"frames", FramesJson(c->stack.frames)}};
 }
 
 Json CategoryJson(size_t rank, const FoomCategory& c) {
   Json stacks = Json::array();
   for (const FoomStack& s : c.stacks) {
-    Json frames = Json::array();
-    for (const ReportFrame& f : s.frames) frames.push_back(FrameJson(f));
     stacks.push_back({{"stack_id", s.stack_id},
                       {"count", s.count},
                       {"bytes", s.bytes},
                       {"sampled_blocks", s.sampled},
                       {"count_error", s.count_error},
                       {"bytes_error", s.bytes_error},
-                      {"frames", std::move(frames)}});
+                      {"frames", FramesJson(s.frames)}});
   }
   return {{"rank", rank},
           {"name", c.name},

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "reader/ByteSize.h"
+#include "report/StackLines.h"
 
 namespace heapgraph::report {
 namespace {
@@ -76,20 +77,9 @@ void AppendPressure(std::string& out, const PressureTimeline& p, bool sampled) {
   }
 }
 
-// Frames #0.. of a stack, the first `max_frames` (0: all), saying how many were left out.
-void AppendFrames(std::string& out, const std::vector<ReportFrame>& frames, size_t max_frames) {
-  size_t shown = max_frames == 0 ? frames.size() : std::min(max_frames, frames.size());
-  for (size_t i = 0; i < shown; ++i) {
-    out += fmt::format("      #{} {:#x} {}\n", i, frames[i].address, FrameLabel(frames[i]));
-  }
-  if (shown < frames.size()) {
-    out += fmt::format("      ... {} more frames; see JSON\n", frames.size() - shown);
-  }
-}
-
 void AppendStack(std::string& out, const FoomStack& s, bool sampled, size_t max_frames) {
   out += fmt::format("    stack {}: {}\n", s.stack_id, Amount(s, sampled));
-  AppendFrames(out, s.frames, max_frames);
+  AppendStackLines(out, s.frames, max_frames);
 }
 
 }  // namespace
@@ -103,7 +93,7 @@ std::string FoomReportToText(const FoomReport& r, const FoomTextOptions& options
   if (r.crash_lag) {
     out += fmt::format("crash-lag: thread {}, {} of {} samples in the most time-consuming stack\n",
                        r.crash_lag->tid, r.crash_lag->repeats, r.crash_lag->samples);
-    AppendFrames(out, r.crash_lag->stack.frames, options.max_frames);
+    AppendStackLines(out, r.crash_lag->stack.frames, options.max_frames);
   }
   bool sampled = r.sample_mean != 0;
   out += fmt::format("live: {}, {} categories, {} dropped\n", Amount(r.live, sampled),

@@ -2,6 +2,7 @@
 // stderr ("heapgraph: <why>").
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace heapgraph::tools {
@@ -17,5 +18,9 @@ inline constexpr int kExitCheckFailed = 24;
 
 // Prints "heapgraph: <message>" and a newline on stderr.
 void PrintError(const std::string& message);
+
+// A report command's end: prints what `report` returns on stdout and returns 0, or, when it throws
+// a RecordingError (the recording cannot be read), prints its one line and returns kExitError.
+int PrintReport(const std::function<std::string()>& report);
 
 }  // namespace heapgraph::tools

@@ -86,27 +86,17 @@ int FoomCommand::Run() {
   options.top_stacks = top_stacks_;
   if (!rules_.empty()) options.rules = report::SuspectRules::Load(rules_);
   std::string dir = dir_.empty() ? LatestRun(root_) : dir_;
-  try {
+  return PrintReport([&] {
     RecordingReader reader(dir);
     report::ExitRecord exit = report::ExitRecord::For(reader);
     std::optional<report::Symbolizer> symbols;
     if (symbolize_) symbols.emplace();
     report::FoomReport report =
         report::BuildFoomReport(reader, exit, symbols ? &*symbols : nullptr, options);
-    if (record_) {
-      fmt::print("{}\n", report::FoomReportRecordLine(report));
-    } else if (json_) {
-      fmt::print("{}\n", report::FoomReportJsonText(report));
-    } else {
-      fmt::print("{}", report::FoomReportToText(report));
-    }
-    fflush(stdout);
-    return 0;
-  } catch (const RecordingError& e) {
-    fflush(stdout);
-    PrintError(e.what());
-    return kExitError;
-  }
+    if (record_) return report::FoomReportRecordLine(report) + "\n";
+    if (json_) return report::FoomReportJsonText(report) + "\n";
+    return report::FoomReportToText(report);
+  });
 }
 
 }  // namespace heapgraph::tools

@@ -7,6 +7,7 @@
 //   heapgraph explain REPORT.json [ADDRESS]
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
 //                  [--rules FILE] [--no-symbols]
+//   heapgraph lag DIR [--json] [--frames N] [--no-symbols]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
 // report itself (one line "heapgraph: <why>" on stderr), exit 2.
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "tools/ExitStatus.h"
 #include "tools/ExplainCommand.h"
 #include "tools/FoomCommand.h"
+#include "tools/LagCommand.h"
 #include "tools/RecordCommand.h"
 #include "tools/RunCommand.h"
 #include "tools/SuppressionsCommand.h"
@@ -34,6 +36,7 @@ int Main(int argc, char** argv) {
   RecordCommand record(app);
   RunCommand run(app);
   FoomCommand foom(app);
+  LagCommand lag(app);
   ExplainCommand explain(app);
   SuppressionsCommand suppressions(app);
   DiffCommand diff(app);
@@ -42,7 +45,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom,
+  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &lag,
                                                                 &explain, &suppressions, &diff}) {
     if (command->parsed()) return command->Run();
   }

@@ -173,8 +173,14 @@ void LagWatchdog::SampleRunning(uint64_t now) {
     pid_t tid = t.tid.load(std::memory_order_acquire);
     uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
     if (tid == 0 || begin == 0 || now < begin + after) continue;  // also a unit begun since now
+    ThreadState& s = state_[i];
+    uint64_t unit = t.unit.load(std::memory_order_relaxed);
+    if (s.missed_unit != unit) {  // counted per unit, from its first sampling period
+      s.missed_unit = unit;
+      s.missed = 0;
+    }
     if (t.pending.load(std::memory_order_acquire) != 0) {
-      ++state_[i].missed;  // blocked, or still in the handler: never a second one queued
+      ++s.missed;  // blocked, or still in the handler: never a second one queued
       continue;
     }
     t.pending.store(1, std::memory_order_release);
@@ -194,6 +200,11 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   if (tid == 0) return;
   uint64_t cpu = 0;
   if (!ThreadCpuNs(tid, &cpu)) {  // the thread is gone
+    // It exited during a lag: the lag ended with it (not in progress at the process's death).
+    if (s.reported_unit != 0) {
+      Write(format::kLagEnded, index, s.reported_unit,
+            MonitoredThreads::WatchedDuration(t, s.reported_unit), 0, false);
+    }
     MonitoredThreads::Release(t);
     s = ThreadState();
     return;
@@ -201,9 +212,7 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
   uint64_t unit = t.unit.load(std::memory_order_relaxed);
   if (s.reported_unit != 0 && (begin == 0 || unit != s.reported_unit)) {
-    // 0 when several units ended since: the length of that one is lost.
-    bool last = t.ended_unit.load(std::memory_order_acquire) == s.reported_unit;
-    uint64_t duration = last ? t.last_duration_ns.load(std::memory_order_relaxed) : 0;
+    uint64_t duration = MonitoredThreads::WatchedDuration(t, s.reported_unit);
     Write(format::kLagEnded, index, s.reported_unit, duration, 0, false);
     s.reported_unit = 0;
     s.lag.Reset();
@@ -216,7 +225,7 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   if (begin != 0 && now > begin && now - begin >= uint64_t{c.lag_threshold_ms} * 1000000) {
     if (s.reported_unit != unit) {
       s.lag.Reset();
-      s.missed = 0;
+      MonitoredThreads::Watch(t, unit);
     }
     s.reported_unit = unit;
     if (s.lag.Due()) Write(format::kLagLong, index, unit, now - begin, permille, true);
@@ -240,7 +249,7 @@ void LagWatchdog::Write(uint32_t kind, uint32_t index, uint64_t unit, uint64_t d
   r.unit = unit;
   r.tid = t.tid.load(std::memory_order_relaxed);
   r.cpu_permille = cpu_permille;
-  r.samples_missed = s.missed;
+  r.samples_missed = s.missed_unit == unit ? s.missed : 0;
   if (with_stack) {
     CostlySample samples[format::kMaxLagSamples];
     uint64_t written = t.written.load(std::memory_order_acquire);

@@ -43,7 +43,8 @@ class LagWatchdog {
   struct ThreadState {           // the watchdog's own view of one slot
     uint64_t reported_unit = 0;  // the unit last written as a lag (0: none)
     uint64_t cpu_ns = 0;         // the thread's CPU time at the last check
-    uint32_t missed = 0;         // sampling signals not answered in the current unit
+    uint32_t missed = 0;         // sampling signals not answered in unit missed_unit
+    uint64_t missed_unit = 0;
     Annealing lag;
     Annealing cpu;
   };

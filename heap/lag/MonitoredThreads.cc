@@ -43,6 +43,7 @@ MonitoredThread* MonitoredThreads::Current(bool* claimed_now) {
     t.begin_ns.store(0, std::memory_order_relaxed);
     t.unit.store(0, std::memory_order_relaxed);
     t.written.store(0, std::memory_order_relaxed);
+    t.watched_unit.store(0, std::memory_order_relaxed);
     t.pending.store(0, std::memory_order_relaxed);
     t.depth = 0;
     if (!t.tid.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) continue;
@@ -67,9 +68,29 @@ void MonitoredThreads::EndWork() {
   MonitoredThread* t = CurrentIfClaimed();
   if (t == nullptr || t->depth == 0 || --t->depth != 0) return;
   uint64_t begin = t->begin_ns.load(std::memory_order_relaxed);
-  t->last_duration_ns.store(MonotonicNs() - begin, std::memory_order_relaxed);
-  t->ended_unit.store(t->unit.load(std::memory_order_relaxed), std::memory_order_release);
+  uint64_t duration = MonotonicNs() - begin;
+  uint64_t unit = t->unit.load(std::memory_order_relaxed);
+  if (unit == t->watched_unit.load(std::memory_order_acquire)) {
+    t->watched_duration_ns.store(duration, std::memory_order_release);
+  }
+  t->last_duration_ns.store(duration, std::memory_order_relaxed);
+  t->ended_unit.store(unit, std::memory_order_release);
   t->begin_ns.store(0, std::memory_order_release);
+}
+
+void MonitoredThreads::Watch(MonitoredThread& slot, uint64_t unit) {
+  slot.watched_duration_ns.store(0, std::memory_order_relaxed);
+  slot.watched_unit.store(unit, std::memory_order_release);
+}
+
+uint64_t MonitoredThreads::WatchedDuration(const MonitoredThread& slot, uint64_t unit) {
+  if (slot.watched_unit.load(std::memory_order_acquire) == unit) {
+    uint64_t duration = slot.watched_duration_ns.load(std::memory_order_acquire);
+    if (duration != 0) return duration;
+  }
+  // Watch() came after the unit ended, or the slot was watched again: the last unit, if it is.
+  if (slot.ended_unit.load(std::memory_order_acquire) != unit) return 0;
+  return slot.last_duration_ns.load(std::memory_order_relaxed);
 }
 
 void MonitoredThreads::Push(MonitoredThread& slot, uint32_t ring_size, uint32_t stack,

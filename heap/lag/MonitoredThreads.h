@@ -4,7 +4,8 @@
 // watchdog reads: the start of the running unit of work (0 = none), the unit's number, the end
 // of the last unit, and the ring of stack samples the sampling signal's handler fills on the
 // thread itself. Writers: the owning thread (units, and the ring from its signal handler); the
-// watchdog only reads and releases. May include heap/platform and heap/store.
+// watchdog reads, names the unit it reported (Watch) and releases. May include heap/platform and
+// heap/store.
 #pragma once
 
 #include <sys/types.h>
@@ -28,9 +29,14 @@ struct MonitoredThread {
   std::atomic<uint64_t> unit{0};              // number of the running (or last) unit, from 1
   std::atomic<uint64_t> last_duration_ns{0};  // of the last finished unit
   std::atomic<uint64_t> ended_unit{0};        // its number
-  std::atomic<uint32_t> pending{0};           // 1: a sampling signal was sent, not yet answered
-  std::atomic<uint64_t> written{0};           // samples pushed so far (ring index = written % size)
-  uint32_t depth = 0;                         // nesting of begin/end; owner thread only
+  // The unit the watchdog reported as a lag (written by the watchdog), and that unit's whole run
+  // time, stored by the thread when it ends (0: not yet): the end record's duration even when
+  // many short units followed it before the next check.
+  std::atomic<uint64_t> watched_unit{0};
+  std::atomic<uint64_t> watched_duration_ns{0};
+  std::atomic<uint32_t> pending{0};  // 1: a sampling signal was sent, not yet answered
+  std::atomic<uint64_t> written{0};  // samples pushed so far (ring index = written % size)
+  uint32_t depth = 0;                // nesting of begin/end; owner thread only
   LagSample ring[format::kMaxLagSamples];
 };
 
@@ -53,6 +59,13 @@ void EndWork();
 // Appends a sample to `slot`'s ring (its own thread, from the sampling handler); keeps the last
 // `ring_size` (<= kMaxLagSamples).
 void Push(MonitoredThread& slot, uint32_t ring_size, uint32_t stack, uintptr_t top);
+
+// The watchdog, when it reports `unit` as a lag: the thread keeps that unit's run time when it
+// ends (WatchedDuration).
+void Watch(MonitoredThread& slot, uint64_t unit);
+// The whole run time of the watched unit `unit`, if it has ended and its thread kept it; else
+// the last unit's when that is `unit`; else 0 (lost).
+uint64_t WatchedDuration(const MonitoredThread& slot, uint64_t unit);
 
 // The watchdog, when the slot's thread is gone: frees it for another thread.
 void Release(MonitoredThread& slot);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -78,6 +79,13 @@ inline void PrintRange(const char* name, const void* function) {
   auto begin = reinterpret_cast<uintptr_t>(info.dli_saddr);
   printf("range %s %#jx %#jx\n", name, static_cast<uintmax_t>(begin),
          static_cast<uintmax_t>(begin + symbol->st_size));
+}
+
+// Sleeps `seconds` whole, across signals (the lag monitor's sampling signal interrupts it).
+inline void SleepFully(unsigned seconds) {
+  struct timespec t = {static_cast<time_t>(seconds), 0};
+  while (nanosleep(&t, &t) != 0) {
+  }
 }
 
 inline void Ready() {

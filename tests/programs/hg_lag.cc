@@ -6,6 +6,12 @@
 //   deadlock   one unit blocked on a mutex its own thread holds, until killed
 //   cpu        2 s of 5 ms busy units, then exits
 //   hang       like sleep, but sleeps until killed
+//   blocked    like sleep, with the sampling signal (SIGRTMIN+6) blocked on the thread
+//   threadexit a second thread begins a unit, sleeps 2 s in SleepingHandler while sampled, and
+//              exits without ending it ("tid <n>"); the main thread then runs short units
+//   inhandler  the unit raises SIGUSR1, whose handler (InSignalHandler) sleeps 3 s: sampled
+//              inside a signal handler
+//   noend      one unit sleeps 2 s and the program returns from main without ending it
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,9 +42,7 @@ void Spin(double seconds) {
 extern "C" {
 
 __attribute__((noinline)) void SleepingHandler(unsigned seconds) {
-  struct timespec t = {static_cast<time_t>(seconds), 0};
-  while (nanosleep(&t, &t) != 0) {
-  }
+  hgprog::SleepFully(seconds);
 }
 
 // No calls inside, so that the sampled top frame is the function itself.
@@ -56,6 +60,18 @@ __attribute__((noinline)) void DeadlockedHandler() {
   pthread_mutex_lock(&mutex);  // never returns
 }
 
+__attribute__((noinline)) void InSignalHandler(int) {
+  SleepingHandler(3);
+}
+
+__attribute__((noinline)) void* ExitingThread(void*) {
+  printf("tid %d\n", gettid());
+  fflush(stdout);
+  heapgraph_work_begin();
+  SleepingHandler(2);
+  return nullptr;  // exits inside the unit
+}
+
 }  // extern "C"
 
 int main(int argc, char** argv) {
@@ -69,10 +85,31 @@ int main(int argc, char** argv) {
   PrintRange("FrequentSpin", reinterpret_cast<void*>(&FrequentSpin));
   PrintRange("RareSpin", reinterpret_cast<void*>(&RareSpin));
   PrintRange("DeadlockedHandler", reinterpret_cast<void*>(&DeadlockedHandler));
+  PrintRange("InSignalHandler", reinterpret_cast<void*>(&InSignalHandler));
+  if (strcmp(mode, "blocked") == 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGRTMIN + 6);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  } else if (strcmp(mode, "inhandler") == 0) {
+    signal(SIGUSR1, InSignalHandler);
+  }
   Ready();
   heapgraph_work_begin();
-  if (strcmp(mode, "sleep") == 0) {
+  if (strcmp(mode, "sleep") == 0 || strcmp(mode, "blocked") == 0) {
     SleepingHandler(3);
+  } else if (strcmp(mode, "inhandler") == 0) {
+    raise(SIGUSR1);
+  } else if (strcmp(mode, "noend") == 0) {
+    SleepingHandler(2);
+    printf("done\n");
+    return 0;
+  } else if (strcmp(mode, "threadexit") == 0) {
+    heapgraph_work_end();  // only the second thread lags
+    pthread_t thread;
+    pthread_create(&thread, nullptr, ExitingThread, nullptr);
+    pthread_join(thread, nullptr);
+    heapgraph_work_begin();
   } else if (strcmp(mode, "hang") == 0) {
     SleepingHandler(1000);
   } else if (strcmp(mode, "alternate") == 0) {

@@ -3,32 +3,19 @@
 // death, one-line errors for a file that is not a lag file.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "reader/LagRecords.h"
 #include "reader/RecordingError.h"
+#include "tests/reader/SyntheticLagFile.h"
 
 namespace heapgraph {
 namespace {
 
 std::string Header() {
-  format::LagHeader h = {};
-  memcpy(h.file.magic, format::kLagMagic, 8);
-  h.file.version = 1;
-  h.file.header_size = sizeof(h);
-  h.record_size = sizeof(format::LagRecord);
-  return std::string(reinterpret_cast<const char*>(&h), sizeof(h));
+  return lagfile::LagHeaderBytes();
 }
 
 std::string Record(uint32_t kind, uint64_t unit, uint32_t stack) {
-  format::LagRecord r = {};
-  r.tag = format::kLagRecordTag;
-  r.kind = kind;
-  r.unit = unit;
-  r.tid = 42;
-  r.stack = stack;
-  r.check = format::LagCheck(r);
-  return std::string(reinterpret_cast<const char*>(&r), sizeof(r));
+  return lagfile::LagRecordBytes(kind, unit, stack);
 }
 
 TEST(LagRecordsTest, RecordsAndTheLagInProgress) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/reader/SyntheticLagFile.h"
 #include "tests/reader/SyntheticRecording.h"
 
 extern char** environ;
@@ -272,6 +273,34 @@ TEST_F(HeapgraphCliTest, FoomErrorsExitTwoWithOneLine) {
   r = Run({"foom", "--root", root_ + "/nothing-here"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+TEST_F(HeapgraphCliTest, LagReportsTheLagFileAndErrorsExitTwoWithOneLine) {
+  RunResult r = Run({"lag", good_, "--no-symbols"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no lag file: the lag monitor did not run"), std::string::npos) << r.out;
+  Files files = files_;
+  std::string torn = lagfile::LagRecordBytes(format::kLagLong, 3, 0).substr(0, 64);
+  files[format::kLagFile] = lagfile::LagHeaderBytes() +
+                            lagfile::LagRecordBytes(format::kLagLong, 2, 0) +
+                            lagfile::LagRecordBytes(format::kLagEnded, 2, 0) + torn;
+  std::string dir = WriteDir("lagged", files);
+  r = Run({"lag", dir, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["format"], "heapgraph-lag-report");
+  EXPECT_EQ(doc["torn"], true);
+  ASSERT_EQ(doc["lags"].size(), 1u);
+  EXPECT_EQ(doc["lags"][0]["ended"], true);
+  r = Run({"lag", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("lag 1 (long unit): thread 42, unit 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torn: the last record was torn"), std::string::npos) << r.out;
+  files[format::kLagFile] = "XXXXXXXX" + lagfile::LagHeaderBytes().substr(8);
+  r = Run({"lag", WriteDir("bad-lag", files)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: lag: not a heapgraph lag file (bad magic)\n");
+  EXPECT_EQ(Run({"lag"}).exit_code, 2);
 }
 
 TEST_F(HeapgraphCliTest, MissingSessionIsAWarningOnly) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,6 +19,7 @@
 #include "reader/LagRecords.h"
 #include "reader/RecordingReader.h"
 #include "tests/ChildProcess.h"
+#include "tests/CliJson.h"
 
 namespace heapgraph::proctest {
 namespace {
@@ -53,6 +55,10 @@ struct LagRun {
     EXPECT_TRUE(child->WaitReady()) << child->Describe();
     dir = child->Field("dir").at(0);
   }
+  // Reads the child's output to its end and waits for it: true when it exited with status 0.
+  bool Completed(std::chrono::milliseconds timeout = kDefaultTimeout) {
+    return child->ReadToEof(timeout) && child->Finish();
+  }
   // Waits (bounded) until the lag file has a record of `kind`.
   LagRecords WaitFor(uint32_t kind) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -66,8 +72,7 @@ struct LagRun {
 
 TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
   LagRun run("sleep");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   ASSERT_TRUE(lag.present());
   EXPECT_FALSE(lag.torn());
@@ -88,10 +93,40 @@ TEST(RecorderLagTest, SleepingHandlerIsOneLagNamingIt) {
   EXPECT_EQ(lag.InProgress(), nullptr);
 }
 
+// `heapgraph lag DIR` on the same run: one ended lag of the main thread, its most
+// time-consuming stack symbolized and naming the handler, in text and JSON.
+TEST(RecorderLagTest, LagCommandReportsTheLagNamingItsHandler) {
+  LagRun run("sleep");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  nlohmann::json report = CliJson({"lag", run.dir, "--json"});
+  EXPECT_EQ(report["format"], "heapgraph-lag-report");
+  EXPECT_EQ(report["torn"], false);
+  std::vector<nlohmann::json> long_lags;
+  for (const auto& lag : report["lags"]) {
+    if (lag["kind"] == "long") long_lags.push_back(lag);
+  }
+  ASSERT_EQ(long_lags.size(), 1u) << report.dump(1);
+  const nlohmann::json& lag = long_lags[0];
+  EXPECT_EQ(lag["tid"], run.child->pid()) << "the main thread";
+  EXPECT_EQ(lag["ended"], true);
+  EXPECT_GE(lag["duration_ns"].get<uint64_t>(), 2900000000u);
+  EXPECT_GT(lag["samples"].get<uint32_t>(), 0u);
+  EXPECT_GT(lag["repeats"].get<uint32_t>(), 0u);
+  EXPECT_TRUE(FramesName(lag["frames"], "SleepingHandler")) << lag.dump();
+  RunResult plain = RunToExit(HEAPGRAPH_CLI, {"lag", run.dir}, {});
+  ASSERT_TRUE(plain.status && WIFEXITED(*plain.status) && WEXITSTATUS(*plain.status) == 0);
+  std::string lines;
+  for (const std::string& line : plain.lines) lines += line + "\n";
+  EXPECT_NE(lines.find("(long unit): thread " + std::to_string(run.child->pid())),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("SleepingHandler"), std::string::npos) << lines;
+}
+
 TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
-  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20,lag_ring=64");
-  ASSERT_TRUE(run.child->ReadToEof(milliseconds(120000))) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  // Sampled every 10 ms: the first record holds 20 samples or more even on a loaded machine.
+  LagRun run("alternate", "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=10,lag_ring=64");
+  ASSERT_TRUE(run.Completed(milliseconds(120000))) << run.child->Describe();
   LagRecords lag(run.dir);
   RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
   AddressRange frequent = RangeOf(*run.child, "FrequentSpin");
@@ -126,13 +161,13 @@ TEST(RecorderLagTest, DeadlockWritesABoundedNumberOfRecords) {
 }
 
 TEST(RecorderLagTest, CpuBoundLoopOfShortUnitsIsRecorded) {
-  LagRun run("cpu", "lag_interval_ms=200,lag_cpu_percent=50");
-  ASSERT_TRUE(run.child->ReadToEof()) << run.child->Describe();
-  ASSERT_TRUE(run.child->Finish()) << run.child->Describe();
+  // 20 %: the machine may be loaded (the rule measures a share of a core, not a time).
+  LagRun run("cpu", "lag_interval_ms=200,lag_cpu_percent=20");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
   LagRecords lag(run.dir);
   auto cpu = OfKind(lag, format::kLagCpu);
   ASSERT_GE(cpu.size(), 1u) << run.child->Describe();
-  EXPECT_GT(cpu[0].cpu_permille, 500u);
+  EXPECT_GT(cpu[0].cpu_permille, 200u);
   EXPECT_TRUE(OfKind(lag, format::kLagLong).empty());
 }
 
@@ -149,21 +184,13 @@ TEST(RecorderLagTest, KilledDuringALagIsAHangNamedByItsStack) {
   RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
   EXPECT_TRUE(StackHas(reader, open->stack, RangeOf(*run.child, "SleepingHandler")));
   // heapgraph foom: a hang, named by the lag's stack (crash-lag), not "likely OOM kill".
-  RunResult foom = RunToExit(HEAPGRAPH_CLI, {"foom", run.dir, "--json"}, {});
-  ASSERT_TRUE(foom.status && WIFEXITED(*foom.status) && WEXITSTATUS(*foom.status) == 0)
-      << foom.stderr_text;
-  std::string text;
-  for (const std::string& line : foom.lines) text += line + "\n";
-  nlohmann::json report = nlohmann::json::parse(text);
+  nlohmann::json report = CliJson({"foom", run.dir, "--json"});
   EXPECT_EQ(report["exit"]["kind"], "hang");
   EXPECT_NE(report["exit"]["reason"].get<std::string>().find("crash-lag"), std::string::npos);
   ASSERT_TRUE(report["crash_lag"].is_object());
   EXPECT_EQ(report["crash_lag"]["stack_id"], open->stack);
-  bool named = false;
-  for (const auto& frame : report["crash_lag"]["frames"]) {
-    if (frame.value("function", "") == "SleepingHandler") named = true;
-  }
-  EXPECT_TRUE(named) << report["crash_lag"].dump();
+  EXPECT_TRUE(FramesName(report["crash_lag"]["frames"], "SleepingHandler"))
+      << report["crash_lag"].dump();
 }
 
 // The leak check's stop-the-world while the watchdog samples the same thread every 20 ms: three
@@ -187,6 +214,116 @@ TEST(RecorderLagTest, LeakChecksDuringSamplingFinish) {
   run.child->Kill(SIGKILL);
   run.child->Wait();
   EXPECT_GT(samples_before, 0u);
+}
+
+// ---- bad input and safety ---------------------------------------------------------------------
+
+// A thread that blocks the sampling signal: the lag is still recorded, without a stack, the
+// unanswered signals counted as missed (never queued twice), and the program finishes.
+TEST(RecorderLagTest, BlockedSamplingSignalIsCountedMissed) {
+  LagRun run("blocked");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u) << run.child->Describe();
+  EXPECT_EQ(lags.front().sample_count, 0u);
+  EXPECT_EQ(lags.front().stack, 0u);
+  EXPECT_GT(lags.front().samples_missed, 0u);
+  EXPECT_EQ(lag.InProgress(), nullptr);
+}
+
+// A monitored thread that exits in the middle of a sampled lag: its lag is closed by an end
+// record (not taken for a lag in progress at death), the process goes on and finishes.
+TEST(RecorderLagTest, ThreadExitingDuringItsLagEndsIt) {
+  LagRun run("threadexit");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  int32_t tid = static_cast<int32_t>(run.child->Number("tid"));
+  LagRecords lag(run.dir);
+  bool lagged = false, ended = false;
+  for (const auto& r : lag.records()) {
+    if (r.tid != tid) continue;
+    lagged |= r.kind == format::kLagLong && r.sample_count > 0;
+    ended |= r.kind == format::kLagEnded;
+  }
+  EXPECT_TRUE(lagged) << run.child->Describe();
+  EXPECT_TRUE(ended) << "the thread's exit ends its lag";
+  EXPECT_EQ(lag.InProgress(), nullptr);
+}
+
+// A unit running inside a signal handler: sampled through the handler's signal frame, the stack
+// names the handler.
+TEST(RecorderLagTest, UnitInsideASignalHandlerIsSampledThroughIt) {
+  LagRun run("inhandler");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  LagRecords lag(run.dir);
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u) << run.child->Describe();
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, lags.front().stack, RangeOf(*run.child, "InSignalHandler")));
+}
+
+// An event loop that never calls end before the program exits normally: the lag stays open in
+// `heapgraph lag`, and `heapgraph foom` does not call a normal exit a hang.
+TEST(RecorderLagTest, UnitNeverEndedBeforeANormalExitIsOpenNotAHang) {
+  LagRun run("noend");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  ASSERT_NE(LagRecords(run.dir).InProgress(), nullptr);
+  nlohmann::json lag = CliJson({"lag", run.dir, "--json"});
+  ASSERT_EQ(lag["lags"].size(), 1u) << lag.dump(1);
+  EXPECT_EQ(lag["lags"][0]["open"], true);
+  nlohmann::json foom = CliJson({"foom", run.dir, "--json"});
+  EXPECT_NE(foom["exit"]["kind"], "hang") << foom["exit"].dump();
+  EXPECT_TRUE(foom["crash_lag"].is_null());
+}
+
+// Thresholds of 0 and absurd values: one clear line each on stderr, the defaults kept (the lag
+// file's header says what was in force).
+TEST(RecorderLagTest, BadLagOptionsAreOneLineEachAndDefaultsKept) {
+  LagRun run("sleep",
+             "lag_threshold_ms=0,lag_interval_ms=99999999999,lag_sample_ms=5,lag_ring=0,"
+             "lag_cpu_percent=500,lag_threshold_ms=-3");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  int bad = 0;
+  for (const std::string& line : run.child->StderrLines()) {
+    if (line.rfind("heapgraph: bad value for option 'lag_", 0) == 0) ++bad;
+  }
+  EXPECT_EQ(bad, 6) << run.child->Stderr();
+  LagRecords lag(run.dir);
+  ASSERT_TRUE(lag.present());
+  EXPECT_EQ(lag.header().threshold_ms, 2000u);
+  EXPECT_EQ(lag.header().interval_ms, 1000u);
+  EXPECT_EQ(lag.header().sample_ms, 50u);
+  EXPECT_EQ(lag.header().ring, 20u);
+  EXPECT_EQ(lag.header().cpu_percent, 80u);
+}
+
+// What a kill in the middle of a lag write leaves (a short last record; one write() per record
+// makes it rare on a local file system, so the tail is cut here after the real SIGKILL): the
+// record is detected as torn and reported by `heapgraph lag` and `heapgraph foom`, and the lag
+// before it is still the crash-lag.
+TEST(RecorderLagTest, RecordTornByAKillIsDetectedAndReported) {
+  LagRun run("hang");
+  run.WaitFor(format::kLagLong);
+  run.child->Kill(SIGKILL);
+  run.child->Wait();
+  format::LagRecord partial = *LagRecords(run.dir).InProgress();
+  partial.kind = format::kLagEnded;
+  partial.check = format::LagCheck(partial);
+  std::ofstream(run.dir + "/lag", std::ios::binary | std::ios::app)
+      .write(reinterpret_cast<const char*>(&partial), sizeof(partial) / 2);
+  LagRecords after(run.dir);
+  EXPECT_TRUE(after.torn());
+  nlohmann::json lag = CliJson({"lag", run.dir, "--json"});
+  EXPECT_EQ(lag["torn"], true);
+  ASSERT_FALSE(lag["lags"].empty());
+  EXPECT_EQ(lag["lags"].back()["open"], true);
+  nlohmann::json foom = CliJson({"foom", run.dir, "--json"});
+  EXPECT_EQ(foom["exit"]["kind"], "hang");
+  bool warned = false;
+  for (const auto& w : foom["warnings"]) {
+    warned |= w.get<std::string>().find("lag: the last record was torn") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << foom["warnings"].dump();
 }
 
 }  // namespace
