@@ -5,6 +5,7 @@
 //   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E]
 //                 [--explain ADDRESS|FUNCTION]... [...] -- PROGRAM ARGS...
 //   heapgraph explain REPORT.json [ADDRESS]
+//   heapgraph report REPORT.json [--text] [--html FILE] [--sarif FILE] [--categories]
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
 //                  [--rules FILE] [--no-symbols]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
@@ -18,6 +19,7 @@
 #include "tools/ExplainCommand.h"
 #include "tools/FoomCommand.h"
 #include "tools/RecordCommand.h"
+#include "tools/ReportCommand.h"
 #include "tools/RunCommand.h"
 #include "tools/SuppressionsCommand.h"
 
@@ -33,13 +35,14 @@ int Main(int argc, char** argv) {
   FoomCommand foom(app);
   ExplainCommand explain(app);
   SuppressionsCommand suppressions(app);
+  ReportCommand report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command :
-       std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &explain, &suppressions}) {
+  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom,
+                                                                &explain, &suppressions, &report}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

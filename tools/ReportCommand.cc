@@ -1,0 +1,83 @@
+#include "tools/ReportCommand.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+
+#include "check/ReportFile.h"
+#include "reader/InputFile.h"
+#include "reader/RecordingError.h"
+#include "report/FoomReportText.h"
+#include "report/LeakReportText.h"
+#include "report/ReportDocument.h"
+#include "report/ReportJsonFields.h"
+#include "tools/ExitStatus.h"
+
+namespace heapgraph::tools {
+namespace {
+
+// A report of 2M leaks over 4,000 stacks is tens of MB; beyond this the file is refused in one
+// line rather than read into memory.
+constexpr uint64_t kMaxReportSize = uint64_t{1} << 30;
+
+std::string ReadReportText(const std::string& path) {
+  std::optional<InputFile> file = InputFile::Open(path, path, InputFile::Links::kFollow);
+  if (!file) throw std::runtime_error(fmt::format("{}: no such file", path));
+  return file->ReadAll(kMaxReportSize);
+}
+
+[[maybe_unused]] void WriteOutput(const std::string& path, const std::string& text) {
+  std::string error;
+  if (!report::ReportFile::Write(path, text, &error)) throw std::runtime_error(error);
+}
+
+}  // namespace
+
+ReportCommand::ReportCommand(CLI::App& app)
+    : Subcommand(app.add_subcommand(
+          "report", "Render a saved JSON report (leak check or FOOM) as text, HTML or SARIF")) {
+  command_->add_option("REPORT", input_, "The JSON report (heapgraph run --json, foom --json)")
+      ->required();
+  command_->add_flag("--text", text_, "Print the text report (the default without --html/--sarif)");
+  command_->add_option("--html", html_, "Write a self-contained HTML page to FILE");
+  command_->add_option("--sarif", sarif_, "Write a SARIF 2.1.0 log to FILE (leak reports)");
+  command_->add_flag("--categories", categories_, "Text: print the categories table");
+  command_->add_flag("--all-records", all_records_,
+                     "Text: every record and stack (FOOM: every stack and frame)");
+  command_->add_flag("--full-indirect-stacks", full_indirect_stacks_,
+                     "Text: indirect records with their whole stack");
+}
+
+int ReportCommand::Run() {
+  try {
+    report::ReportDocument document = report::ParseReportDocument(ReadReportText(input_));
+    if (!sarif_.empty() && !document.leak) {
+      throw std::runtime_error("--sarif: only a leak report has SARIF results");
+    }
+    if (text_ || (html_.empty() && sarif_.empty())) {
+      if (document.leak) {
+        report::TextReportOptions options;
+        options.categories = categories_;
+        options.full_indirect_stacks = full_indirect_stacks_;
+        if (!all_records_) options.max_records = 50;
+        options.full_report = input_;
+        fmt::print("{}", report::FormatLeakReportText(*document.leak, options));
+      } else {
+        report::FoomTextOptions options;
+        if (all_records_) options = {.max_stacks = 0, .max_frames = 0};
+        fmt::print("{}", report::FoomReportToText(*document.foom, options));
+      }
+      fflush(stdout);
+    }
+    return 0;
+  } catch (const report::ReportJsonError& e) {
+    PrintError(fmt::format("{}: {}", input_, e.what()));
+  } catch (const RecordingError& e) {
+    PrintError(e.what());
+  }
+  return kExitError;
+}
+
+}  // namespace heapgraph::tools
