@@ -9,7 +9,10 @@
 #include "check/ReportFile.h"
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
+#include "report/FoomReportHtml.h"
 #include "report/FoomReportText.h"
+#include "report/LeakReportHtml.h"
+#include "report/LeakReportSarif.h"
 #include "report/LeakReportText.h"
 #include "report/ReportDocument.h"
 #include "report/ReportJsonFields.h"
@@ -28,7 +31,7 @@ std::string ReadReportText(const std::string& path) {
   return file->ReadAll(kMaxReportSize);
 }
 
-[[maybe_unused]] void WriteOutput(const std::string& path, const std::string& text) {
+void WriteOutput(const std::string& path, const std::string& text) {
   std::string error;
   if (!report::ReportFile::Write(path, text, &error)) throw std::runtime_error(error);
 }
@@ -48,6 +51,8 @@ ReportCommand::ReportCommand(CLI::App& app)
                      "Text: every record and stack (FOOM: every stack and frame)");
   command_->add_flag("--full-indirect-stacks", full_indirect_stacks_,
                      "Text: indirect records with their whole stack");
+  command_->add_option("--source-dir", source_dirs_,
+                       "HTML: also look for source files under DIR (repeatable)");
 }
 
 int ReportCommand::Run() {
@@ -56,6 +61,14 @@ int ReportCommand::Run() {
     if (!sarif_.empty() && !document.leak) {
       throw std::runtime_error("--sarif: only a leak report has SARIF results");
     }
+    if (!html_.empty()) {
+      report::HtmlOptions options;
+      options.source_dirs = source_dirs_;
+      options.json_report = input_;
+      WriteOutput(html_, document.leak ? report::LeakReportHtml(*document.leak, options)
+                                       : report::FoomReportHtml(*document.foom, options));
+    }
+    if (!sarif_.empty()) WriteOutput(sarif_, report::LeakReportSarifText(*document.leak));
     if (text_ || (html_.empty() && sarif_.empty())) {
       if (document.leak) {
         report::TextReportOptions options;
