@@ -3,11 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <optional>
-#include <stdexcept>
 
-#include "check/ReportFile.h"
-#include "reader/InputFile.h"
 #include "reader/RecordingError.h"
 #include "report/FoomReportHtml.h"
 #include "report/FoomReportText.h"
@@ -17,26 +13,9 @@
 #include "report/ReportDocument.h"
 #include "report/ReportJsonFields.h"
 #include "tools/ExitStatus.h"
+#include "tools/ReportFiles.h"
 
 namespace heapgraph::tools {
-namespace {
-
-// A report of 2M leaks over 4,000 stacks is tens of MB; beyond this the file is refused in one
-// line rather than read into memory.
-constexpr uint64_t kMaxReportSize = uint64_t{1} << 30;
-
-std::string ReadReportText(const std::string& path) {
-  std::optional<InputFile> file = InputFile::Open(path, path, InputFile::Links::kFollow);
-  if (!file) throw std::runtime_error(fmt::format("{}: no such file", path));
-  return file->ReadAll(kMaxReportSize);
-}
-
-void WriteOutput(const std::string& path, const std::string& text) {
-  std::string error;
-  if (!report::ReportFile::Write(path, text, &error)) throw std::runtime_error(error);
-}
-
-}  // namespace
 
 ReportCommand::ReportCommand(CLI::App& app)
     : Subcommand(app.add_subcommand(
@@ -57,7 +36,7 @@ ReportCommand::ReportCommand(CLI::App& app)
 
 int ReportCommand::Run() {
   try {
-    report::ReportDocument document = report::ParseReportDocument(ReadReportText(input_));
+    report::ReportDocument document = report::ParseReportDocument(ReadReportFile(input_));
     if (!sarif_.empty() && !document.leak) {
       throw std::runtime_error("--sarif: only a leak report has SARIF results");
     }
@@ -65,10 +44,10 @@ int ReportCommand::Run() {
       report::HtmlOptions options;
       options.source_dirs = source_dirs_;
       options.json_report = input_;
-      WriteOutput(html_, document.leak ? report::LeakReportHtml(*document.leak, options)
-                                       : report::FoomReportHtml(*document.foom, options));
+      WriteReportFile(html_, document.leak ? report::LeakReportHtml(*document.leak, options)
+                                           : report::FoomReportHtml(*document.foom, options));
     }
-    if (!sarif_.empty()) WriteOutput(sarif_, report::LeakReportSarifText(*document.leak));
+    if (!sarif_.empty()) WriteReportFile(sarif_, report::LeakReportSarifText(*document.leak));
     if (text_ || (html_.empty() && sarif_.empty())) {
       if (document.leak) {
         report::TextReportOptions options;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "tools/ReportFiles.h"
+
 namespace heapgraph::tools {
 namespace {
 
@@ -49,6 +51,8 @@ RunCommand::RunCommand(CLI::App& app)
     : Subcommand(app.add_subcommand(
           "run", "Run PROGRAM under the recorder and check it for leaks at exit")) {
   command_->add_option("--json", json_, "Write the JSON leak report to FILE");
+  command_->add_option("--html", html_,
+                       "Write the leak report as a self-contained HTML page to FILE");
   command_->add_option("--text", text_, "Write the text report to FILE ('-' = stderr)")
       ->capture_default_str();
   command_->add_option("--exitcode", exitcode_, "Exit status when leaks are found")
@@ -73,11 +77,11 @@ RunCommand::RunCommand(CLI::App& app)
   child_.AddTo(command_, "Root directory for recordings (kept)");
 }
 
-std::string RunCommand::CheckOptions() const {
+std::string RunCommand::CheckOptions(const std::string& json) const {
   std::string text = ReportPath(text_, "--text");
   std::string options = fmt::format(
       "leak_check=1,leak_json={},leak_text={},exitcode={},error_exitcode={},interior={}",
-      ReportPath(json_, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
+      ReportPath(json, "--json"), text == "-" ? "stderr" : text, exitcode_, error_exitcode_,
       start_only_ ? 0 : 1);
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);
@@ -100,12 +104,24 @@ int RunCommand::CheckedStatus(const ChildRun& child, int code) const {
 
 int RunCommand::Run() {
   ChildRun child(child_);
-  std::string options = CheckOptions();
+  // --html without --json: the check's JSON goes into the recording root, the page is made from it.
+  std::string json =
+      json_.empty() && !html_.empty() ? child.root() + "/heapgraph-leaks.json" : json_;
+  std::string options = CheckOptions(json);
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
   int code = CheckedStatus(child, child.Run(options));
+  if (!html_.empty()) {
+    try {
+      report::HtmlOptions html;
+      html.json_report = json_;
+      WriteHtmlReport(json, html_, html);
+    } catch (const std::exception& e) {
+      PrintError(fmt::format("--html: {}", e.what()));
+    }
+  }
   if (child.temporary_root()) {
     std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);

@@ -2,12 +2,12 @@
 // shape of tools/Subcommand.h), parses the command line and runs the one it names.
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
-//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E]
+//   heapgraph run [--json FILE] [--text FILE] [--html FILE] [--exitcode N] [--error-exitcode E]
 //                 [--explain ADDRESS|FUNCTION]... [...] -- PROGRAM ARGS...
 //   heapgraph explain REPORT.json [ADDRESS]
 //   heapgraph report REPORT.json [--text] [--html FILE] [--sarif FILE] [--categories]
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
-//                  [--rules FILE] [--no-symbols]
+//                  [--rules FILE] [--no-symbols] [--html FILE]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
 // report itself (one line "heapgraph: <why>" on stderr), exit 2.
 #include <CLI/CLI.hpp>
