@@ -221,16 +221,7 @@ std::optional<CrashLag> CrashLagFrom(const ReportJsonFields& d) {
 
 FoomReport FoomReportFromJson(const nlohmann::ordered_json& document) {
   ReportJsonFields d(document, "");
-  if (!d.Has("format") || !document["format"].is_string() ||
-      d.String("format") != kFoomReportFormat) {
-    throw ReportJsonError("not a heapgraph FOOM report (no \"format\": \"heapgraph-foom-report\")");
-  }
-  uint64_t version = d.Unsigned("version");
-  if (version < 1 || version > kFoomReportVersion) {
-    throw ReportJsonError(fmt::format(
-        "heapgraph-foom-report version {} is not supported (this heapgraph reads 1 to {})", version,
-        kFoomReportVersion));
-  }
+  d.ExpectFormat(kFoomReportFormat, "FOOM report", kFoomReportVersion);
   FoomReport report;
   report.directory = d.String("directory");
   report.exit = ExitFrom(d.Object("exit"));

@@ -139,16 +139,7 @@ void ScanFrom(const ReportJsonFields& s, LeakReport& report) {
 
 LeakReport LeakReportFromJson(const nlohmann::ordered_json& document) {
   ReportJsonFields d(document, "");
-  if (!d.Has("format") || !document["format"].is_string() ||
-      d.String("format") != kLeakReportFormat) {
-    throw ReportJsonError("not a heapgraph leak report (no \"format\": \"heapgraph-leak-report\")");
-  }
-  uint64_t version = d.Unsigned("version");
-  if (version < 1 || version > kLeakReportVersion) {
-    throw ReportJsonError(fmt::format(
-        "heapgraph-leak-report version {} is not supported (this heapgraph reads 1 to {})", version,
-        kLeakReportVersion));
-  }
+  d.ExpectFormat(kLeakReportFormat, "leak report", kLeakReportVersion);
   LeakReport report;
   report.summary = SummaryFrom(d.Object("summary"));
   for (const ReportJsonFields& r : d.Objects("leaks")) report.leaks.push_back(RecordFrom(r));

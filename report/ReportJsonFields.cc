@@ -54,6 +54,19 @@ void ReportJsonFields::Fail(const char* key, const std::string& problem) const {
   throw ReportJsonError(fmt::format("{}: {}", PathOf(key), problem));
 }
 
+void ReportJsonFields::ExpectFormat(const char* format, const char* what,
+                                    uint64_t max_version) const {
+  if (!IsString("format") || String("format") != format) {
+    throw ReportJsonError(fmt::format("not a heapgraph {} (no \"format\": \"{}\")", what, format));
+  }
+  uint64_t version = Unsigned("version");
+  if (version < 1 || version > max_version) {
+    throw ReportJsonError(
+        fmt::format("{} version {} is not supported (this heapgraph reads 1 to {})", format,
+                    version, max_version));
+  }
+}
+
 bool ReportJsonFields::Has(const char* key) const {
   return value_.contains(key);
 }

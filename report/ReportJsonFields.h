@@ -31,6 +31,10 @@ class ReportJsonFields {
   // this. `path` is "" for the document itself.
   ReportJsonFields(const Json& value, std::string path);
 
+  // For the document: its "format" is `format` and its "version" 1 to `max_version`; else
+  // ReportJsonError "not a heapgraph <what> (...)" or "<format> version V is not supported ...".
+  void ExpectFormat(const char* format, const char* what, uint64_t max_version) const;
+
   bool Has(const char* key) const;
   bool IsNull(const char* key) const;    // present and null
   bool IsString(const char* key) const;  // present and a string
