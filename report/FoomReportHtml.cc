@@ -91,16 +91,23 @@ std::string Categories(const FoomReport& r, const HtmlOptions& options) {
   }
   std::string out = "<h2>Categories (bytes; red: suspect)</h2>\n" + HtmlBarChart(rows);
   out += "<h2>Top stacks</h2>\n";
-  for (const FoomCategory& c : r.categories) {
+  for (size_t i = 0; i < r.categories.size() && i < options.max_categories; ++i) {
+    const FoomCategory& c = r.categories[i];
     if (c.stacks.empty()) continue;
     out += fmt::format("<h3>{}</h3>\n", HtmlEscape(c.name));
     for (const std::string& reason : c.suspect_reasons) {
       out += "<p class=\"warn\">suspect: " + HtmlEscape(reason) + "</p>\n";
     }
-    for (const FoomStack& s : c.stacks) {
+    size_t shown = std::min(c.stacks.size(), options.max_stacks);
+    for (size_t k = 0; k < shown; ++k) {
+      const FoomStack& s = c.stacks[k];
       out += fmt::format("<div class=\"group\"><p>stack {}: {} blocks, {}</p>\n", s.stack_id,
                          s.count, Bytes(s.bytes));
       out += Frames(s.frames) + "</div>\n";
+    }
+    if (shown < c.stacks.size()) {
+      out += fmt::format("<p class=\"muted\">{} more stacks in the JSON report.</p>\n",
+                         c.stacks.size() - shown);
     }
   }
   return out;

@@ -16,7 +16,8 @@ namespace heapgraph::report {
 struct HtmlOptions {
   size_t max_groups = 1000;              // direct records listed (largest first)
   size_t max_cycles = 100;               // cycles drawn
-  size_t max_categories = 30;            // bars of the categories chart
+  size_t max_categories = 30;            // bars of the categories chart (FOOM: with stacks)
+  size_t max_stacks = 20;                // FOOM: stacks listed per category
   int source_context = 3;                // lines before and after a frame's line
   std::vector<std::string> source_dirs;  // where else to look for source files
   std::string json_report;               // the JSON report's path, named on the page

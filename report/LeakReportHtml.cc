@@ -141,7 +141,7 @@ class Page {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::string out = fmt::format(
         "<div class=\"group\" data-retained=\"{}\" data-size=\"{}\" data-count=\"{}\" "
-        "data-text=\"{}\"><details{}><summary><b>{}</b> retained by {} block(s) of {} "
+        "data-text=\"{}\"><details{}><summary><b>{}</b> retained by {} direct block(s) of {} "
         "(<code>{}</code>) at <code>{}</code></summary>\n",
         r.retained_bytes, r.size, r.count, HtmlEscape(text), open ? " open" : "",
         Bytes(r.retained_bytes), r.count, Bytes(r.size), HtmlEscape(r.type), HtmlEscape(site));
