@@ -23,6 +23,9 @@ ReportDocument ParseReportDocument(std::string_view text) {
     bool at_end = e.byte >= text.size();
     throw ReportJsonError(at_end ? "not a whole JSON document (truncated?)"
                                  : fmt::format("not JSON (error at byte {})", e.byte));
+  } catch (const Json::out_of_range&) {
+    // A number the parser cannot hold ("1e99999"): found by report_document_fuzzer.
+    throw ReportJsonError("not JSON this reader accepts (a number beyond a double's range)");
   }
   if (!document.is_object() || !document.contains("format") || !document["format"].is_string()) {
     throw ReportJsonError("not a heapgraph report (no \"format\" key)");

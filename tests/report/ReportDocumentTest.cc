@@ -54,6 +54,8 @@ TEST(ReportDocumentTest, BadDocumentsGiveOneLine) {
   std::string json = LeakReportJsonText(samples::SampleLeakReport());
   EXPECT_EQ(ErrorOf(json.substr(0, json.size() / 2)), "not a whole JSON document (truncated?)");
   EXPECT_EQ(ErrorOf("{\"a\": x, \"b\": 2}"), "not JSON (error at byte 7)");
+  EXPECT_EQ(ErrorOf("{\"format\": 8.79e90260}"),
+            "not JSON this reader accepts (a number beyond a double's range)");
   EXPECT_EQ(ErrorOf("[1, 2]"), "not a heapgraph report (no \"format\" key)");
   EXPECT_EQ(ErrorOf("{\"format\": \"sarif\"}"), "not a heapgraph report (unknown \"format\")");
   EXPECT_EQ(ErrorOf(R"({"format": "heapgraph-leak-report", "version": 99})"),
