@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "reader/FileHeaderCheck.h"
 #include "reader/InputFile.h"
@@ -25,6 +26,10 @@ PressureTimeline::PressureTimeline(const std::string& directory) {
   present_ = true;
   Parse(file->ReadAll(kMaxFileSize));
 }
+
+PressureTimeline::PressureTimeline(const format::PressureHeader& header,
+                                   std::vector<PressureEntry> entries, bool truncated)
+    : present_(true), truncated_(truncated), header_(header), entries_(std::move(entries)) {}
 
 void PressureTimeline::Parse(const std::string& bytes) {
   ReadFileHeader(bytes, format::kPressureFile, format::kPressureMagic, &header_);

@@ -29,6 +29,10 @@ class PressureTimeline {
   // or is larger than kMaxFileSize (reader/InputFile). A missing file gives an empty time line
   // with present() false.
   explicit PressureTimeline(const std::string& directory);
+  // A time line from its parts, present (a saved FOOM report read back by
+  // report/FoomReportJsonReader).
+  PressureTimeline(const format::PressureHeader& header, std::vector<PressureEntry> entries,
+                   bool truncated);
 
   bool present() const { return present_; }
   const format::PressureHeader& header() const { return header_; }

@@ -9,6 +9,7 @@
 
 #include "report/ExplanationJson.h"
 #include "report/LeakSignature.h"
+#include "report/Utf8Sequence.h"
 
 namespace heapgraph::report {
 namespace {
@@ -153,22 +154,6 @@ json DocumentJson(const LeakReport& report, json leaks) {
 
 // ---- The records, streamed: the rest of the document goes through the tree. ----------------
 
-// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), 0 if it is not one.
-size_t Utf8Length(const std::string& s, size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  }
-  auto c1 = static_cast<unsigned char>(s[i + 1]);
-  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) ||
-      (c == 0xf4 && c1 >= 0x90)) {
-    return 0;  // overlong, surrogate, or beyond U+10FFFF
-  }
-  return n;
-}
-
 // `s` as a JSON string the way dump() writes it (ensure_ascii off): '"', '\\' and control
 // characters escaped, valid UTF-8 copied, each invalid byte replaced by U+FFFD.
 void AppendString(std::string& out, const std::string& s) {
@@ -176,8 +161,8 @@ void AppendString(std::string& out, const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      size_t n = Utf8Length(s, i);
-      out.append(n == 0 ? "\xef\xbf\xbd" : s.substr(i, n));
+      size_t n = Utf8SequenceLength(s, i);
+      out.append(n == 0 ? kReplacementCharacter : s.substr(i, n));
       i += n == 0 ? 1 : n;
       continue;
     }

@@ -16,10 +16,12 @@
 #include "reader/RecordingReader.h"
 #include "report/ExitRecord.h"
 #include "report/FoomReport.h"
+#include "report/FoomReportHtml.h"
 #include "report/FoomReportJson.h"
 #include "report/FoomReportText.h"
 #include "report/Symbolizer.h"
 #include "tools/ExitStatus.h"
+#include "tools/ReportFiles.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -71,6 +73,7 @@ FoomCommand::FoomCommand(CLI::App& app)
   command_->add_option("--top-stacks", top_stacks_, "Stacks per such category (M)")
       ->capture_default_str();
   command_->add_option("--rules", rules_, "Suspect-category rules file");
+  command_->add_option("--html", html_, "Also write the report as a self-contained HTML page");
   command_->add_flag("--no-symbols{false}", symbolize_,
                      "Do not look up functions and source lines");
   command_->callback([this] {
@@ -93,6 +96,7 @@ int FoomCommand::Run() {
     if (symbolize_) symbols.emplace();
     report::FoomReport report =
         report::BuildFoomReport(reader, exit, symbols ? &*symbols : nullptr, options);
+    if (!html_.empty()) WriteReportFile(html_, report::FoomReportHtml(report));
     if (record_) return report::FoomReportRecordLine(report) + "\n";
     if (json_) return report::FoomReportJsonText(report) + "\n";
     return report::FoomReportToText(report);

@@ -1,9 +1,10 @@
 // tools/: `heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N]
-// [--top-stacks M] [--rules FILE] [--no-symbols]`: classifies how one recorded run ended and
-// reports what its live heap held (report/FoomReport, docs/foom-report.md), as text, the JSON
-// document or the one-line record. With --root, the run is the latest finished one in ROOT.
-// Exit status 0, or 2 with one line "heapgraph: <why>" on stderr when the dump cannot be read;
-// giving both or neither of DIR and --root is a usage error (2).
+// [--top-stacks M] [--rules FILE] [--no-symbols] [--html FILE]`: classifies how one recorded run
+// ended and reports what its live heap held (report/FoomReport, docs/foom-report.md), as text, the
+// JSON document or the one-line record; --html FILE also writes the self-contained HTML page. With
+// --root, the run is the latest finished one in ROOT. Exit status 0, or 2 with one line "heapgraph:
+// <why>" on stderr when the dump cannot be read; giving both or neither of DIR and --root is a
+// usage error (2).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,6 +29,7 @@ class FoomCommand : public Subcommand {
   size_t top_categories_ = 10;
   size_t top_stacks_ = 5;
   std::string rules_;
+  std::string html_;
 };
 
 }  // namespace heapgraph::tools

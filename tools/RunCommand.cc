@@ -12,6 +12,7 @@
 
 #include "report/LeakDiffText.h"
 #include "tools/LeakReportFile.h"
+#include "tools/ReportFiles.h"
 #include "tools/RunSummary.h"
 
 namespace heapgraph::tools {
@@ -56,6 +57,8 @@ RunCommand::RunCommand(CLI::App& app)
     : Subcommand(app.add_subcommand(
           "run", "Run PROGRAM under the recorder and check it for leaks at exit")) {
   command_->add_option("--json", json_, "Write the JSON leak report to FILE");
+  command_->add_option("--html", html_,
+                       "Write the leak report as a self-contained HTML page to FILE");
   command_->add_option("--text", text_, "Write the text report to FILE ('-' = stderr)")
       ->capture_default_str();
   command_->add_option("--exitcode", exitcode_, "Exit status when leaks are found")
@@ -143,6 +146,22 @@ bool RunCommand::NewAgainstBaseline(const report::LeakSignatures& baseline,
   return unreadable || !diff.added.empty();
 }
 
+void RunCommand::WriteTopHtml(const RunSummary& summary, int top_pid) const {
+  for (const CheckedProcess& p : summary.processes()) {
+    if (p.pid != top_pid) continue;
+    if (p.report.empty()) break;
+    try {
+      report::HtmlOptions html;
+      html.json_report = json_;
+      WriteHtmlReport(p.report, html_, html);
+    } catch (const std::exception& e) {
+      PrintError(fmt::format("--html: {}", e.what()));
+    }
+    return;
+  }
+  PrintError(fmt::format("--html: the program (pid {}) wrote no leak report; no page", top_pid));
+}
+
 int RunCommand::Run() {
   // A baseline that cannot be read stops the run before it starts (one line, status 2).
   report::LeakSignatures baseline;
@@ -169,6 +188,7 @@ int RunCommand::Run() {
   bool failing_leaks = summary.leaked_processes() > 0;
   if (!baseline_.empty() && failing_leaks) failing_leaks = NewAgainstBaseline(baseline, summary);
   if (code == 0 && failing_leaks) code = exitcode_;
+  if (!html_.empty()) WriteTopHtml(summary, child.pid());
   if (child.temporary_root()) {
     std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);

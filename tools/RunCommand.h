@@ -1,5 +1,5 @@
-// tools/: `heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--objc-ivars FILE]
-// [--error-exitcode N] [--start-only] [--explain ADDRESS|FUNCTION]... [--suppressions FILE]...
+// tools/: `heapgraph run [--json FILE] [--text FILE] [--html FILE] [--exitcode N]
+// [--objc-ivars FILE] [--error-exitcode N] [--start-only] [--explain ADDRESS|FUNCTION]... [--suppressions FILE]...
 // [--baseline OLD.json] [--top-only] [--check-exe GLOB] [--preload PATH] [--dir ROOT] [--options
 // STR] -- PROGRAM ARGS...`: the program under the recorder (ChildRun) with a leak check at exit,
 // after static destructors, in every process of the tree that records (--top-only: PROGRAM alone;
@@ -14,7 +14,9 @@
 // line on stderr when a check could not run, or when the program exited without ever loading the
 // recorder (no recording directory: a static or setuid binary, say). Then one line on stderr,
 // "heapgraph: run summary: ...", names every recorded process and what its check found
-// (tools/RunSummary). A temporary root (no --dir) is removed afterwards.
+// (tools/RunSummary). --html FILE renders the program's own report as a self-contained page
+// (tools/ReportFiles); a program that wrote no report gets one line and no page, the status
+// unchanged. A temporary root (no --dir) is removed afterwards.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -37,6 +39,8 @@ class RunCommand : public Subcommand {
  private:
   // The leak check's HEAPGRAPH_OPTIONS, with `json_pattern` as the report path, then --options.
   std::string CheckOptions(const std::string& json_pattern) const;
+  // --html: the page of `top_pid`'s JSON report, or one line why there is none.
+  void WriteTopHtml(const RunSummary& summary, int top_pid) const;
   // The status of `child`'s exit `code`: --error-exitcode, after one line, when the program ran
   // to its end without a recording directory (so without a check).
   int CheckedStatus(const ChildRun& child, int code) const;
@@ -45,6 +49,7 @@ class RunCommand : public Subcommand {
 
   ChildRunFlags child_;
   std::string json_;
+  std::string html_;
   std::string text_ = "-";
   int exitcode_ = 23;
   int error_exitcode_ = kExitCheckFailed;

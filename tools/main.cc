@@ -2,11 +2,12 @@
 // shape of tools/Subcommand.h), parses the command line and runs the one it names.
 //   heapgraph dump DIR [--top N] [--json] [--no-symbols]
 //   heapgraph record [--preload PATH] [--dir ROOT] [--options STR] -- PROGRAM ARGS...
-//   heapgraph run [--json FILE] [--text FILE] [--exitcode N] [--error-exitcode E]
+//   heapgraph run [--json FILE] [--text FILE] [--html FILE] [--exitcode N] [--error-exitcode E]
 //                 [--explain ADDRESS|FUNCTION]... [...] -- PROGRAM ARGS...
 //   heapgraph explain REPORT.json [ADDRESS]
+//   heapgraph report REPORT.json [--text] [--html FILE] [--sarif FILE] [--categories]
 //   heapgraph foom (DIR | --root ROOT) [--json | --record] [--top-categories N] [--top-stacks M]
-//                  [--rules FILE] [--no-symbols]
+//                  [--rules FILE] [--no-symbols] [--html FILE]
 //   heapgraph lag DIR [--json] [--frames N] [--no-symbols]
 // Exit status: the subcommand's (see each header); usage errors, and errors a subcommand does not
 // report itself (one line "heapgraph: <why>" on stderr), exit 2.
@@ -22,6 +23,7 @@
 #include "tools/FoomCommand.h"
 #include "tools/LagCommand.h"
 #include "tools/RecordCommand.h"
+#include "tools/ReportCommand.h"
 #include "tools/RunCommand.h"
 #include "tools/SuppressionsCommand.h"
 
@@ -40,13 +42,14 @@ int Main(int argc, char** argv) {
   ExplainCommand explain(app);
   SuppressionsCommand suppressions(app);
   DiffCommand diff(app);
+  ReportCommand report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
-  for (Subcommand* command : std::initializer_list<Subcommand*>{&dump, &record, &run, &foom, &lag,
-                                                                &explain, &suppressions, &diff}) {
+  for (Subcommand* command : std::initializer_list<Subcommand*>{
+           &dump, &record, &run, &foom, &lag, &explain, &suppressions, &diff, &report}) {
     if (command->parsed()) return command->Run();
   }
   return kExitError;  // unreachable: require_subcommand(1)

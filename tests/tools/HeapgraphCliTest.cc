@@ -257,6 +257,47 @@ TEST_F(HeapgraphCliTest, FoomReportsADumpAndItsLatestRun) {
   EXPECT_LE(doc["categories"][0]["stacks"].size(), 1u);
 }
 
+// `heapgraph report`: a saved FOOM report rendered again (text, HTML written 0600), and bad
+// input (not JSON, not a report, truncated, an unknown version) as one line with status 2.
+TEST_F(HeapgraphCliTest, ReportRendersASavedReportAndRefusesBadOnes) {
+  RunResult r = Run({"foom", good_, "--json", "--no-symbols"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string json = root_ + "/foom.json";
+  std::ofstream(json) << r.out;
+  std::string text = Run({"foom", good_, "--no-symbols"}).out;
+  r = Run({"report", json});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, text);  // the same text as from the recording
+  std::string html = root_ + "/foom.html";
+  r = Run({"report", json, "--html", html});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  struct stat st {};
+  ASSERT_EQ(stat(html.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(ReadWholeFile(html).find("heapgraph FOOM report"), std::string::npos);
+  r = Run({"report", json, "--sarif", root_ + "/foom.sarif"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: --sarif: only a leak report has SARIF results\n");
+
+  std::string bad = root_ + "/bad.json";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "not JSON (error at byte 2)"},
+      {"{\"format\": \"heapgraph-foom-report\"", "not a whole JSON document (truncated?)"},
+      {"{\"format\": \"elsewhere\"}", "not a heapgraph report (unknown \"format\")"},
+      {"{\"format\": \"heapgraph-foom-report\", \"version\": 9}",
+       "heapgraph-foom-report version 9 is not supported (this heapgraph reads 1 to 1)"}};
+  for (const auto& [content, error] : cases) {
+    std::ofstream(bad, std::ios::trunc) << content;
+    r = Run({"report", bad});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "heapgraph: " + bad + ": " + error + "\n");
+  }
+  r = Run({"report", root_ + "/missing.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "heapgraph: " + root_ + "/missing.json: no such file\n");
+}
+
 TEST_F(HeapgraphCliTest, FoomErrorsExitTwoWithOneLine) {
   Files files = files_;
   files[format::kExitFile] = "heapgraph-exit 1\nkind nonsense\n";

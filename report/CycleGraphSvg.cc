@@ -1,0 +1,95 @@
+#include "report/CycleGraphSvg.h"
+
+#include <fmt/format.h>
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include "reader/ByteSize.h"
+
+namespace heapgraph::report {
+namespace {
+
+// `text` as the inside of a DOT double-quoted string: quotes and backslashes escaped (so that no
+// Graphviz escape such as \N applies), line breaks and other control bytes as spaces.
+std::string DotString(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Long C++ type names cut to fit a node.
+std::string Shortened(const std::string& type) {
+  constexpr size_t kMax = 60;
+  if (type.size() <= kMax) return type.empty() ? "?" : type;
+  return type.substr(0, kMax - 3) + "...";
+}
+
+}  // namespace
+
+struct CycleGraphSvg::Context {
+  GVC_t* gvc = nullptr;
+};
+
+CycleGraphSvg::CycleGraphSvg() : context_(new Context) {
+  context_->gvc = gvContext();
+}
+
+CycleGraphSvg::~CycleGraphSvg() {
+  if (context_->gvc != nullptr) gvFreeContext(context_->gvc);
+  delete context_;
+}
+
+std::string CycleGraphSvg::Dot(const LeakCycle& cycle) {
+  std::string dot =
+      "digraph cycle {\n  graph [rankdir=LR, bgcolor=\"transparent\"];\n"
+      "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", "
+      "fontname=\"sans-serif\", "
+      "fontsize=11];\n  edge [fontname=\"sans-serif\", fontsize=10];\n";
+  for (size_t i = 0; i < cycle.members.size(); ++i) {
+    const CycleMember& m = cycle.members[i];
+    dot += fmt::format("  m{} [label=\"{}\\n{} at {:#x}\"];\n", i, DotString(Shortened(m.type)),
+                       ByteSize::Readable(m.size), m.address);
+  }
+  for (size_t k = 0; k < cycle.path.size(); ++k) {
+    size_t from = cycle.path[k];
+    size_t to = cycle.path[(k + 1) % cycle.path.size()];
+    const std::string& field = cycle.members[from].field;
+    bool closing = k + 1 == cycle.path.size();
+    dot += fmt::format("  m{} -> m{} [label=\"{}\"{}];\n", from, to,
+                       DotString(field.empty() ? "ref" : field),
+                       closing ? ", color=\"#c0392b\", fontcolor=\"#c0392b\", penwidth=2.5" : "");
+  }
+  return dot + "}\n";
+}
+
+std::optional<std::string> CycleGraphSvg::Draw(const LeakCycle& cycle) {
+  if (context_->gvc == nullptr) return std::nullopt;
+  std::string dot = Dot(cycle);
+  Agraph_t* graph = agmemread(dot.c_str());
+  if (graph == nullptr) return std::nullopt;
+  std::optional<std::string> svg;
+  if (gvLayout(context_->gvc, graph, "dot") == 0) {
+    char* data = nullptr;
+    unsigned int length = 0;
+    if (gvRenderData(context_->gvc, graph, "svg", &data, &length) == 0 && data != nullptr) {
+      std::string text(data, length);
+      size_t start = text.find("<svg");
+      if (start != std::string::npos) svg = text.substr(start);
+    }
+    if (data != nullptr) gvFreeRenderData(data);
+    gvFreeLayout(context_->gvc, graph);
+  }
+  agclose(graph);
+  return svg;
+}
+
+}  // namespace heapgraph::report

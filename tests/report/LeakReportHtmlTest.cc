@@ -1,0 +1,120 @@
+// LeakReportHtml, FoomReportHtml and their pieces (HtmlEscape, CycleGraphSvg, SourceSnippet,
+// HtmlBarChart, PressureChartSvg): self-contained pages, cycles drawn by Graphviz with the member
+// type names, hostile names escaped everywhere, source lines when the file is on disk.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "report/CycleGraphSvg.h"
+#include "report/FoomReportHtml.h"
+#include "report/HtmlEscape.h"
+#include "report/LeakReportHtml.h"
+#include "report/SourceSnippet.h"
+#include "tests/TempDir.h"
+#include "tests/report/ReportSamples.h"
+
+namespace heapgraph::report {
+namespace {
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Nothing that would load from the network or run script from a report's strings.
+void ExpectSelfContainedAndEscaped(const std::string& page) {
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(Count(page, "<script"), 1u);  // the page's own
+  EXPECT_EQ(page.find("src="), std::string::npos);
+  EXPECT_EQ(page.find("href=\"http"), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  EXPECT_EQ(page.find('\x01'), std::string::npos);
+}
+
+TEST(LeakReportHtmlTest, EscapesMarkupAndBadBytes) {
+  EXPECT_EQ(HtmlEscape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(HtmlEscape("ok\x01\xff\xc3\xa9"), "ok\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9");
+}
+
+TEST(LeakReportHtmlTest, CycleIsDrawnWithTypeNames) {
+  CycleGraphSvg graphs;
+  for (bool hostile : {false, true}) {
+    LeakReport report = samples::SampleLeakReport(hostile);
+    std::optional<std::string> svg = graphs.Draw(report.cycles[0]);
+    ASSERT_TRUE(svg.has_value()) << CycleGraphSvg::Dot(report.cycles[0]);
+    EXPECT_EQ(svg->rfind("<svg", 0), 0u);
+    EXPECT_NE(svg->find("ChatSession"), std::string::npos) << *svg;
+    EXPECT_NE(svg->find("_onMessage"), std::string::npos);
+    EXPECT_NE(svg->find("#c0392b"), std::string::npos);  // the edge to break
+    EXPECT_EQ(svg->find("<script"), std::string::npos) << *svg;
+  }
+}
+
+TEST(LeakReportHtmlTest, LeakPageShowsGroupsCyclesAndCategories) {
+  for (bool hostile : {false, true}) {
+    std::string page = LeakReportHtml(samples::SampleLeakReport(hostile));
+    ExpectSelfContainedAndEscaped(page);
+    EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_EQ(Count(page, "class=\"group\""), 1u);  // one direct record
+    EXPECT_NE(page.find("id=\"groups\""), std::string::npos);
+    EXPECT_EQ(Count(page, "<svg"), 2u);  // both cycles drawn
+    EXPECT_NE(page.find("Reachable shared_ptr"), std::string::npos);
+    EXPECT_NE(page.find("Held by the global in /usr/bin/app"), std::string::npos);
+    EXPECT_NE(page.find("Edge to break"), std::string::npos);
+    EXPECT_NE(page.find("Categories"), std::string::npos);
+    if (hostile) {
+      EXPECT_NE(page.find("&lt;script&gt;alert"), std::string::npos);
+    }
+  }
+}
+
+TEST(LeakReportHtmlTest, SourceLinesWhenTheFileIsOnDisk) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/chat.cc") << "line 1\nline 2\n<b>line 3</b>\nline 4\n";
+  SourceSnippet sources({dir.path()});
+  std::vector<SourceLine> lines = sources.Around("../../chat.cc", 3, 1);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].number, 3);
+  EXPECT_EQ(lines[1].text, "<b>line 3</b>");
+  EXPECT_TRUE(sources.Around("../../chat.cc", 9, 1).empty());
+  EXPECT_TRUE(sources.Around("missing.cc", 1, 1).empty());
+
+  LeakReport report = samples::SampleLeakReport();
+  report.leaks[0].stack.replace(
+      1, samples::Frame(0x555500001000, "ChatSession::start()", "src/chat.cc", 3));
+  HtmlOptions options;
+  options.source_dirs = {dir.path()};
+  std::string page = LeakReportHtml(report, options);
+  EXPECT_NE(page.find("<span class=\"hit\">    3 &lt;b&gt;line 3&lt;/b&gt;</span>"),
+            std::string::npos)
+      << page;
+}
+
+TEST(LeakReportHtmlTest, FoomPageShowsExitSuspectTimelineAndCategories) {
+  for (bool hostile : {false, true}) {
+    std::string page = FoomReportHtml(samples::SampleFoomReport(hostile));
+    ExpectSelfContainedAndEscaped(page);
+    EXPECT_NE(page.find("oom_kill: the cgroup"), std::string::npos);
+    EXPECT_NE(page.find("Caller1"), std::string::npos);
+    EXPECT_NE(page.find("Memory pressure time line"), std::string::npos);
+    EXPECT_EQ(Count(page, "<polyline"), 2u);         // RSS and heap
+    EXPECT_EQ(Count(page, "stroke-dasharray"), 2u);  // two watermarks
+    EXPECT_NE(page.find("(suspect)"), std::string::npos);
+  }
+}
+
+TEST(LeakReportHtmlTest, LargeReportsAreFolded) {
+  LeakReport report = samples::SampleLeakReport();
+  for (int i = 0; i < 50; ++i) report.leaks.push_back(report.leaks[0]);
+  HtmlOptions options;
+  options.max_groups = 10;
+  std::string page = LeakReportHtml(report, options);
+  EXPECT_EQ(Count(page, "class=\"group\""), 10u);
+  EXPECT_NE(page.find("41 smaller groups"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapgraph::report
