@@ -13,6 +13,7 @@
 #include "reader/ByteSize.h"
 #include "report/CallerSelector.h"
 #include "report/FoomReport.h"
+#include "report/LeakSignature.h"
 
 namespace heapgraph::report {
 namespace {
@@ -31,27 +32,11 @@ struct Finding {
   uint64_t bytes = 0;
 };
 
-uint64_t Fnv1a(uint64_t hash, std::string_view text) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  return hash ^ 0xff;  // a separator between fields
-}
-
-// Stable across runs and builds of the same code: module and function (else module offset).
+// The leak signature (report/LeakSignature.h) with the rule as its kind: stable across runs and
+// builds of the same code. A finding without a stack (a reachable cycle) is known by its message.
 std::string Fingerprint(const Finding& f) {
-  uint64_t hash = Fnv1a(0xcbf29ce484222325ull, f.rule);
-  if (f.stack != nullptr) {
-    for (const ReportFrame& frame : *f.stack) {
-      hash = Fnv1a(hash, frame.module);
-      hash =
-          Fnv1a(hash, frame.function.empty() ? fmt::format("{:#x}", frame.offset) : frame.function);
-    }
-  } else {
-    hash = Fnv1a(hash, f.message);
-  }
-  return fmt::format("{:016x}", hash);
+  if (f.stack != nullptr) return LeakSignature(f.rule, *f.stack);
+  return LeakSignature(f.rule, std::vector<SignatureFrame>{{f.message, ""}});
 }
 
 // A path as a URI reference: absolute paths as file:// URIs, relative ones (DWARF's, relative to
