@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -84,7 +85,21 @@ class ProcessMappings {
   bool ParseBuffer(bool may_grow);
   bool ReadFile(const char* path, bool may_grow);
 
-  std::vector<char> text_;  // owns the bytes that Mapping::name views
+  // std::allocator whose resize leaves new chars uninitialized: Reserve() sizes the text buffer
+  // at 16 MiB before every check, and zeroing it would touch (fault in) every page of it.
+  struct UninitializedChars : std::allocator<char> {
+    template <typename U>
+    struct rebind {
+      using other = UninitializedChars;
+    };
+    void construct(char*) {}
+    template <typename... Args>
+    void construct(char* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) char(std::forward<Args>(args)...);
+    }
+  };
+
+  std::vector<char, UninitializedChars> text_;  // owns the bytes that Mapping::name views
   size_t text_size_ = 0;
   std::vector<Mapping> mappings_;
   size_t malformed_lines_ = 0;
