@@ -580,6 +580,15 @@ std::vector<uint64_t> RecordingReader::ReturnAddresses(const std::function<bool(
   std::vector<uint64_t> addresses;
   for (uint64_t first = 0; first < stack_stats_.slots; first += chunk.size()) {
     if (stop && stop()) break;
+    // The table is sparse (nodes are appended from id 1 on, the rest of the file is a hole):
+    // holes are skipped, not read as zeroes; where SEEK_DATA is unsupported everything is read.
+    off_t offset = static_cast<off_t>(slots_offset_ + first * sizeof(uint64_t));
+    off_t data = lseek(stacks_->fd(), offset, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) break;
+    if (data > offset) {
+      first = (static_cast<uint64_t>(data) - slots_offset_) / sizeof(uint64_t);
+      if (first >= stack_stats_.slots) break;
+    }
     uint64_t count = std::min<uint64_t>(chunk.size(), stack_stats_.slots - first);
     stacks_->ReadAt(slots_offset_ + first * sizeof(uint64_t), chunk.data(),
                     count * sizeof(uint64_t), "slot table");

@@ -80,7 +80,8 @@ void Describe(const LoadedObject& object, ModuleRecord* out) {
 bool ModuleMap::Create(int dir_fd, const char* name, uint32_t capacity) {
   if (capacity > kMaxCapacity) capacity = kMaxCapacity;
   uint64_t size = RecordsOffset() + uint64_t{capacity} * sizeof(ModuleRecord);
-  if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, size)) return false;
+  if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, RecordsOffset())) return false;
+  reserved_ = RecordsOffset();
   header_ = reinterpret_cast<format::ModuleHeader*>(file_.data());
   records_ = reinterpret_cast<ModuleRecord*>(file_.data() + RecordsOffset());
   capacity_ = capacity;
@@ -93,9 +94,9 @@ bool ModuleMap::Create(int dir_fd, const char* name, uint32_t capacity) {
 }
 
 bool ModuleMap::CopyTo(int dir_fd, const char* name) const {
-  // The whole file: its records are reserved up front, so appends can never raise SIGBUS.
-  MappedFile::Range all = {0, file_.size()};
-  return file_.CopyTo(dir_fd, name, &all, 1);
+  // The reserved part (the copy reserves it too), so the child's appends stay as safe as ours.
+  MappedFile::Range reserved = {0, reserved_};
+  return file_.CopyTo(dir_fd, name, &reserved, 1);
 }
 
 void ModuleMap::Lock() {
@@ -117,10 +118,23 @@ bool ModuleMap::IsKnown(const LoadedObject& object) const {
   return false;
 }
 
-// Under Lock. A full map keeps its records as they are.
+// Under Lock: makes sure record `index` has disk blocks, reserving eight records ahead (to a page
+// boundary) so that a full disk refuses a record instead of raising SIGBUS.
+bool ModuleMap::ReserveRecord(uint32_t index) {
+  uint64_t end = RecordsOffset() + (uint64_t{index} + 1) * sizeof(ModuleRecord);
+  if (end <= reserved_) return true;
+  uint64_t target = end + 7 * sizeof(ModuleRecord);
+  target = (target + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
+  if (target > file_.size()) target = file_.size();
+  if (!file_.Reserve(reserved_, target - reserved_)) return false;
+  reserved_ = target;
+  return true;
+}
+
+// Under Lock. A full map (or a full disk) keeps its records as they are.
 void ModuleMap::Append(const LoadedObject& object) {
   uint32_t count = header_->count.load(std::memory_order_relaxed);
-  if (count >= capacity_) return;
+  if (count >= capacity_ || !ReserveRecord(count)) return;
   ModuleRecord fresh;
   Describe(object, &fresh);
   header_->sequence.fetch_add(1, std::memory_order_acq_rel);  // odd: being written

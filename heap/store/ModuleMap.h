@@ -45,6 +45,8 @@ class ModuleMap {
   const format::ModuleRecord& record(uint32_t i) const { return records_[i]; }
 
   const MappedFile& file() const { return file_; }
+  // Bytes of the file with disk blocks: the header page and the records' pages so far.
+  uint64_t ReservedBytes() const { return reserved_; }
 
  private:
   // Which load of an object a record describes (process memory, not in the file: a forked child
@@ -56,11 +58,13 @@ class ModuleMap {
 
   bool IsKnown(const LoadedObject& object) const;
   void Append(const LoadedObject& object);
+  bool ReserveRecord(uint32_t index);
 
   MappedFile file_;
   format::ModuleHeader* header_ = nullptr;
   format::ModuleRecord* records_ = nullptr;
   uint32_t capacity_ = 0;
+  uint64_t reserved_ = 0;  // the file's first reserved_ bytes have disk blocks
   std::atomic<uint32_t> lock_{0};
   Identity identities_[kMaxCapacity] = {};
 };

@@ -26,10 +26,30 @@ uint64_t SlotsOffset() {
   return (sizeof(StackHeader) + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
 }
 
+uint64_t RoundUpToPage(uint64_t n) {
+  return (n + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
+}
+
+void* RawMmap(uint64_t length, int flags) {
+  long r = syscall(SYS_mmap, nullptr, length, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (r < 0 && r > -4096) return nullptr;
+  return reinterpret_cast<void*>(r);
+}
+
+// The index entry's tag: 32 bits of a second hash of the node, so that a probe compares a node
+// only when its tag matches.
+uint32_t Tag(uint64_t node) {
+  return static_cast<uint32_t>(((node ^ (node >> 31)) * 0xBF58476D1CE4E5B9ull) >> 32);
+}
+
 }  // namespace
 
 uint64_t StackStore::FileSize(uint32_t slot_bits) {
   return SlotsOffset() + (uint64_t{1} << slot_bits) * sizeof(uint64_t);
+}
+
+uint64_t StackStore::IndexBytes() const {
+  return sizeof(IndexHeader) + (mask_ + 1) * sizeof(uint64_t);
 }
 
 bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth) {
@@ -37,16 +57,21 @@ bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32
       max_depth > format::kMaxStackDepth) {
     return false;
   }
-  long table = syscall(SYS_mmap, nullptr, kPrefixTableSize, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (table < 0 && table > -4096) return false;
-  prefix_of_ = reinterpret_cast<std::atomic<uint8_t>*>(table);
-  uint64_t size = FileSize(slot_bits);
-  if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, size)) return false;
-  header_ = reinterpret_cast<StackHeader*>(file_.data());
-  slots_ = reinterpret_cast<std::atomic<uint64_t>*>(file_.data() + SlotsOffset());
-  slot_bits_ = slot_bits;
+  prefix_of_ = static_cast<std::atomic<uint8_t>*>(
+      RawMmap(kPrefixTableSize, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE));
+  if (prefix_of_ == nullptr) return false;
   mask_ = (uint64_t{1} << slot_bits) - 1;
+  // Shared, not private: a forked child keeps finding the nodes its parent adds, and the reverse.
+  void* index = RawMmap(IndexBytes(), MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (index == nullptr) return false;
+  index_header_ = static_cast<IndexHeader*>(index);
+  index_ = reinterpret_cast<std::atomic<uint64_t>*>(index_header_ + 1);
+  uint64_t size = FileSize(slot_bits);
+  if (!file_.Create(dir_fd, name, size) || !file_.Reserve(0, SlotsOffset())) return false;
+  index_header_->reserved_end.store(SlotsOffset(), std::memory_order_relaxed);
+  header_ = reinterpret_cast<StackHeader*>(file_.data());
+  nodes_ = reinterpret_cast<std::atomic<uint64_t>*>(file_.data() + SlotsOffset());
+  slot_bits_ = slot_bits;
   max_nodes_ = (mask_ + 1) / kMaxFillDenominator * kMaxFillNumerator;
   header_->slot_bits = slot_bits;
   header_->max_depth = max_depth;
@@ -58,12 +83,19 @@ bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32
   return true;
 }
 
+uint64_t StackStore::ReservedBytes() const {
+  return index_header_ == nullptr ? 0 : index_header_->reserved_end.load(std::memory_order_relaxed);
+}
+
 bool StackStore::LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const {
   return linkat(from_dir_fd, name, to_dir_fd, name, 0) == 0;
 }
 
 void StackStore::Unmap() {
   file_.Unmap();
+  if (index_header_ != nullptr) syscall(SYS_munmap, index_header_, IndexBytes());
+  index_header_ = nullptr;
+  index_ = nullptr;
   if (prefix_of_ != nullptr) syscall(SYS_munmap, prefix_of_, kPrefixTableSize);
   prefix_of_ = nullptr;
 }
@@ -119,9 +151,59 @@ uint64_t StackStore::Decode(uint64_t node) const {
   return (header_->prefixes[prefix] << kStackLowBits) | (node & kLowMask);
 }
 
-uint64_t StackStore::FirstSlot(uint64_t node) const {
+// Makes sure node `id` lies in the reserved part of the file, reserving a quarter more than
+// needed (at least to the end of its page) so that reservations stay rare as the table grows.
+bool StackStore::ReserveThrough(uint64_t id) {
+  uint64_t end = SlotsOffset() + (id + 1) * sizeof(uint64_t);
+  uint64_t reserved = index_header_->reserved_end.load(std::memory_order_acquire);
+  if (end <= reserved) return true;
+  uint64_t target = RoundUpToPage(end + (end - SlotsOffset()) / 4);
+  if (target > file_.size()) target = file_.size();
+  if (!file_.Reserve(reserved, target - reserved)) return false;
+  while (reserved < target && !index_header_->reserved_end.compare_exchange_weak(
+                                  reserved, target, std::memory_order_acq_rel)) {
+  }
+  return true;
+}
+
+// Takes the next id and writes `node` there; 0 when the table is full or the disk refused.
+uint32_t StackStore::NewNode(uint64_t node) {
+  uint64_t last = index_header_->next_id.load(std::memory_order_relaxed);
+  do {
+    if (last >= max_nodes_) return 0;
+  } while (
+      !index_header_->next_id.compare_exchange_weak(last, last + 1, std::memory_order_relaxed));
+  uint64_t id = last + 1;
+  if (!ReserveThrough(id)) return 0;
+  nodes_[id].store(node, std::memory_order_relaxed);
+  return static_cast<uint32_t>(id);
+}
+
+// The id of `node`, publishing it (and setting *created) if it is new; 0 if it could not be stored.
+// A thread that loses the race to publish the same node leaves its id unreferenced and zeroed.
+uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
   uint64_t slot = (node * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits_);
-  return slot == 0 ? 1 : slot;
+  uint64_t tag = Tag(node);
+  uint32_t mine = 0;
+  for (uint64_t probes = 0; probes <= mask_; ++probes, slot = (slot + 1) & mask_) {
+    uint64_t seen = index_[slot].load(std::memory_order_acquire);
+    if (seen == 0) {
+      if (mine == 0 && (mine = NewNode(node)) == 0) return 0;
+      if (index_[slot].compare_exchange_strong(seen, tag << 32 | mine, std::memory_order_acq_rel)) {
+        header_->node_count.fetch_add(1, std::memory_order_relaxed);
+        ++*created;
+        return mine;
+      }
+      // `seen` is now the entry that took the slot.
+    }
+    auto id = static_cast<uint32_t>(seen);
+    if ((seen >> 32) == tag && nodes_[id].load(std::memory_order_relaxed) == node) {
+      if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);
+      return id;
+    }
+  }
+  if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);
+  return 0;
 }
 
 uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes) {
@@ -132,30 +214,15 @@ uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* n
   for (uint32_t i = depth; i-- > 0;) {
     uint64_t node;
     if (!Encode(frames[i], parent, &node)) continue;  // unrepresentable frame: skipped
-    uint64_t slot = FirstSlot(node);
-    for (uint64_t probes = 0;; ++probes) {
-      uint64_t seen = slots_[slot].load(std::memory_order_acquire);
-      if (seen == 0 || probes > mask_) {
-        if (header_->node_count.load(std::memory_order_relaxed) >= max_nodes_ || probes > mask_) {
-          header_->dropped.fetch_add(1, std::memory_order_relaxed);
-          if (new_nodes != nullptr) *new_nodes = created;
-          return 0;
-        }
-        if (slots_[slot].compare_exchange_strong(seen, node, std::memory_order_acq_rel)) {
-          header_->node_count.fetch_add(1, std::memory_order_relaxed);
-          ++created;
-          new_leaf = true;
-          break;
-        }
-      }
-      if (seen == node) {
-        new_leaf = false;
-        break;
-      }
-      slot = (slot + 1) & mask_;
-      if (slot == 0) slot = 1;
+    uint32_t before = created;
+    uint32_t id = Find(node, &created);
+    if (id == 0) {
+      header_->dropped.fetch_add(1, std::memory_order_relaxed);
+      if (new_nodes != nullptr) *new_nodes = created;
+      return 0;
     }
-    parent = static_cast<uint32_t>(slot);
+    new_leaf = created != before;
+    parent = id;
   }
   if (new_leaf) header_->stack_count.fetch_add(1, std::memory_order_relaxed);
   if (new_nodes != nullptr) *new_nodes = created;
@@ -165,7 +232,7 @@ uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* n
 uint32_t StackStore::Frames(uint32_t id, uintptr_t* out, uint32_t capacity) const {
   uint32_t n = 0;
   while (id != 0 && id <= mask_ && n < capacity) {
-    uint64_t node = slots_[id].load(std::memory_order_acquire);
+    uint64_t node = nodes_[id].load(std::memory_order_acquire);
     if (node == 0) break;
     out[n++] = Decode(node);
     id = static_cast<uint32_t>(node >> (kStackLowBits + kStackPrefixBits));

@@ -1,7 +1,11 @@
 // heap/store/: suffix-sharing stack store (seed 000). Frames are inserted outermost first as 64-bit
-// (return address, parent slot) nodes in an open-addressing table, so stacks that share their
-// outer frames share those nodes; a stack id is the slot of its innermost frame. Insertion is
-// lock-free (one CAS per new node) and never allocates; the table lives in a MappedFile.
+// (return address, parent id) nodes, so stacks that share their outer frames share those nodes; a
+// stack id is the index of its innermost frame's node. Nodes are appended densely to the node
+// array of a MappedFile (ids 1, 2, 3, ...), so the file's disk grows with the nodes stored (8 bytes
+// each, reserved ahead in page steps: a full disk drops stacks, never raises SIGBUS); the
+// open-addressing index that finds a node again is shared anonymous memory (not persisted: readers
+// only follow ids), shared with forked children like the file. Insertion is lock-free (one CAS
+// per new node) and never allocates.
 #pragma once
 
 #include <atomic>
@@ -17,9 +21,9 @@ class StackStore {
   static uint64_t FileSize(uint32_t slot_bits);
 
   bool Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth);
-  // Fork support: the table only ever gains nodes, each published by one CAS, and prefixes are
-  // appended under a lock kept in the file, so parent and child keep sharing one table; the
-  // child's directory gets a hard link to it.
+  // Fork support: the table only ever gains nodes, each published by one CAS into the index
+  // (shared memory), and prefixes are appended under a lock kept in the file, so parent and child
+  // keep sharing one table; the child's directory gets a hard link to it.
   bool LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const;
   void Unmap();
 
@@ -35,21 +39,37 @@ class StackStore {
   uint64_t stack_count() const { return header_->stack_count.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return header_->dropped.load(std::memory_order_relaxed); }
   uint64_t slot_count() const { return mask_ + 1; }
+  // Bytes of the file with disk blocks (header + the node pages reserved so far).
+  uint64_t ReservedBytes() const;
   const MappedFile& file() const { return file_; }
 
  private:
   // Frames above 2^48 (never user code on x86-64/aarch64 Linux) are not representable.
   static constexpr uint32_t kAddressBits = 48;
 
+  // The index: what every process of a fork family shares besides the file (MAP_SHARED anonymous
+  // memory): the next node id to hand out, how far the file's disk is reserved, then 2^slot_bits
+  // entries `tag << 32 | id` (0 = empty), tag being 32 more bits of the node's hash.
+  struct IndexHeader {
+    std::atomic<uint64_t> next_id;
+    std::atomic<uint64_t> reserved_end;
+    uint64_t padding[6];  // entries start on their own cache line
+  };
+
   bool Encode(uint64_t address, uint32_t parent, uint64_t* node);
   uint32_t PrefixIndex(uint64_t high);
   void LockPrefixes();
   uint64_t Decode(uint64_t node) const;
-  uint64_t FirstSlot(uint64_t node) const;
+  uint32_t Find(uint64_t node, uint32_t* created);
+  uint32_t NewNode(uint64_t node);
+  bool ReserveThrough(uint64_t id);
+  uint64_t IndexBytes() const;
 
   MappedFile file_;
   format::StackHeader* header_ = nullptr;
-  std::atomic<uint64_t>* slots_ = nullptr;
+  std::atomic<uint64_t>* nodes_ = nullptr;
+  IndexHeader* index_header_ = nullptr;
+  std::atomic<uint64_t>* index_ = nullptr;
   uint64_t mask_ = 0;
   uint32_t slot_bits_ = 0;
   uint64_t max_nodes_ = 0;

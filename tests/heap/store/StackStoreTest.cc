@@ -1,9 +1,11 @@
 // tests/heap: StackStore: exact read-back, suffix sharing, a synthetic workload's cost per stack,
-// concurrent interning, a full table, unrepresentable frames, fork sharing, and the file as
-// RecordingReader reads it.
+// concurrent interning, a full table, unrepresentable frames, fork sharing, disk that grows with
+// the nodes stored, a full disk, and the file as RecordingReader reads it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -439,6 +441,81 @@ TEST_F(StackStoreTest, ForkedChildSharesTheTableThroughTheLink) {
   ASSERT_EQ(ssize_t(sizeof(h)), pread(store_.file().fd(), &h, sizeof(h), 0));
   EXPECT_EQ(3u, h.prefix_count.load()) << "kExe and kLib, each once";
   EXPECT_EQ(0u, h.prefix_lock.load());
+}
+
+// Issue 14: a recording takes disk with what it stored (8 bytes a node, reserved ahead by a
+// quarter, in pages), not the whole table: a short-lived process's table is a few KiB.
+TEST_F(StackStoreTest, DiskGrowsWithTheNodesStored) {
+  ASSERT_NO_FATAL_FAILURE(Create(22));  // the default: a 32 MiB table
+  auto allocated = [&] {
+    struct stat st;
+    EXPECT_EQ(0, fstat(store_.file().fd(), &st));
+    return static_cast<uint64_t>(st.st_blocks) * 512;
+  };
+  EXPECT_LE(allocated(), 8192u) << "only the header";
+  for (uintptr_t i = 0; i < 100; ++i) ASSERT_NE(0u, Intern({kExe + i * 16, kLib}));
+  EXPECT_LE(allocated(), 16384u);
+  EXPECT_GE(store_.ReservedBytes(), 4096u + 101 * 8);
+  for (uintptr_t i = 0; i < 100000; ++i) ASSERT_NE(0u, Intern({kExe + i * 16, kExe}));
+  uint64_t nodes_bytes = store_.node_count() * 8;
+  EXPECT_LE(store_.ReservedBytes(), 4096 + nodes_bytes * 5 / 4 + 2 * 4096);
+  EXPECT_LE(allocated(), 4096 + nodes_bytes * 5 / 4 + 64 * 1024);
+  printf("[ figure   ] stacks: %llu nodes -> %llu bytes allocated on disk (table of %llu MiB)\n",
+         static_cast<unsigned long long>(store_.node_count()),
+         static_cast<unsigned long long>(allocated()),
+         static_cast<unsigned long long>(StackStore::FileSize(22) >> 20));
+}
+
+// Issue 14: on a full file system new nodes are dropped (Intern returns 0, `dropped` counts them)
+// and the process never gets SIGBUS; stacks stored before still read back. Runs in a child in its
+// own user and mount namespaces, with the table on a 64 KiB tmpfs.
+TEST_F(StackStoreTest, FullDiskDropsStacksInsteadOfRaisingSigbus) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) _exit(77);
+    auto write_file = [](const char* path, const std::string& text) {
+      int fd = open(path, O_WRONLY);
+      bool ok = fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
+      if (fd >= 0) close(fd);
+      return ok;
+    };
+    write_file("/proc/self/setgroups", "deny");
+    if (!write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+        !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1") ||
+        mount("none", dir_.path().c_str(), "tmpfs", 0, "size=64k") != 0) {
+      _exit(77);
+    }
+    int fd = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+    StackStore small;
+    if (!small.Create(fd, format::kStackFile, 16, 64)) _exit(2);
+    std::vector<std::pair<uint32_t, uintptr_t>> stored;
+    uint32_t refused = 0;
+    for (uintptr_t i = 0; i < 20000; ++i) {
+      uintptr_t frame = kExe + i * 16;
+      uint32_t id = small.Intern(&frame, 1);
+      if (id == 0) {
+        ++refused;
+      } else {
+        stored.emplace_back(id, frame);
+      }
+    }
+    for (const auto& [id, frame] : stored) {
+      uintptr_t back = 0;
+      if (small.Frames(id, &back, 1) != 1 || back != frame) _exit(3);
+    }
+    if (refused == 0 || stored.size() < 1000 || small.dropped() != refused) _exit(4);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+    GTEST_SKIP() << "no user and mount namespaces here";
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_F(StackStoreTest, LinkIntoFailsWhenTheTargetExists) {
