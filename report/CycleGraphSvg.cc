@@ -4,6 +4,8 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <mutex>
+
 #include "reader/ByteSize.h"
 
 namespace heapgraph::report {
@@ -33,20 +35,21 @@ std::string Shortened(const std::string& type) {
   return type.substr(0, kMax - 3) + "...";
 }
 
+// One Graphviz context for the process, never freed, every use under one lock (Graphviz is not
+// thread-safe). A second context after freeing the first is a use after free in Graphviz itself:
+// its pango plugin keeps a pointer to the freed context's last font name (found by the ASan+UBSan
+// pass, LeakReportHtmlTest).
+GVC_t* ProcessContext() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
+
+std::mutex g_graphviz;
+
 }  // namespace
 
-struct CycleGraphSvg::Context {
-  GVC_t* gvc = nullptr;
-};
-
-CycleGraphSvg::CycleGraphSvg() : context_(new Context) {
-  context_->gvc = gvContext();
-}
-
-CycleGraphSvg::~CycleGraphSvg() {
-  if (context_->gvc != nullptr) gvFreeContext(context_->gvc);
-  delete context_;
-}
+CycleGraphSvg::CycleGraphSvg() = default;
+CycleGraphSvg::~CycleGraphSvg() = default;
 
 std::string CycleGraphSvg::Dot(const LeakCycle& cycle) {
   std::string dot =
@@ -72,21 +75,23 @@ std::string CycleGraphSvg::Dot(const LeakCycle& cycle) {
 }
 
 std::optional<std::string> CycleGraphSvg::Draw(const LeakCycle& cycle) {
-  if (context_->gvc == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(g_graphviz);
+  GVC_t* gvc = ProcessContext();
+  if (gvc == nullptr) return std::nullopt;
   std::string dot = Dot(cycle);
   Agraph_t* graph = agmemread(dot.c_str());
   if (graph == nullptr) return std::nullopt;
   std::optional<std::string> svg;
-  if (gvLayout(context_->gvc, graph, "dot") == 0) {
+  if (gvLayout(gvc, graph, "dot") == 0) {
     char* data = nullptr;
     unsigned int length = 0;
-    if (gvRenderData(context_->gvc, graph, "svg", &data, &length) == 0 && data != nullptr) {
+    if (gvRenderData(gvc, graph, "svg", &data, &length) == 0 && data != nullptr) {
       std::string text(data, length);
       size_t start = text.find("<svg");
       if (start != std::string::npos) svg = text.substr(start);
     }
     if (data != nullptr) gvFreeRenderData(data);
-    gvFreeLayout(context_->gvc, graph);
+    gvFreeLayout(gvc, graph);
   }
   agclose(graph);
   return svg;

@@ -4,7 +4,8 @@
 // closing edge (back into the cycle's first member, the reference to break) drawn red and bold. A
 // member off the path is drawn without edges (the report does not keep its references). Every
 // label is escaped for DOT (quotes, backslashes: no \N or \G expansions) and Graphviz writes it
-// XML-escaped; the returned markup starts at "<svg" (no prolog, no DOCTYPE) for inlining.
+// XML-escaped; the returned markup starts at "<svg" (no prolog, no DOCTYPE) for inlining. All
+// instances share one process-wide Graphviz context, used under one lock.
 #pragma once
 
 #include <optional>
@@ -26,10 +27,6 @@ class CycleGraphSvg {
 
   // The DOT text of the cycle's graph (exposed for tests).
   static std::string Dot(const LeakCycle& cycle);
-
- private:
-  struct Context;
-  Context* context_;
 };
 
 }  // namespace heapgraph::report
