@@ -193,7 +193,9 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
 
 void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted() || g_checked_once.exchange(true)) return;
-  int leaked = Run(g_config->leak_json, g_config->leak_text, program_stack_pointer);
+  heapgraph_leak_summary summary = {};
+  int leaked = Run(g_config->leak_json, g_config->leak_text, program_stack_pointer, &summary);
+  WriteVerdict(leaked, summary);  // it replaces the at-exit check, verdict included
   // exitcode=0: the program goes on, as LeakSanitizer's "exitcode flag is non-zero" rule says.
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);

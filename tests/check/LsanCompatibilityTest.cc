@@ -107,6 +107,20 @@ TEST(LsanCompatibilityTest, DoLeakCheckWithExitcodeZeroReturns) {
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;
 }
 
+// Under `heapgraph run` (exitcode=0 in the process) __lsan_do_leak_check returns and replaces the
+// at-exit check; its verdict still fails the run.
+TEST(LsanCompatibilityTest, DoLeakCheckUnderHeapgraphRunFailsTheRun) {
+  heapgraph::TempDir dir;
+  std::string out;
+  int status = heapgraph::testing::RunShellCommand(
+      "TMPDIR=" + dir.path() + " " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " +
+          kProgram + " once 2>&1",
+      &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_NE(out.find("survived"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 of 1 recorded process checked, 1 with leaks"), std::string::npos) << out;
+}
+
 TEST(LsanCompatibilityTest, IsTurnedOffSkipsTheChecks) {
   Outcome r = RunWithEnvironment("LSAN_TEST_OFF=1", ",exitcode=57", "once");
   EXPECT_EQ(r.status, 0) << r.err;
