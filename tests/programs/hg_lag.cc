@@ -2,7 +2,7 @@
 // heapgraph_work_begin/end. Prints "dir <recording dir>" and the code ranges of its slow functions,
 // then "ready <pid>", then runs argv[1]:
 //   sleep      one unit whose handler sleeps 3 s (SleepingHandler), then exits
-//   alternate  one long unit: FrequentSpin (200M loop steps), RareSpin (100M), 10 times; exits
+//   alternate  one long unit: FrequentSpin (50M loop steps), RareSpin (25M), 40 times; exits
 //   deadlock   one unit blocked on a mutex its own thread holds, until killed
 //   cpu        2 s of 5 ms busy units, then exits
 //   hang       like sleep, but sleeps until killed
@@ -47,11 +47,11 @@ __attribute__((noinline)) void SleepingHandler(unsigned seconds) {
 
 // No calls inside, so that the sampled top frame is the function itself.
 __attribute__((noinline)) void FrequentSpin() {
-  for (unsigned long i = 0; i < 200000000ul; ++i) g_sink = i;
+  for (unsigned long i = 0; i < 50000000ul; ++i) g_sink = i;
 }
 
 __attribute__((noinline)) void RareSpin() {
-  for (unsigned long i = 0; i < 100000000ul; ++i) g_sink = i;
+  for (unsigned long i = 0; i < 25000000ul; ++i) g_sink = i;
 }
 
 __attribute__((noinline)) void DeadlockedHandler() {
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "hang") == 0) {
     SleepingHandler(1000);
   } else if (strcmp(mode, "alternate") == 0) {
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < 40; ++i) {
       FrequentSpin();
       RareSpin();
     }
