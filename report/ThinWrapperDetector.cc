@@ -97,6 +97,7 @@ bool ThinWrapperDetector::IsThinCode(const std::vector<uint8_t>& code, uint64_t 
   uint64_t end = address + code.size();
   bool thin = count > 0 && count <= kMaxInstructions;
   size_t calls = 0;
+  bool branched = false;  // a conditional branch since the last call out
   for (size_t i = 0; thin && i < count; ++i) {
     const cs_insn& in = insn[i];
     bool call = cs_insn_group(handle, &in, CS_GRP_CALL);
@@ -109,7 +110,13 @@ bool ThinWrapperDetector::IsThinCode(const std::vector<uint8_t>& code, uint64_t 
     if (jump && immediate && target >= address && target < end && target <= in.address) {
       thin = false;  // a backward branch: a loop
     }
-    if (leaves) ++calls;
+    if (leaves && calls > 0 && !branched) thin = false;  // straight-line work after the allocator
+    if (leaves) {
+      ++calls;
+      branched = false;
+    } else if (jump && in.id != X86_INS_JMP) {
+      branched = true;
+    }
   }
   thin = thin && calls >= 1 && calls <= kMaxCalls;
   if (insn != nullptr) cs_free(insn, count);

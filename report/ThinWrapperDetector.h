@@ -3,7 +3,9 @@
 // containing an address is found in the ELF file's .symtab/.dynsym (libelf) and disassembled with
 // Capstone. A thin wrapper is small (at most kMaxInstructions), straight-line (no backward
 // branch: no loop) and calls out at most kMaxCalls times (the allocator, and perhaps an
-// out-of-memory handler) - e.g. xmalloc, a pool's Alloc() that forwards to malloc.
+// out-of-memory handler behind a conditional branch) - e.g. xmalloc, a pool's Alloc() that
+// forwards to malloc. A second call on the straight path (malloc then memset) is work of the
+// function's own: not a wrapper.
 // Results are cached per function. Not thread-safe.
 #pragma once
 

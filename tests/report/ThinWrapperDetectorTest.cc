@@ -33,6 +33,16 @@ TEST(ThinWrapperDetectorTest, ForwardingCodeIsThin) {
   // A tail call: jmp rel32 out of the function.
   std::vector<uint8_t> tail = {0xe9, 0x00, 0x10, 0x00, 0x00};
   EXPECT_TRUE(ThinWrapperDetector::IsThinCode(tail, 0x1000));
+  // xmalloc: call malloc; test rax, rax; je fail; ret; fail: call oom (behind the branch).
+  std::vector<uint8_t> xmalloc = {0xe8, 0,    0,    0, 0, 0x48, 0x85, 0xc0, 0x74,
+                                  0x01, 0xc3, 0xe8, 0, 0, 0,    0,    0xc3};
+  EXPECT_TRUE(ThinWrapperDetector::IsThinCode(xmalloc, 0x1000));
+}
+
+TEST(ThinWrapperDetectorTest, AllocationFollowedByOwnWorkIsNot) {
+  // call malloc; mov rdi, rax; call memset; ret: the function uses what it allocated.
+  std::vector<uint8_t> fill = {0xe8, 0, 0, 0, 0, 0x48, 0x89, 0xc7, 0xe8, 0, 0, 0, 0, 0xc3};
+  EXPECT_FALSE(ThinWrapperDetector::IsThinCode(fill, 0x1000));
 }
 
 TEST(ThinWrapperDetectorTest, LoopsAndCallFreeCodeAreNot) {
