@@ -1,8 +1,12 @@
 // The demo application recorded by the README's demo command: a small "chat client" that keeps
-// some state alive, frees other state, and leaks a few things the way real programs do.
+// some state alive, frees other state, and leaks a few things the way real programs do: a dropped
+// buffer, a chain of drafts, and two typed retain cycles that no pointer scan alone can name (a
+// contact and its conversation holding each other through shared_ptr members, and a typing
+// indicator whose std::function callback captures a shared_ptr to its owner).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +21,21 @@ struct Message {
 struct ChatSession {
   std::vector<std::unique_ptr<Message>> history;
   char* title = nullptr;
+};
+
+struct Conversation;
+struct Contact {
+  std::string name;
+  std::shared_ptr<Conversation> conversation;  // strong: the owner's reference
+};
+struct Conversation {
+  std::shared_ptr<Contact> peer;  // strong as well: the cycle (should be a weak_ptr)
+  std::vector<std::string> unread;
+};
+
+struct TypingIndicator {
+  std::function<void()> on_timeout;  // its lambda captures a shared_ptr to this indicator
+  int ticks = 0;
 };
 
 ChatSession* g_session = nullptr;        // reachable until exit
@@ -48,6 +67,20 @@ __attribute__((noinline)) void CacheAvatar() {
   g_last_avatar = nullptr;
 }
 
+__attribute__((noinline)) void OpenConversation(const char* name) {
+  auto contact = std::make_shared<Contact>();
+  contact->name = std::string(name) + ", a contact whose name leaves SSO";
+  auto conversation = std::make_shared<Conversation>();
+  conversation->unread.push_back("unread message that keeps the conversation non-trivial");
+  contact->conversation = conversation;
+  conversation->peer = contact;  // both handles go out of scope: a leaked shared_ptr cycle
+}
+
+__attribute__((noinline)) void StartTypingIndicator() {
+  auto indicator = std::make_shared<TypingIndicator>();
+  indicator->on_timeout = [indicator] { ++indicator->ticks; };  // self-capture: a leaked cycle
+}
+
 __attribute__((noinline)) void TemporaryWork() {
   std::vector<std::string> scratch;
   for (int i = 0; i < 100; ++i) scratch.push_back(std::string(100, 'x'));
@@ -61,6 +94,8 @@ int main() {
   LoadHistory(g_session, 20);
   BuildLeakedChain(5);
   for (int i = 0; i < 3; ++i) CacheAvatar();
+  OpenConversation("Ada");
+  StartTypingIndicator();
   TemporaryWork();
   std::printf("demo_app: %zu messages loaded\n", g_session->history.size());
   return 0;
