@@ -14,6 +14,8 @@ packages=(build-essential cmake pkg-config clang lld libclang-rt-14-dev libunwin
   nlohmann-json3-dev libfmt-dev libcli11-dev valgrind heaptrack gobjc libgnustep-base-dev
   libblocksruntime-dev libuv1-dev libglib2.0-dev
   python3-jsonschema libgraphviz-dev)
+# The test suite loads the HTML reports in a real headless browser (tests/tools/ReportPagesBrowserTest).
+if [ "$mode" = test ]; then packages+=(chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -41,8 +43,12 @@ if [ "$mode" = demo ]; then
   echo "== Live allocations of examples/demo_app, grouped by stack (heapgraph record)"
   "$build/tools/heapgraph" record --top 8 -- "$build/examples/demo_app"
   echo
-  echo "== Leak check of examples/demo_app at exit (heapgraph run)"
-  exec "$build/tools/heapgraph" run --exitcode 0 -- "$build/examples/demo_app"
+  echo "== Leak check of examples/demo_app at exit (heapgraph run), with its HTML page"
+  page="$build/demo-leaks.html"
+  "$build/tools/heapgraph" run --exitcode 0 --html "$page" -- "$build/examples/demo_app"
+  echo
+  echo "bootstrap: the demo's leak report, one self-contained page for a ticket: $page"
+  exit 0
 fi
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
 
