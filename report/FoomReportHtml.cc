@@ -7,6 +7,7 @@
 
 #include "reader/ByteSize.h"
 #include "report/CallerSelector.h"
+#include "report/FlameGraphSvg.h"
 #include "report/HtmlBarChart.h"
 #include "report/HtmlEscape.h"
 
@@ -77,6 +78,34 @@ std::string Frames(const std::vector<ReportFrame>& frames) {
                    frames.size(), all);
 }
 
+// A flame graph frame's name: the function without its source line (so that the calls from one
+// function share a box), else module+offset. Allocation plumbing is left out.
+std::string FlameFrame(const ReportFrame& f) {
+  if (!f.function.empty()) return f.function;
+  return FrameLabel(f);
+}
+
+// The stacks the page lists (the top stacks of its categories), outermost frame first, each
+// topped by its category's name.
+std::string TopStacksFlameGraph(const FoomReport& r, const HtmlOptions& options) {
+  std::vector<FlameStack> stacks;
+  for (size_t i = 0; i < r.categories.size() && i < options.max_categories; ++i) {
+    const FoomCategory& c = r.categories[i];
+    for (size_t k = 0; k < c.stacks.size() && k < options.max_stacks; ++k) {
+      FlameStack flame;
+      flame.bytes = c.stacks[k].bytes;
+      flame.marked = !c.suspect_reasons.empty();
+      const std::vector<ReportFrame>& frames = c.stacks[k].frames;
+      for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+        if (!CallerSelector::IsAllocationPlumbing(*f)) flame.frames.push_back(FlameFrame(*f));
+      }
+      flame.frames.push_back(c.name);
+      stacks.push_back(std::move(flame));
+    }
+  }
+  return FlameGraphSvg(stacks);
+}
+
 std::string Categories(const FoomReport& r, const HtmlOptions& options) {
   if (r.categories.empty()) return "";
   std::vector<BarRow> rows;
@@ -90,6 +119,14 @@ std::string Categories(const FoomReport& r, const HtmlOptions& options) {
                     .marked = !c.suspect_reasons.empty()});
   }
   std::string out = "<h2>Categories (bytes; red: suspect)</h2>\n" + HtmlBarChart(rows);
+  std::string flame = TopStacksFlameGraph(r, options);
+  if (!flame.empty()) {
+    out +=
+        "<h2>Top stacks as a flame graph</h2>\n<p class=\"muted\">Callers at the bottom, the "
+        "category on top; width: bytes; red: a suspect category. Hover a box for its name "
+        "and bytes.</p>\n" +
+        flame;
+  }
   out += "<h2>Top stacks</h2>\n";
   for (size_t i = 0; i < r.categories.size() && i < options.max_categories; ++i) {
     const FoomCategory& c = r.categories[i];
