@@ -2,8 +2,9 @@
 // --html` on examples/demo_app: plain leaks and two typed retain cycles) and the FOOM report of a
 // program killed with SIGKILL while its ledger grew (`heapgraph foom --html`), each loaded by
 // headless Chromium (`--dump-dom`: the DOM after the page's script ran). Checked: the leak groups,
-// the cycle pictures (inline `<svg>` naming the members' types), the FOOM verdict and categories,
-// nothing fetched from the network, and no console message (an uncaught script error is one).
+// the cycle pictures (inline `<svg>` naming the members' types), the FOOM verdict, categories and
+// flame graph, nothing fetched from the network, and no console message (an uncaught script error
+// is one).
 // Skipped, with the reason, where no browser is installed; the README's test command installs
 // Debian's chromium. HEAPGRAPH_BROWSER names another Chromium-compatible binary.
 #include <gtest/gtest.h>
@@ -155,6 +156,7 @@ TEST_F(ReportPagesBrowserTest, FoomPageOfAKilledProgramShowsItsVerdictAndWhatHel
   EXPECT_NE(dom.find("likely_oom_kill"), std::string::npos) << dom.substr(0, 4000);
   EXPECT_NE(dom.find("Malloc 1000 B"), std::string::npos);
   EXPECT_NE(dom.find("GrowLedger"), std::string::npos);
+  EXPECT_NE(dom.find("<svg class=\"flame\""), std::string::npos) << "the top stacks' flame graph";
 }
 
 }  // namespace
