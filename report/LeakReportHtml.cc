@@ -8,6 +8,7 @@
 #include "reader/ByteSize.h"
 #include "report/CallerSelector.h"
 #include "report/CycleGraphSvg.h"
+#include "report/ExplanationText.h"
 #include "report/FoomReport.h"
 #include "report/HtmlBarChart.h"
 #include "report/HtmlEscape.h"
@@ -44,7 +45,7 @@ class Page {
 
   std::string Render() {
     std::string body = "<h1>heapgraph leak report</h1>\n" + Summary();
-    body += Groups() + Indirect() + Cycles() + Categories();
+    body += Groups() + Indirect() + Cycles() + Explanations() + Categories();
     return HtmlPage("heapgraph leak report", body);
   }
 
@@ -284,6 +285,14 @@ class Page {
            .marked = c.leaked_count != 0});
     }
     return "<h2>Categories (live bytes; red: with leaked blocks)</h2>\n" + HtmlBarChart(rows);
+  }
+
+  // Why the explain targets are reachable (`--explain`), as the text report words it: root, then
+  // each block of the chain.
+  std::string Explanations() {
+    if (report_.explanations.empty()) return "";
+    return "<h2 id=\"explain\">Why reachable</h2>\n<pre class=\"explain\">" +
+           HtmlEscape(FormatExplanations(report_.explanations)) + "</pre>\n";
   }
 
   const LeakReport& report_;

@@ -12,6 +12,7 @@
 #include "report/LeakReportHtml.h"
 #include "report/SourceSnippet.h"
 #include "tests/TempDir.h"
+#include "tests/report/ExplanationSamples.h"
 #include "tests/report/ReportSamples.h"
 
 // Graphviz keeps process-wide caches it never frees: libgvc's text-size estimates
@@ -99,6 +100,23 @@ TEST(LeakReportHtmlTest, SourceLinesWhenTheFileIsOnDisk) {
   EXPECT_NE(page.find("<span class=\"hit\">    3 &lt;b&gt;line 3&lt;/b&gt;</span>"),
             std::string::npos)
       << page;
+}
+
+TEST(LeakReportHtmlTest, ExplanationsAreShownAsTheTextWordsThem) {
+  LeakReport report = samples::SampleLeakReport();
+  EXPECT_EQ(LeakReportHtml(report).find("Why reachable"), std::string::npos);
+  ExplainRoot global;
+  global.kind = "global";
+  global.address = 0x5010;
+  global.module = "/usr/bin/app";
+  global.symbol = "g_<cache>";
+  report.explanations.push_back(samples::Reachable("0x2010", false, global));
+  std::string page = LeakReportHtml(report);
+  ExpectSelfContainedAndEscaped(page);
+  EXPECT_NE(page.find("<h2 id=\"explain\">Why reachable</h2>"), std::string::npos);
+  EXPECT_NE(page.find("reachable from global g_&lt;cache&gt;+0x0 of app"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("at +0x10 points to"), std::string::npos);
 }
 
 TEST(LeakReportHtmlTest, FoomPageShowsExitSuspectTimelineAndCategories) {
