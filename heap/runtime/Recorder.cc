@@ -208,6 +208,7 @@ void ForkParent() {
 // files the parent keeps using. The directory is renamed to this process's name only at its first
 // hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
 void ForkChild() {
+  StackCapture::AfterForkInChild();  // first: the parent's unwinder cache lock may be held
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
   uint32_t mode = g.mode.load(std::memory_order_acquire);

@@ -42,6 +42,10 @@ void StackCapture::Initialize() {
   }
 }
 
+void StackCapture::AfterForkInChild() {
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+}
+
 bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
   return t_in_unwinder && InUnwinderCode(return_address);
 }

@@ -24,9 +24,17 @@ inline constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, th
 // Frames whose return address lies in [begin, end) (heapgraph's own code) are skipped at the
 // top of every captured stack.
 void SetOwnCode(uintptr_t begin, uintptr_t end);
-// Selects libunwind's per-thread cache and finds libunwind's code; call once before the first
-// capture.
+// Asks for libunwind's per-thread cache (Debian's 1.6.2 is built without it and keeps one global
+// cache behind a mutex instead) and finds libunwind's code; call once before the first capture.
 void Initialize();
+
+// In a forked child, from the recorder's pthread_atfork child handler, before any capture: turns
+// libunwind's shared cache off (UNW_CACHE_NONE). Another thread of the parent may have held the
+// cache's mutex at the fork, and the child would wait for it forever in its first unwind
+// (RecorderLoaderTest.ForkedChildrenAllocateWhileAnotherThreadHoldsTheLoaderLock). The child's
+// stacks stay as complete; its unwinds skip that cache (each uncached step parses the CFI again;
+// libunwind's per-thread trace cache still spares most of them).
+void AfterForkInChild();
 
 // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
 // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
