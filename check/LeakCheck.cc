@@ -13,6 +13,7 @@
 #include "check/ChangedStacks.h"
 #include "check/CheckSuppressions.h"
 #include "check/FreshStack.h"
+#include "check/HtmlPageWriter.h"
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
@@ -206,8 +207,20 @@ TextReportOptions LeakCheckTextOptions(const LeakCheckOptions& options, bool jso
   return text;
 }
 
+// The page of option leak_html: rendered from the JSON text by libheapgraph_html.so. A page
+// that cannot be written is a warning and one line on stderr; the check's verdict stands.
+void WriteLeakReportPage(const LeakCheckOptions& options, const std::string& json_text,
+                         bool json_saved, LeakReport& report) {
+  std::string error;
+  std::string json_path = json_saved && options.json_path != "-" ? options.json_path : "";
+  if (HtmlPageWriter::Write(json_text, json_path, options.html_path, &error)) return;
+  report.warnings.push_back(error);
+  PrintLine(error);
+}
+
 void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   const bool json = !options.json_path.empty(), text = !options.text_path.empty();
+  const bool html = !options.html_path.empty();
   std::string text_error;
   bool text_ok = true;
   TextReportOptions text_options = LeakCheckTextOptions(options, /*json_written=*/true);
@@ -221,8 +234,9 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
     text_writer.Start(write_text);  // when it cannot start, the text is written below
   }
   std::string json_error;
-  bool json_ok =
-      !json || ReportFile::Write(options.json_path, LeakReportJsonText(report) + "\n", &json_error);
+  std::string json_text = json || html ? LeakReportJsonText(report) + "\n" : std::string();
+  bool json_ok = !json || ReportFile::Write(options.json_path, json_text, &json_error);
+  if (html) WriteLeakReportPage(options, json_text, json && json_ok, report);
   bool text_written = text_writer.running();
   text_writer.Join();
   if (text_writer.error()) std::rethrow_exception(text_writer.error());
@@ -320,6 +334,7 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheck
   LeakCheckOptions options;
   if (request->json_path != nullptr) options.json_path = request->json_path;
   if (request->text_path != nullptr) options.text_path = request->text_path;
+  if (request->html_path != nullptr) options.html_path = request->html_path;
   options.interior_pointers = request->interior_pointers != 0;
   if (request->explain != nullptr) options.explain = request->explain;
   if (request->window == HEAPGRAPH_WINDOW_SINCE) {

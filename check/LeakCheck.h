@@ -14,6 +14,7 @@ namespace heapgraph::report {
 struct LeakCheckOptions {
   std::string json_path;  // "" = none
   std::string text_path;  // "" = none, "-" = stderr
+  std::string html_path;  // "" = none; the page (check/HtmlPageWriter), rendered from the JSON
   bool interior_pointers = true;
   // Blocks to explain (report/Explanation.h, ParseExplainTargets): '/'-separated addresses and
   // function names; "" = none, and nothing of the explanation runs.

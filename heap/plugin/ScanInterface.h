@@ -155,6 +155,7 @@ struct HeapgraphCheckRequest {
   const char* explain;     // heapgraph_check_leaks_explain's targets; null or "" for none
   int window;              // enum HeapgraphCheckWindow
   const char* checkpoint;  // HEAPGRAPH_WINDOW_SINCE: the checkpoint's name (never null then)
+  const char* html_path;   // null: no page; else the report as an HTML page (option leak_html)
 };
 // Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(

@@ -47,7 +47,7 @@ bool LsanCheckWanted() {
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
 // when it is 0. "%p" in the paths is this process's id.
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
-                                  uint64_t program_stack_pointer = 0,
+                                  const char* html_pattern, uint64_t program_stack_pointer = 0,
                                   heapgraph_leak_summary* out = nullptr) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
@@ -60,8 +60,10 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
     return -1;
   }
   char json_path[Config::kMaxPath + 16], text_path[Config::kMaxPath + 16];
+  char html_path[Config::kMaxPath + 16];
   ExpandPidPattern(json_pattern, getpid(), json_path, sizeof(json_path));
   ExpandPidPattern(text_pattern, getpid(), text_path, sizeof(text_path));
+  ExpandPidPattern(html_pattern, getpid(), html_path, sizeof(html_path));
   // The check's own allocations (dlopen, reports) are not the program's.
   RecordingIgnored ignored(&heapgraph_internal_ignore_thread);
   HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
@@ -70,6 +72,7 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   HeapgraphCheckRequest request = {};
   request.json_path = json_path[0] != '\0' ? json_path : nullptr;
   request.text_path = text_path[0] != '\0' ? text_path : nullptr;
+  request.html_path = html_path[0] != '\0' ? html_path : nullptr;
   request.summary = &summary;
   request.program_stack_pointer = program_stack_pointer;
   request.interior_pointers = g_config->interior_pointers ? 1 : 0;
@@ -121,7 +124,8 @@ void WriteVerdict(int leaked, const heapgraph_leak_summary& summary) {
 void AtExit() {
   if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
   heapgraph_leak_summary summary = {};
-  int leaked = Run(g_config->leak_json, g_config->leak_text, ExitCaller::StackPointer(), &summary);
+  int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
+                   ExitCaller::StackPointer(), &summary);
   WriteVerdict(leaked, summary);
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
@@ -154,10 +158,10 @@ void* WatchSignals(void*) {
       // The program dropped privileges: the starting user's 0700 directory is closed to it now.
       WarningLine::Print("cannot write leak reports into the recording directory", strerror(errno),
                          "; the text report goes to stderr");
-      Run("", "-");
+      Run("", "-", "");
       continue;
     }
-    int leaked = Run(json, text);
+    int leaked = Run(json, text, "");
     if (leaked >= 0) {
       char line[1600];
       snprintf(line, sizeof(line), "leak check %u on signal %u: %d leaked blocks; report %s (%s)",
@@ -194,7 +198,8 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
 void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted() || g_checked_once.exchange(true)) return;
   heapgraph_leak_summary summary = {};
-  int leaked = Run(g_config->leak_json, g_config->leak_text, program_stack_pointer, &summary);
+  int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
+                   program_stack_pointer, &summary);
   WriteVerdict(leaked, summary);  // it replaces the at-exit check, verdict included
   // exitcode=0: the program goes on, as LeakSanitizer's "exitcode flag is non-zero" rule says.
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
@@ -204,7 +209,10 @@ void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
 
 int LeakCheckTrigger::CheckRecoverable(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted()) return 0;
-  return Run(g_config->leak_json, g_config->leak_text, program_stack_pointer) == 0 ? 0 : 1;
+  return Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
+             program_stack_pointer) == 0
+             ? 0
+             : 1;
 }
 
 }  // namespace heapgraph
