@@ -582,10 +582,12 @@ TEST_F(LeakReportTest, TextCyclePaths) {
 
 TEST_F(LeakReportTest, TextSummaryAndScanLines) {
   std::string text = FormatLeakReportText(Build());
-  EXPECT_NE(text.find("\nSUMMARY: heapgraph: 532 byte(s) leaked in 12 allocation(s) (6 direct, 6 "
-                      "indirect; 2 cycles).\nScan: 3 thread(s), 1000 live block(s) (65536 bytes), "
-                      "world stopped 1.25 ms, total 4.50 ms, stopped by ptrace.\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "\nSUMMARY: heapgraph: 532 byte(s) leaked in 12 allocation(s) (6 direct, 6 "
+          "indirect; 2 cycles).\nScan: 3 thread(s), 1000 live block(s) (65536 bytes), "
+          "world stopped 1.25 ms, allocations paused 2.50 ms, total 4.50 ms, stopped by ptrace.\n"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.back(), '\n');
 }
