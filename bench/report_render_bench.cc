@@ -6,7 +6,9 @@
 // already writes), the JSON read back (report/ReportDocument), the text, the HTML page and (leak
 // report) the SARIF log. Prints, per form, the median wall time with min-max over the rounds, the
 // median CPU time, the median ratio to the same round's JSON write, the output size, and the load
-// average before and after. Usage: report_render_bench [ROUNDS] (default 5).
+// average before and after. Usage: report_render_bench [ROUNDS] [PAGE_DIR] (default 5 rounds;
+// with PAGE_DIR, the two pages are also written there as leak.html and foom.html, for
+// bench/run_page_load.sh to load in a browser).
 #include <fmt/format.h>
 #include <time.h>
 
@@ -239,5 +241,17 @@ int main(int argc, char** argv) {
   Report("FOOM report: 50,000 stacks in 100 categories", {"json", "read", "text", "html"},
          foom_samples, foom_sizes);
   fmt::print("rounds: {}; load average after: {}\n", rounds, LoadAverage());
+  if (argc > 2) {
+    for (const auto& [name, page] : {std::pair{"leak.html", LeakReportHtml(leak)},
+                                     std::pair{"foom.html", FoomReportHtml(foom)}}) {
+      std::string path = std::string(argv[2]) + "/" + name;
+      FILE* out = fopen(path.c_str(), "w");
+      if (out == nullptr || fwrite(page.data(), 1, page.size(), out) != page.size()) {
+        fmt::print(stderr, "cannot write {}\n", path);
+        return 1;
+      }
+      fclose(out);
+    }
+  }
   return 0;
 }
