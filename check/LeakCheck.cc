@@ -180,6 +180,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     report.window = window;
     LeakCheckOptions written = options;
     if (written.max_text_records == 0) written.max_text_records = scan.max_leaks;
+    written.categories = written.categories || scan.categories;
     WriteLeakReportFiles(written, report);
     return report;
   } catch (const std::exception& e) {
@@ -201,6 +202,7 @@ LeakReport RunExclusiveLeakCheck(const LeakCheckOptions& options, uint64_t progr
 TextReportOptions LeakCheckTextOptions(const LeakCheckOptions& options, bool json_written) {
   TextReportOptions text;
   text.max_records = options.max_text_records;
+  text.categories = options.categories;
   if (json_written && !options.json_path.empty() && options.json_path != "-") {
     text.full_report = options.json_path;
   }

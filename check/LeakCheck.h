@@ -21,6 +21,8 @@ struct LeakCheckOptions {
   std::string explain;
   // Leak records the text report prints (the JSON has all); 0: the recorder's max_leaks option.
   size_t max_text_records = 0;
+  // The text report ends with the categories table; also when the recorder's leak_categories is on.
+  bool categories = false;
   // Which leaked blocks are candidates (marking is the same): every one, those allocated after
   // `checkpoint` (heapgraph_check_leaks_since), or those of stacks whose leaked count or bytes grew
   // since the previous changed check (check/ChangedStacks). A delta check symbolizes and writes

@@ -189,6 +189,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
   result->recording_dir = view->recording_dir;
   result->suppressions = view->suppressions != nullptr ? view->suppressions : "";
   result->max_leaks = view->max_leaks;
+  result->categories = view->categories != 0;
   KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();

@@ -53,9 +53,10 @@ struct ScanResult {
   std::string notice;         // one line worth telling the user, e.g. the ptrace fallback
   std::string recording_dir;  // the recording whose stacks and modules the ids refer to
   // The recorder's report options (HeapgraphRecorderView): suppression files, ';'-separated
-  // ("" none), and leak records the text prints (0 = all).
+  // ("" none), leak records the text prints (0 = all), the categories table in the text.
   std::string suppressions;
   uint32_t max_leaks = 0;
+  bool categories = false;
   // Its files as the recorder held them open (duplicates): how the report reads them, so that
   // a program that dropped privileges since the recorder made the 0700 directory can be checked.
   RecordingReader::OpenFiles recording_files;

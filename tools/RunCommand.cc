@@ -83,6 +83,9 @@ RunCommand::RunCommand(CLI::App& app)
   command_->add_option("--baseline", baseline_,
                        "A JSON leak report of an earlier run: only leak signatures it does not "
                        "have fail the run");
+  command_->add_flag("--categories", categories_,
+                     "End the text report with the categories table (live and leaked blocks by "
+                     "type)");
   command_->add_flag("--top-only", top_only_,
                      "Check only PROGRAM itself, not the processes it starts");
   command_->add_option("--check-exe", check_exe_,
@@ -99,6 +102,7 @@ std::string RunCommand::CheckOptions(const std::string& json_pattern) const {
       "leak_check=1,leak_json={},leak_text={},exitcode=0,error_exitcode={},interior={}",
       json_pattern, text == "-" ? "stderr" : text, error_exitcode_, start_only_ ? 0 : 1);
   if (top_only_) options += fmt::format(",leak_check_parent={}", getpid());
+  if (categories_) options += ",leak_categories=1";
   if (!check_exe_.empty()) {
     if (check_exe_.find_first_of(",\"") != std::string::npos) {
       throw std::runtime_error(

@@ -1,5 +1,6 @@
 // tools/: `heapgraph run [--json FILE] [--text FILE] [--html FILE] [--exitcode N]
-// [--objc-ivars FILE] [--error-exitcode N] [--start-only] [--explain ADDRESS|FUNCTION]... [--suppressions FILE]...
+// [--objc-ivars FILE] [--error-exitcode N] [--start-only] [--explain ADDRESS|FUNCTION]...
+// [--suppressions FILE]...
 // [--baseline OLD.json] [--top-only] [--check-exe GLOB] [--preload PATH] [--dir ROOT] [--options
 // STR] -- PROGRAM ARGS...`: the program under the recorder (ChildRun) with a leak check at exit,
 // after static destructors, in every process of the tree that records (--top-only: PROGRAM alone;
@@ -56,10 +57,11 @@ class RunCommand : public Subcommand {
   bool start_only_ = false;
   std::vector<std::string> explain_;       // leak_explain's targets
   std::vector<std::string> suppressions_;  // suppression files (the option joins them with ';')
-  std::string objc_ivars_;  // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
-  std::string baseline_;    // --baseline: a JSON leak report
-  bool top_only_ = false;   // check PROGRAM only (leak_check_parent)
-  std::string check_exe_;   // check only executables matching (leak_check_exe)
+  std::string objc_ivars_;   // HEAPGRAPH_OBJC_IVARS: ownership rules for Objective-C ivars
+  std::string baseline_;     // --baseline: a JSON leak report
+  bool categories_ = false;  // the text report ends with the categories table
+  bool top_only_ = false;    // check PROGRAM only (leak_check_parent)
+  std::string check_exe_;    // check only executables matching (leak_check_exe)
 };
 
 }  // namespace heapgraph::tools

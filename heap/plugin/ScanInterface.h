@@ -90,9 +90,11 @@ struct HeapgraphRecorderView {
   const struct HeapgraphRootRegion* root_regions;
   int root_region_slots;
   // The recorder's options that shape every check's report (heap/config/Options.inc):
-  // suppression files (';'-separated, "" none) and leak records the text prints (0 = all).
+  // suppression files (';'-separated, "" none), leak records the text prints (0 = all), and
+  // whether the text ends with the categories table (1) or not (0).
   const char* suppressions;
   uint32_t max_leaks;
+  int categories;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -672,6 +672,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->root_region_slots = RootRegions::kSlots;
   view->suppressions = g.config.suppressions;
   view->max_leaks = g.config.max_leaks;
+  view->categories = g.config.leak_categories ? 1 : 0;
   return 0;
 }
 

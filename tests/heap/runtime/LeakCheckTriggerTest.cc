@@ -235,6 +235,19 @@ TEST(LeakCheckTriggerTest, RunTopOnlyChecksOnlyTheProgram) {
   std::filesystem::remove_all(root);
 }
 
+// Issue 15 item 7: the text report prints the categories table only when asked (run --categories,
+// option leak_categories).
+TEST(LeakCheckTriggerTest, RunCategoriesEndsTheTextWithTheCategoriesTable) {
+  std::string root = TempRoot(), plain, asked;
+  std::string run = std::string(HEAPGRAPH_CLI) + " run --top-only --text - --dir " + root;
+  Shell(run + "/a -- " + kTree + " 0 0 2>&1", &plain);
+  EXPECT_EQ(plain.find("Categories:"), std::string::npos) << plain;
+  int status = Shell(run + "/b --categories -- " + kTree + " 0 0 2>&1", &asked);
+  EXPECT_EQ(status, 23) << asked;
+  EXPECT_NE(asked.find("Categories:"), std::string::npos) << asked;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
   std::string root = TempRoot(), out;
   int status = Shell(std::string(HEAPGRAPH_CLI) + " run --check-exe 'other*' --text /dev/null " +
