@@ -12,6 +12,7 @@
 #include "heap/config/Config.h"
 #include "heap/config/LsanOptions.h"
 #include "heap/lag/LagWatchdog.h"
+#include "heap/lag/MonitoredThreads.h"
 #include "heap/platform/LoadedObject.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
@@ -210,6 +211,7 @@ void ForkParent() {
 void ForkChild() {
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
+  MonitoredThreads::AfterForkChild();  // this thread's tid changed
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
