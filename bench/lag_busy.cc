@@ -1,6 +1,7 @@
 // bench/: the lag monitor's cost on a busy loop (run by bench/run_lag_overhead.sh under
 // LD_PRELOAD=libheapgraph.so). Spins for argv[2] seconds of wall time in one of three modes and
-// prints "cpu_s <process CPU seconds> work <loop steps>":
+// prints "cpu_s <process CPU seconds> wall_s <wall seconds> work <loop steps>" (`modes` lists the
+// modes, the baseline first):
 //   off       no heapgraph_work_begin/end calls: the monitor never starts (the baseline)
 //   idle      1 ms units: the monitor runs, no unit lasts long enough to be sampled
 //   sampling  one unit for the whole run: sampled every lag_sample_ms
@@ -38,6 +39,10 @@ unsigned long Spin(double seconds) {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "off";
+  if (strcmp(mode, "modes") == 0) {
+    printf("off idle sampling\n");
+    return 0;
+  }
   double seconds = argc > 2 ? atof(argv[2]) : 5;
   using Fn = void (*)();
   auto begin = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "heapgraph_work_begin"));
@@ -65,6 +70,6 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &u);
   double cpu =
       u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
-  printf("cpu_s %.4f work %lu\n", cpu, work);
+  printf("cpu_s %.4f wall_s %.4f work %lu\n", cpu, seconds, work);
   return 0;
 }

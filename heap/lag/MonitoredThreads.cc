@@ -8,6 +8,7 @@ namespace {
 
 MonitoredThread g_threads[MonitoredThreads::kMaxThreads];
 thread_local int t_slot = -1;         // initial-exec (heap/ is compiled -ftls-model=initial-exec)
+thread_local pid_t t_tid = 0;         // this thread's id, kept at its claim: gettid is a syscall
 thread_local bool t_refused = false;  // the table was full at this thread's first call
 
 uint64_t MonotonicNs() {
@@ -27,7 +28,9 @@ MonitoredThread* MonitoredThreads::CurrentIfClaimed() {
   if (slot < 0) return nullptr;
   MonitoredThread& t = g_threads[slot];
   // A slot released after this thread's tid was reused by the watchdog's check is no longer ours.
-  return t.tid.load(std::memory_order_acquire) == gettid() ? &t : nullptr;
+  // The tid kept at the claim, not gettid(): two system calls per unit of work would be most of
+  // an event loop adapter's cost (docs/performance.md). A forked child forgets it (AfterForkChild).
+  return t.tid.load(std::memory_order_acquire) == t_tid ? &t : nullptr;
 }
 
 MonitoredThread* MonitoredThreads::Current(bool* claimed_now) {
@@ -48,6 +51,7 @@ MonitoredThread* MonitoredThreads::Current(bool* claimed_now) {
     t.depth = 0;
     if (!t.tid.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) continue;
     t_slot = static_cast<int>(i);
+    t_tid = self;
     if (claimed_now != nullptr) *claimed_now = true;
     return &t;
   }
@@ -101,6 +105,12 @@ void MonitoredThreads::Push(MonitoredThread& slot, uint32_t ring_size, uint32_t 
   s.stack.store(stack, std::memory_order_relaxed);
   s.top.store(top, std::memory_order_relaxed);
   slot.written.store(n + 1, std::memory_order_release);
+}
+
+void MonitoredThreads::AfterForkChild() {
+  t_slot = -1;
+  t_tid = 0;
+  t_refused = false;
 }
 
 void MonitoredThreads::Release(MonitoredThread& slot) {

@@ -1,6 +1,7 @@
 // heap/lag/: the table of monitored threads (heapgraph_work_begin/end), fixed at kMaxThreads
 // slots, no allocation, no lock: a thread claims a slot with one CAS at its first call and keeps
-// it (cached in initial-exec TLS) until the watchdog finds it gone. Each slot holds what the
+// it (cached in initial-exec TLS with its tid, so that a unit of work makes no system call but
+// the clock's vDSO read) until the watchdog finds it gone. Each slot holds what the
 // watchdog reads: the start of the running unit of work (0 = none), the unit's number, the end
 // of the last unit, and the ring of stack samples the sampling signal's handler fills on the
 // thread itself. Writers: the owning thread (units, and the ring from its signal handler); the
@@ -66,6 +67,10 @@ void Watch(MonitoredThread& slot, uint64_t unit);
 // The whole run time of the watched unit `unit`, if it has ended and its thread kept it; else
 // the last unit's when that is `unit`; else 0 (lost).
 uint64_t WatchedDuration(const MonitoredThread& slot, uint64_t unit);
+
+// fork(), child side (the recorder's pthread_atfork handler, on the one thread the child has):
+// the thread forgets its slot and tid, both the parent's; its next call claims a slot anew.
+void AfterForkChild();
 
 // The watchdog, when the slot's thread is gone: frees it for another thread.
 void Release(MonitoredThread& slot);

@@ -12,6 +12,7 @@
 #include "heap/config/Config.h"
 #include "heap/config/LsanOptions.h"
 #include "heap/lag/LagWatchdog.h"
+#include "heap/lag/MonitoredThreads.h"
 #include "heap/platform/LoadedObject.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
@@ -211,6 +212,7 @@ void ForkChild() {
   StackCapture::AfterForkInChild();  // first: the parent's unwinder cache lock may be held
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
+  MonitoredThreads::AfterForkChild();  // this thread's tid changed
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();

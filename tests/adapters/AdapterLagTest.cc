@@ -1,10 +1,10 @@
 // The lag monitor's event-loop adapters (adapters/) on real programs built against the Debian
-// packages, run with libheapgraph.so preloaded (not linked; the adapters reference the API
-// weakly): a libuv timer callback, a GLib timeout and a Boost.Asio timer handler that sleep 3 s
-// are each one lag, ended, lasting the whole 3 s (not the short units after it), whose most
-// time-consuming stack, as `heapgraph lag --json` reports it, names the handler. A libuv program
-// killed during its lag is a hang named by the handler (`heapgraph foom`, crash-lag). Without the
-// recorder the adapters do nothing.
+// packages, run with libheapgraph.so preloaded, and built a second time linked with it (the
+// adapters reference the API weakly, so both bind): a libuv timer callback, a GLib timeout and a
+// Boost.Asio timer handler that sleep 3 s are each one lag, ended, lasting the whole 3 s (not the
+// short units after it), whose most time-consuming stack, as `heapgraph lag --json` reports it,
+// names the handler. A libuv or GLib program killed during its lag is a hang named by the handler
+// (`heapgraph foom`, crash-lag). Without the recorder the adapters do nothing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -23,10 +23,12 @@ namespace {
 
 const char* kFastOptions = "lag_interval_ms=100,lag_threshold_ms=500,lag_sample_ms=20";
 
-// Runs tests/programs/<program> preloaded to its end; the one lag it had names `handler`.
-void ExpectOneLagNaming(const std::string& program, const std::string& handler) {
+// Runs tests/programs/<program> to its end, with libheapgraph.so preloaded or (`preload` false)
+// linked into the program; the one lag it had names `handler`.
+void ExpectOneLagNaming(const std::string& program, const std::string& handler,
+                        bool preload = true) {
   TempRoot root;
-  ChildProcess child(ProgramPath(program), {}, RecordingEnv(root.path(), kFastOptions));
+  ChildProcess child(ProgramPath(program), {}, RecordingEnv(root.path(), kFastOptions, preload));
   ASSERT_TRUE(child.WaitReady()) << child.Describe();
   ASSERT_TRUE(child.ReadToEof()) << child.Describe();
   ASSERT_TRUE(child.Finish()) << child.Describe();
@@ -57,9 +59,26 @@ TEST(AdapterLagTest, AsioHandlerSleeping3sIsOneLagNamingIt) {
   ExpectOneLagNaming("hg_asio_lag", "AsioSlowHandler");
 }
 
-TEST(AdapterLagTest, LibuvProgramKilledDuringItsLagIsAHangNamedByIt) {
+// The same programs linked with libheapgraph (before libc) and run without LD_PRELOAD: the
+// adapters' weak references bind to the linked recorder, and the lag is the same.
+TEST(AdapterLagTest, LinkedLibuvCallbackSleeping3sIsOneLagNamingIt) {
+  ExpectOneLagNaming("hg_uv_lag_linked", "UvSlowHandler", false);
+}
+
+TEST(AdapterLagTest, LinkedGlibTimeoutSleeping3sIsOneLagNamingIt) {
+  ExpectOneLagNaming("hg_glib_lag_linked", "GlibSlowHandler", false);
+}
+
+TEST(AdapterLagTest, LinkedAsioHandlerSleeping3sIsOneLagNamingIt) {
+  ExpectOneLagNaming("hg_asio_lag_linked", "AsioSlowHandler", false);
+}
+
+// Runs tests/programs/<program> "hang" preloaded and kills it with SIGKILL during its lag:
+// `heapgraph foom` calls the run a hang named by `handler` (crash-lag), `heapgraph lag` shows the
+// lag open.
+void ExpectKilledLagIsAHangNaming(const std::string& program, const std::string& handler) {
   TempRoot root;
-  ChildProcess child(ProgramPath("hg_uv_lag"), {"hang"}, RecordingEnv(root.path(), kFastOptions));
+  ChildProcess child(ProgramPath(program), {"hang"}, RecordingEnv(root.path(), kFastOptions));
   ASSERT_TRUE(child.WaitReady()) << child.Describe();
   std::string dir = root.DirectoryOf(child.pid());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -71,11 +90,18 @@ TEST(AdapterLagTest, LibuvProgramKilledDuringItsLagIsAHangNamedByIt) {
   child.Wait();
   nlohmann::json foom = CliJson({"foom", dir, "--json"});
   EXPECT_EQ(foom["exit"]["kind"], "hang");
-  EXPECT_TRUE(FramesName(foom["crash_lag"]["frames"], "UvSlowHandler"))
-      << foom["crash_lag"].dump(1);
+  EXPECT_TRUE(FramesName(foom["crash_lag"]["frames"], handler)) << foom["crash_lag"].dump(1);
   nlohmann::json lag = CliJson({"lag", dir, "--json"});
   ASSERT_EQ(lag["lags"].size(), 1u);
   EXPECT_EQ(lag["lags"][0]["open"], true);
+}
+
+TEST(AdapterLagTest, LibuvProgramKilledDuringItsLagIsAHangNamedByIt) {
+  ExpectKilledLagIsAHangNaming("hg_uv_lag", "UvSlowHandler");
+}
+
+TEST(AdapterLagTest, GlibProgramKilledDuringItsLagIsAHangNamedByIt) {
+  ExpectKilledLagIsAHangNaming("hg_glib_lag", "GlibSlowHandler");
 }
 
 // Without libheapgraph.so in the process the weak references are null: the adapters do nothing

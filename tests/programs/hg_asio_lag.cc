@@ -1,9 +1,10 @@
 // Lag monitor through the Boost.Asio adapter (tests/adapters/AdapterLagTest.cc): a real
 // io_context (Debian libboost-dev, header-only) compiled with the adapter's custom handler
-// tracking (BOOST_ASIO_CUSTOM_HANDLER_TRACKING) and linked with libheapgraph_asio, run with
-// libheapgraph.so preloaded (not linked). Prints the code range of AsioSlowHandler, then
-// "ready <pid>"; a timer's handler calls AsioSlowHandler, which sleeps 3 s (argv[1] "hang": until
-// killed); then 20 ticks of 50 ms, so the watchdog sees the unit end; prints "done" and exits.
+// tracking (BOOST_ASIO_CUSTOM_HANDLER_TRACKING) and linked with libheapgraph_asio, built twice:
+// run with libheapgraph.so preloaded (hg_asio_lag), and linked with it (hg_asio_lag_linked).
+// Prints the code range of AsioSlowHandler, then "ready <pid>"; a timer's handler calls
+// AsioSlowHandler, which sleeps 3 s (argv[1] "hang": until killed); then 20 ticks of 50 ms, so
+// the watchdog sees the unit end; prints "done" and exits.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>

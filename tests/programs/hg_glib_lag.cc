@@ -1,8 +1,9 @@
 // Lag monitor through the GLib adapter (tests/adapters/AdapterLagTest.cc): a real GLib main loop
-// (Debian libglib2.0-dev) monitored by libheapgraph_glib, run with libheapgraph.so preloaded (not
-// linked). Prints the code range of GlibSlowHandler, then "ready <pid>"; a timeout calls
-// GlibSlowHandler, which sleeps 3 s (argv[1] "hang": until killed); then 20 ticks of 50 ms, so the
-// watchdog sees the unit end; prints "done" and exits.
+// (Debian libglib2.0-dev) monitored by libheapgraph_glib, built twice: run with libheapgraph.so
+// preloaded (hg_glib_lag), and linked with it (hg_glib_lag_linked). Prints the code range of
+// GlibSlowHandler, then "ready <pid>"; a timeout calls GlibSlowHandler, which sleeps 3 s (argv[1]
+// "hang": until killed); then 20 ticks of 50 ms, so the watchdog sees the unit end; prints "done"
+// and exits.
 #include <glib.h>
 
 #include <cstdio>

@@ -12,6 +12,10 @@
 //   inhandler  the unit raises SIGUSR1, whose handler (InSignalHandler) sleeps 3 s: sampled
 //              inside a signal handler
 //   noend      one unit sleeps 2 s and the program returns from main without ending it
+//   twothreads two more threads, each monitored, lag at the same time: each begins a unit that
+//              sleeps 3 s in its own handler (FirstWorkerHandler, SecondWorkerHandler), ends it
+//              and runs short units ("worker <handler> <tid>"); the main thread waits outside
+//              any unit
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +68,17 @@ __attribute__((noinline)) void InSignalHandler(int) {
   SleepingHandler(3);
 }
 
+// Each sleeps, then writes: not a tail call, so that the sampled stacks keep the handler's frame.
+__attribute__((noinline)) void FirstWorkerHandler() {
+  hgprog::SleepFully(3);
+  g_sink = 1;
+}
+
+__attribute__((noinline)) void SecondWorkerHandler() {
+  hgprog::SleepFully(3);
+  g_sink = 2;
+}
+
 __attribute__((noinline)) void* ExitingThread(void*) {
   printf("tid %d\n", gettid());
   fflush(stdout);
@@ -73,6 +88,41 @@ __attribute__((noinline)) void* ExitingThread(void*) {
 }
 
 }  // extern "C"
+
+namespace {
+
+struct Worker {
+  const char* name;
+  void (*handler)();
+};
+
+// One monitored thread of `twothreads`: one 3 s unit in its handler, then short ones.
+void* WorkerThread(void* arg) {
+  const Worker* worker = static_cast<const Worker*>(arg);
+  printf("worker %s %d\n", worker->name, gettid());
+  fflush(stdout);
+  heapgraph_work_begin();
+  worker->handler();
+  heapgraph_work_end();
+  for (int i = 0; i < 10; ++i) {
+    heapgraph_work_begin();
+    usleep(50000);
+    heapgraph_work_end();
+  }
+  return nullptr;
+}
+
+void RunTwoLaggingThreads() {
+  static const Worker kWorkers[2] = {{"FirstWorkerHandler", FirstWorkerHandler},
+                                     {"SecondWorkerHandler", SecondWorkerHandler}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i) {
+    pthread_create(&threads[i], nullptr, WorkerThread, const_cast<Worker*>(&kWorkers[i]));
+  }
+  for (pthread_t thread : threads) pthread_join(thread, nullptr);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hgprog;
@@ -86,6 +136,8 @@ int main(int argc, char** argv) {
   PrintRange("RareSpin", reinterpret_cast<void*>(&RareSpin));
   PrintRange("DeadlockedHandler", reinterpret_cast<void*>(&DeadlockedHandler));
   PrintRange("InSignalHandler", reinterpret_cast<void*>(&InSignalHandler));
+  PrintRange("FirstWorkerHandler", reinterpret_cast<void*>(&FirstWorkerHandler));
+  PrintRange("SecondWorkerHandler", reinterpret_cast<void*>(&SecondWorkerHandler));
   if (strcmp(mode, "blocked") == 0) {
     sigset_t set;
     sigemptyset(&set);
@@ -109,6 +161,10 @@ int main(int argc, char** argv) {
     pthread_t thread;
     pthread_create(&thread, nullptr, ExitingThread, nullptr);
     pthread_join(thread, nullptr);
+    heapgraph_work_begin();
+  } else if (strcmp(mode, "twothreads") == 0) {
+    heapgraph_work_end();  // only the two workers lag
+    RunTwoLaggingThreads();
     heapgraph_work_begin();
   } else if (strcmp(mode, "hang") == 0) {
     SleepingHandler(1000);

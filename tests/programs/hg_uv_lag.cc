@@ -1,8 +1,9 @@
 // Lag monitor through the libuv adapter (tests/adapters/AdapterLagTest.cc): a real libuv loop
-// (Debian libuv1-dev) monitored by libheapgraph_uv, run with libheapgraph.so preloaded (not
-// linked). Prints the code range of UvSlowHandler, then "ready <pid>"; a timer's callback calls
-// UvSlowHandler, which sleeps 3 s (argv[1] "hang": until killed); then 20 ticks of 50 ms, so the
-// watchdog sees the unit end; prints "done" and exits.
+// (Debian libuv1-dev) monitored by libheapgraph_uv, built twice: run with libheapgraph.so
+// preloaded (hg_uv_lag), and linked with it (hg_uv_lag_linked). Prints the code range of
+// UvSlowHandler, then "ready <pid>"; a timer's callback calls UvSlowHandler, which sleeps 3 s
+// (argv[1] "hang": until killed); then 20 ticks of 50 ms, so the watchdog sees the unit end;
+// prints "done" and exits.
 #include <uv.h>
 
 #include <cstdio>

@@ -1,8 +1,11 @@
 // heap/lag/MonitoredThreads on the test's own thread: units counted, nested pairs one unit, an
 // unmatched end ignored, and the watched unit's whole run time kept even when many short units
-// follow it before the watchdog's next check (the end record's duration in a real event loop).
+// follow it before the watchdog's next check (the end record's duration in a real event loop); a
+// released slot and a forked child's thread claim anew.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "heap/lag/MonitoredThreads.h"
 
@@ -58,6 +61,46 @@ TEST(MonitoredThreadsTest, UnitEndedBeforeItWasWatchedFallsBackToTheLastUnit) {
   MonitoredThreads::EndWork();
   MonitoredThreads::Watch(*t, unit);
   EXPECT_EQ(MonitoredThreads::WatchedDuration(*t, unit), 0u) << "lost: not the last unit";
+}
+
+// The thread keeps its slot and tid in TLS (no system call per unit): a slot the watchdog
+// released is no longer the thread's, and its next begin claims one again, with its own tid.
+TEST(MonitoredThreadsTest, SlotReleasedByTheWatchdogIsClaimedAgain) {
+  MonitoredThreads::BeginWork();
+  MonitoredThreads::EndWork();
+  MonitoredThread* t = MonitoredThreads::CurrentIfClaimed();
+  ASSERT_NE(t, nullptr);
+  MonitoredThreads::Release(*t);
+  EXPECT_EQ(MonitoredThreads::CurrentIfClaimed(), nullptr);
+  EXPECT_TRUE(MonitoredThreads::BeginWork()) << "claimed anew";
+  MonitoredThreads::EndWork();
+  ASSERT_NE(MonitoredThreads::CurrentIfClaimed(), nullptr);
+  EXPECT_EQ(MonitoredThreads::CurrentIfClaimed()->tid.load(), gettid());
+}
+
+// A forked child's thread has another tid: after AfterForkChild (the recorder's atfork handler)
+// it no longer takes the parent's slot for its own and claims one with its own tid.
+TEST(MonitoredThreadsTest, ForkedChildClaimsASlotOfItsOwn) {
+  MonitoredThreads::BeginWork();
+  MonitoredThreads::EndWork();
+  MonitoredThread* parent = MonitoredThreads::CurrentIfClaimed();
+  ASSERT_NE(parent, nullptr);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MonitoredThreads::AfterForkChild();
+    int status = 0;
+    if (MonitoredThreads::CurrentIfClaimed() != nullptr) status |= 1;
+    if (!MonitoredThreads::BeginWork()) status |= 2;
+    MonitoredThread* own = MonitoredThreads::CurrentIfClaimed();
+    if (own == nullptr || own == parent || own->tid.load() != gettid()) status |= 4;
+    MonitoredThreads::EndWork();
+    _exit(status);
+  }
+  int status = -1;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: parent's slot taken, 2: no claim, 4: wrong slot";
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // The lag monitor on real children (tests/programs/hg_lag.cc, linked with libheapgraph): a unit
 // of work that sleeps 3 s is one lag whose stack names its handler; of two alternating slow
-// functions the more frequent one is chosen; a deadlock writes a bounded number of records
-// (annealing); a CPU-bound loop of short units is recorded by the CPU rule; a process killed
-// during a lag leaves the lag in progress (no end record). Reads the `lag` file with
-// reader/LagRecords and the stacks with RecordingReader.
+// functions the more frequent one is chosen; two threads lagging at once each name their own
+// handler; a deadlock writes a bounded number of records (annealing); a CPU-bound loop of short
+// units is recorded by the CPU rule; a process killed during a lag leaves the lag in progress (no
+// end record). Reads the `lag` file with reader/LagRecords and the stacks with RecordingReader.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -148,6 +148,10 @@ TEST(RecorderLagTest, TheMoreFrequentOfTwoSlowFunctionsIsChosen) {
   EXPECT_GT(frequent_chosen, 2 * rare_chosen) << run.child->Describe() << chosen;
 }
 
+// The issue asks for a bounded number of records over 30 s: at the default 1 s interval that is
+// 30 checks. Annealing counts checks, not seconds (heap/lag/Annealing.h), so 10 s at 100 ms, 100
+// checks, covers more of the Fibonacci back-off than 30 s at the default would, without making
+// the suite 20 s longer.
 TEST(RecorderLagTest, DeadlockWritesABoundedNumberOfRecords) {
   LagRun run("deadlock");
   std::this_thread::sleep_for(std::chrono::seconds(10));  // 100 checks
@@ -193,6 +197,51 @@ TEST(RecorderLagTest, KilledDuringALagIsAHangNamedByItsStack) {
   EXPECT_EQ(report["crash_lag"]["stack_id"], open->stack);
   EXPECT_TRUE(FramesName(report["crash_lag"]["frames"], "SleepingHandler"))
       << report["crash_lag"].dump();
+}
+
+// Several monitored threads at once: two threads lag at the same time, each in its own handler.
+// Each thread's lag is its own (its tid), names its own handler and not the other's, ends with
+// the whole 3 s unit, and the two lags overlap in time; `heapgraph lag` reports both likewise.
+TEST(RecorderLagTest, TwoThreadsLaggingAtOnceEachNameTheirOwnHandler) {
+  LagRun run("twothreads");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  std::vector<std::vector<std::string>> workers = run.child->Records("worker");
+  ASSERT_EQ(workers.size(), 2u) << run.child->Describe();
+  LagRecords lag(run.dir);
+  EXPECT_FALSE(lag.torn());
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  nlohmann::json report = CliJson({"lag", run.dir, "--json"});
+  uint64_t start[2] = {0, 0}, end[2] = {0, 0};
+  for (size_t w = 0; w < 2; ++w) {
+    const std::string& handler = workers[w][0];
+    const std::string& other = workers[1 - w][0];
+    int32_t tid = static_cast<int32_t>(ParseNumber(workers[w][1]));
+    std::vector<format::LagRecord> lags, ended;
+    for (const auto& r : lag.records()) {
+      if (r.tid == tid && r.kind == format::kLagLong) lags.push_back(r);
+      if (r.tid == tid && r.kind == format::kLagEnded) ended.push_back(r);
+    }
+    ASSERT_GE(lags.size(), 1u) << handler << run.child->Describe();
+    EXPECT_TRUE(StackHas(reader, lags.back().stack, RangeOf(*run.child, handler))) << handler;
+    EXPECT_FALSE(StackHas(reader, lags.back().stack, RangeOf(*run.child, other))) << handler;
+    ASSERT_EQ(ended.size(), 1u) << handler;
+    EXPECT_GE(ended[0].duration_ns, 2900000000u) << handler;
+    start[w] = lags.front().realtime_ns - lags.front().duration_ns;
+    end[w] = ended[0].realtime_ns;
+    int reported = 0;
+    for (const auto& entry : report["lags"]) {
+      if (entry["kind"] != "long" || entry["tid"] != tid) continue;
+      ++reported;
+      EXPECT_TRUE(FramesName(entry["frames"], handler)) << entry.dump(1);
+      EXPECT_FALSE(FramesName(entry["frames"], other)) << entry.dump(1);
+    }
+    EXPECT_EQ(reported, 1) << report.dump(1);
+  }
+  EXPECT_TRUE(start[0] < end[1] && start[1] < end[0]) << "the two lags overlap";
+  for (const auto& r : lag.records()) {
+    EXPECT_NE(r.tid, run.child->pid()) << "the main thread waits outside any unit";
+  }
+  EXPECT_EQ(lag.InProgress(), nullptr);
 }
 
 // The leak check's stop-the-world while the watchdog samples the same thread every 20 ms: three
