@@ -16,6 +16,9 @@
 //              sleeps 3 s in its own handler (FirstWorkerHandler, SecondWorkerHandler), ends it
 //              and runs short units ("worker <handler> <tid>"); the main thread waits outside
 //              any unit
+//   apicheck   like sleep, while a second thread calls heapgraph_check_leaks() 3 times during the
+//              lag ("check <n> <result>": leaked blocks, or -1): the C API while the main thread
+//              is sampled
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +125,17 @@ void RunTwoLaggingThreads() {
   for (pthread_t thread : threads) pthread_join(thread, nullptr);
 }
 
+// The second thread of `apicheck`: three checks through the public C API, 0.5 s apart, while the
+// main thread lags (and is sampled).
+void* CheckingThread(void*) {
+  for (int i = 1; i <= 3; ++i) {
+    usleep(500000);
+    printf("check %d %d\n", i, heapgraph_check_leaks(nullptr, nullptr, nullptr));
+    fflush(stdout);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,6 +176,11 @@ int main(int argc, char** argv) {
     pthread_create(&thread, nullptr, ExitingThread, nullptr);
     pthread_join(thread, nullptr);
     heapgraph_work_begin();
+  } else if (strcmp(mode, "apicheck") == 0) {
+    pthread_t checker;
+    pthread_create(&checker, nullptr, CheckingThread, nullptr);
+    SleepingHandler(3);
+    pthread_join(checker, nullptr);
   } else if (strcmp(mode, "twothreads") == 0) {
     heapgraph_work_end();  // only the two workers lag
     RunTwoLaggingThreads();

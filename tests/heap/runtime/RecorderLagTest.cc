@@ -267,6 +267,27 @@ TEST(RecorderLagTest, LeakChecksDuringSamplingFinish) {
   EXPECT_GT(samples_before, 0u);
 }
 
+// The public C API while the monitor samples: a second thread's three heapgraph_check_leaks()
+// calls during the main thread's 3 s lag all run (stopping the sampled thread) and the lag is
+// still one, ended, naming its handler.
+TEST(RecorderLagTest, CApiChecksDuringALagFinishAndTheLagStands) {
+  LagRun run("apicheck");
+  ASSERT_TRUE(run.Completed()) << run.child->Describe();
+  int checks = 0;
+  for (const std::string& line : run.child->lines()) {
+    if (line.rfind("check ", 0) != 0) continue;
+    ++checks;
+    EXPECT_EQ(line.find(" -1"), std::string::npos) << "the check ran: " << line;
+  }
+  EXPECT_EQ(checks, 3) << run.child->Describe();
+  LagRecords lag(run.dir);
+  auto lags = OfKind(lag, format::kLagLong);
+  ASSERT_GE(lags.size(), 1u) << run.child->Describe();
+  RecordingReader reader(run.dir, RecordingReader::Content::kStacksAndModules);
+  EXPECT_TRUE(StackHas(reader, lags.front().stack, RangeOf(*run.child, "SleepingHandler")));
+  EXPECT_EQ(OfKind(lag, format::kLagEnded).size(), 1u);
+}
+
 // ---- bad input and safety ---------------------------------------------------------------------
 
 // A thread that blocks the sampling signal: the lag is still recorded, without a stack, the
