@@ -14,6 +14,7 @@
 #include "check/CheckSuppressions.h"
 #include "check/FreshStack.h"
 #include "check/HtmlPageWriter.h"
+#include "check/LeakPreview.h"
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
@@ -177,6 +178,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     typed.AddTo(report);
     explain.AddTo(report, scan, graph, reader, symbolizer, typed);
     ApplySuppressions(LoadCheckSuppressions(scan.suppressions), report);
+    if (scan.preview_bytes != 0) AddLeakPreviews(report, scan.preview_bytes);
     report.window = window;
     LeakCheckOptions written = options;
     if (written.max_text_records == 0) written.max_text_records = scan.max_leaks;

@@ -46,6 +46,10 @@ struct LeakRecord {
   // The pattern of the suppression rule that matched the stack (report/Suppressions.h), or
   // empty. A suppressed record stays in the report but counts in no leak total.
   std::string suppressed;
+  // The first bytes of examples[0] as lower-case hex, two digits a byte: only when the check was
+  // asked for them (option leak_preview); empty otherwise. Heap contents are never in a report
+  // unless asked.
+  std::string preview;
 };
 
 // One suppression rule that matched, as LeakSanitizer's "Suppressions used" lists it.

@@ -156,7 +156,23 @@ class Page {
     if (r.count > r.examples.size())
       out += fmt::format("and {} more ", r.count - r.examples.size());
     out += r.block_size != 0 ? fmt::format("({} each)", Bytes(r.block_size)) : "(sizes vary)";
-    return out + "</p>\n</details></div>\n";
+    out += "</p>\n" + Preview(r);
+    return out + "</details></div>\n";
+  }
+
+  // The first bytes of the record's first block (option leak_preview), as hex and as text.
+  static std::string Preview(const LeakRecord& r) {
+    if (r.preview.empty() || r.examples.empty()) return "";
+    std::string hex, text;
+    for (size_t i = 0; i + 1 < r.preview.size(); i += 2) {
+      unsigned byte = static_cast<unsigned>(std::stoul(r.preview.substr(i, 2), nullptr, 16));
+      hex += r.preview.substr(i, 2) + (i + 2 < r.preview.size() ? " " : "");
+      text += byte >= 0x20 && byte < 0x7f ? static_cast<char>(byte) : '.';
+    }
+    return fmt::format(
+        "<p>First {} bytes of <code>{:#x}</code> (asked for: leak_preview): <code>{}</code> "
+        "<code>|{}|</code></p>\n",
+        r.preview.size() / 2, r.examples.front(), hex, HtmlEscape(text));
   }
 
   std::string Groups() {

@@ -301,6 +301,7 @@ void AppendRecord(std::string& out, const LeakRecord& r, FrameTexts& frames) {
     stack += "\n      ]";
   }
   o.String("type", r.type);
+  if (!r.preview.empty()) o.String("preview", r.preview);
   std::string& examples = o.Key("examples");
   if (r.examples.empty()) {
     examples += "[]";

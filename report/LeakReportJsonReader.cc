@@ -44,6 +44,13 @@ LeakRecord RecordFrom(const ReportJsonFields& r) {
   record.type = r.String("type");
   record.examples = r.Addresses("examples");
   record.suppressed = r.StringOrNull("suppressed");
+  if (r.Has("preview")) {
+    record.preview = r.String("preview");
+    if (record.preview.size() % 2 != 0 ||
+        record.preview.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      r.Fail("preview", "not lower-case hex bytes");
+    }
+  }
   return record;
 }
 

@@ -190,6 +190,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
   result->suppressions = view->suppressions != nullptr ? view->suppressions : "";
   result->max_leaks = view->max_leaks;
   result->categories = view->categories != 0;
+  result->preview_bytes = view->preview_bytes;
   KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();

@@ -57,6 +57,7 @@ struct ScanResult {
   std::string suppressions;
   uint32_t max_leaks = 0;
   bool categories = false;
+  uint32_t preview_bytes = 0;  // leak_preview (check/LeakPreview)
   // Its files as the recorder held them open (duplicates): how the report reads them, so that
   // a program that dropped privileges since the recorder made the 0700 directory can be checked.
   RecordingReader::OpenFiles recording_files;

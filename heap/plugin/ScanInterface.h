@@ -95,6 +95,7 @@ struct HeapgraphRecorderView {
   const char* suppressions;
   uint32_t max_leaks;
   int categories;
+  uint32_t preview_bytes;  // leak_preview: bytes of each direct leak shown as hex (0: none)
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -675,6 +675,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->suppressions = g.config.suppressions;
   view->max_leaks = g.config.max_leaks;
   view->categories = g.config.leak_categories ? 1 : 0;
+  view->preview_bytes = g.config.leak_preview;
   return 0;
 }
 

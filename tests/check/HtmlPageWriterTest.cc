@@ -1,9 +1,9 @@
 // HtmlPageWriter and option leak_html on a real program: the at-exit check of
 // tests/programs/cycle_cxx (a leaked shared_ptr cycle) writes its report as a page (0600, one
-// picture of the cycle naming cyc::Alpha and cyc::Beta, naming the saved JSON), "%p" expanded; a
-// page that cannot be written is one line on stderr while the JSON and the verdict stand; and
-// without libheapgraph_html.so beside the caller the writer says so in one line (this test binary
-// has none beside it).
+// picture of the cycle naming cyc::Alpha and cyc::Beta, naming the saved JSON, no heap contents
+// unless option leak_preview asks), "%p" expanded; a page that cannot be written is one line on
+// stderr while the JSON and the verdict stand; and without libheapgraph_html.so beside the caller
+// the writer says so in one line (this test binary has none beside it).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,10 +24,11 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-RunResult RunCycles(const std::string& root, const std::string& html) {
+RunResult RunCycles(const std::string& root, const std::string& html,
+                    const std::string& more = "") {
   return RunToExit(ProgramPath("cycle_cxx"), {"shared_leaked"},
                    RecordingEnv(root, "leak_check=1,leak_text=,leak_json=" + root +
-                                          "/leaks-%p.json,leak_html=" + html));
+                                          "/leaks-%p.json,leak_html=" + html + more));
 }
 
 TEST(HtmlPageWriterTest, AtExitCheckWritesThePageOfItsReport) {
@@ -52,6 +53,21 @@ TEST(HtmlPageWriterTest, AtExitCheckWritesThePageOfItsReport) {
   EXPECT_NE(page.find("cyc::Alpha"), std::string::npos);
   EXPECT_NE(page.find("cyc::Beta"), std::string::npos);
   EXPECT_NE(page.find(json_path), std::string::npos) << "the page names its JSON";
+  EXPECT_EQ(page.find("First "), std::string::npos) << "no heap contents unless asked";
+  EXPECT_EQ(ReadFile(json_path).find("\"preview\""), std::string::npos);
+}
+
+// Option leak_preview: the first bytes of the direct leak, in the JSON and on the page.
+TEST(HtmlPageWriterTest, PreviewOnlyWhenAsked) {
+  TempRoot root;
+  RunResult run = RunCycles(root.path(), root.path() + "/page.html", ",leak_preview=16");
+  ASSERT_TRUE(run.status && WIFEXITED(*run.status)) << run.stderr_text;
+  std::string json;
+  for (const auto& entry : std::filesystem::directory_iterator(root.path())) {
+    if (entry.path().filename().string().ends_with(".json")) json = ReadFile(entry.path());
+  }
+  EXPECT_NE(json.find("\"preview\": \""), std::string::npos) << json.substr(0, 3000);
+  EXPECT_NE(ReadFile(root.path() + "/page.html").find("First 16 bytes of"), std::string::npos);
 }
 
 TEST(HtmlPageWriterTest, APageThatCannotBeWrittenIsOneLineAndTheReportStands) {

@@ -119,6 +119,19 @@ TEST(LeakReportHtmlTest, ExplanationsAreShownAsTheTextWordsThem) {
   EXPECT_NE(page.find("at +0x10 points to"), std::string::npos);
 }
 
+TEST(LeakReportHtmlTest, PreviewOnlyWhenTheReportHasOneAndEscaped) {
+  LeakReport report = samples::SampleLeakReport();
+  EXPECT_EQ(LeakReportHtml(report).find("First "), std::string::npos) << "never by default";
+  size_t direct = 0;
+  while (report.leaks[direct].kind != LeakKind::kDirect) ++direct;
+  report.leaks[direct].preview = "3c7363726970743e00";  // "<script>\0"
+  std::string page = LeakReportHtml(report);
+  ExpectSelfContainedAndEscaped(page);
+  EXPECT_NE(page.find("<code>3c 73 63 72 69 70 74 3e 00</code> <code>|&lt;script&gt;.|</code>"),
+            std::string::npos)
+      << page;
+}
+
 TEST(LeakReportHtmlTest, FoomPageShowsExitSuspectTimelineAndCategories) {
   for (bool hostile : {false, true}) {
     std::string page = FoomReportHtml(samples::SampleFoomReport(hostile));

@@ -39,6 +39,21 @@ TEST(ReportDocumentTest, LeakReportRoundTrips) {
   }
 }
 
+// A preview (option leak_preview) is written only when there is one, read back, and refused when
+// it is not hex bytes.
+TEST(ReportDocumentTest, PreviewRoundTripsAndMustBeHexBytes) {
+  LeakReport original = samples::SampleLeakReport();
+  EXPECT_EQ(LeakReportJsonText(original).find("\"preview\""), std::string::npos);
+  original.leaks[0].preview = "48656c6c6f00";
+  std::string json = LeakReportJsonText(original);
+  ReportDocument document = ParseReportDocument(json);
+  EXPECT_EQ(document.leak->leaks[0].preview, "48656c6c6f00");
+  EXPECT_EQ(LeakReportJsonText(*document.leak), json);
+  nlohmann::ordered_json doc = LeakReportToJson(original);
+  doc["leaks"][0]["preview"] = "<script>";
+  EXPECT_EQ(ErrorOf(doc.dump()), "leaks[0].preview: not lower-case hex bytes");
+}
+
 TEST(ReportDocumentTest, FoomReportRoundTrips) {
   for (bool hostile : {false, true}) {
     FoomReport original = samples::SampleFoomReport(hostile);
