@@ -38,12 +38,14 @@ struct Rendered {
 
 class ReportCommandTest : public ::testing::Test {
  protected:
-  // One recording for the suite: <temp>/app is the stripped copy that ran, <temp>/app.debug its
-  // debug file, <temp>/leak.json the report.
+  // One recording for the suite: <temp>/app is the stripped copy that ran, <temp>/kept/app.debug
+  // its debug file (not beside it, where libdwfl would find it by name while recording),
+  // <temp>/leak.json the report.
   static void SetUpTestSuite() {
     temp_ = new TempDir();
     app_ = temp_->Path("app");
-    debug_ = temp_->Path("app.debug");
+    debug_ = temp_->Path("kept/app.debug");
+    fs::create_directories(temp_->Path("kept"));
     std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_direct_local";
     std::string out;
     ASSERT_EQ(
