@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "report/StackResolver.h"
+
 namespace heapgraph::report {
 
 FrameResymbolizer::FrameResymbolizer(DebugFileSearch& search, Symbolizer& symbolizer, bool all)
@@ -25,14 +27,7 @@ const FrameList& FrameResymbolizer::AddressFrames(const ReportFrame& outer) {
   } catch (const std::exception&) {
     return it->second;
   }
-  for (SourceFrame& s : source) {
-    ReportFrame frame = outer;
-    frame.function = std::move(s.function);
-    frame.file = std::move(s.file);
-    frame.line = s.line;
-    frame.inlined = s.inlined;
-    it->second.push_back(std::move(frame));
-  }
+  AppendSourceFrames(outer, std::move(source), it->second);
   if (!it->second.empty()) ++symbolized_;
   return it->second;
 }

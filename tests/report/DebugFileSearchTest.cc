@@ -12,15 +12,12 @@
 #include "report/DebugFileSearch.h"
 #include "tests/ShellCommand.h"
 #include "tests/TempDir.h"
+#include "tests/report/SymbolizerFixtureFiles.h"
 
 namespace heapgraph::report {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr char kFixture[] = HEAPGRAPH_SYMBOLIZER_FIXTURE;
-constexpr char kStripped[] = HEAPGRAPH_SYMBOLIZER_FIXTURE_STRIPPED;
-constexpr char kSplitDebug[] = HEAPGRAPH_SYMBOLIZER_FIXTURE_SPLIT_DEBUG;
 
 class DebugFileSearchTest : public ::testing::Test {
  protected:
