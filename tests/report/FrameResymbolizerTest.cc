@@ -9,6 +9,7 @@
 
 #include "report/FrameResymbolizer.h"
 #include "tests/TempDir.h"
+#include "tests/report/ReportSamples.h"
 #include "tests/report/SymbolizerFixtureFiles.h"
 
 namespace heapgraph::report {
@@ -73,14 +74,7 @@ class FrameResymbolizerTest : public ::testing::Test {
 };
 
 TEST_F(FrameResymbolizerTest, AnUnnamedFrameGetsTheDebugFilesNameAndLine) {
-  ReportFrame named;
-  named.address = 0x1000;
-  named.module = "app";
-  named.module_path = "/nonexistent/app";
-  named.offset = 0x1000;
-  named.function = "main";
-  named.file = "/src/a.cc";
-  named.line = 3;
+  ReportFrame named = samples::Frame(0x555500001000, "main", "/src/a.cc", 3);
   ReportFrame unknown;
   unknown.address = 0x42;  // outside every module
   FrameList stack{Unnamed(c_function_ + 1), named, unknown};
