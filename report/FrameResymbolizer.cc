@@ -32,6 +32,14 @@ const FrameList& FrameResymbolizer::AddressFrames(const ReportFrame& outer) {
   return it->second;
 }
 
+template <typename Frames>
+bool FrameResymbolizer::AnyWanted(const Frames& frames) const {
+  for (const ReportFrame& frame : frames) {
+    if (!frame.inlined && Wanted(frame)) return true;
+  }
+  return false;
+}
+
 template <typename Frames, typename Append>
 void FrameResymbolizer::ForEachAddress(const Frames& frames, Append append) {
   for (size_t i = 0; i < frames.size();) {
@@ -77,16 +85,17 @@ std::vector<ReportFrame> FrameResymbolizer::Resolve(const std::vector<ReportFram
 }
 
 void FrameResymbolizer::Resolve(ReportDocument& document) {
+  auto resolve = [this](auto& frames) {
+    if (AnyWanted(frames)) frames = Resolve(frames);
+  };
   if (document.leak) {
-    for (LeakRecord& record : document.leak->leaks) record.stack = Resolve(record.stack);
+    for (LeakRecord& record : document.leak->leaks) resolve(record.stack);
   }
   if (document.foom) {
     for (FoomCategory& category : document.foom->categories) {
-      for (FoomStack& stack : category.stacks) stack.frames = Resolve(stack.frames);
+      for (FoomStack& stack : category.stacks) resolve(stack.frames);
     }
-    if (document.foom->crash_lag) {
-      document.foom->crash_lag->stack.frames = Resolve(document.foom->crash_lag->stack.frames);
-    }
+    if (document.foom->crash_lag) resolve(document.foom->crash_lag->stack.frames);
   }
 }
 

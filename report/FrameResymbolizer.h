@@ -42,6 +42,10 @@ class FrameResymbolizer {
  private:
   // Whether the address whose outermost frame is `outer` is to be symbolized again.
   bool Wanted(const ReportFrame& outer) const;
+  // Whether any address of `frames` is (the usual saved report has every frame named: its stacks
+  // are then left as they are, not copied).
+  template <typename Frames>
+  bool AnyWanted(const Frames& frames) const;
   // The new frames of the address of `outer`; empty when it cannot be named.
   const FrameList& AddressFrames(const ReportFrame& outer);
   // Calls append(i, n, replacement) for each address's run [i, i + n) of `frames`; `replacement`
