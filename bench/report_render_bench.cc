@@ -3,12 +3,14 @@
 // stack from a pool of shared frames) with 1,000 typed two-member cycles, and a FOOM report of
 // 50,000 stacks (100 categories of 500 stacks, 9 frames each) with an 8-entry pressure time line.
 // Each round renders every form in turn (interleaved): the JSON text (the baseline: what the check
-// already writes), the JSON read back (report/ReportDocument), the text, the HTML page and (leak
-// report) the SARIF log. Prints, per form, the median wall time with min-max over the rounds, the
-// median CPU time, the median ratio to the same round's JSON write, the output size, and the load
-// average before and after. Usage: report_render_bench [ROUNDS] [PAGE_DIR] (default 5 rounds;
-// with PAGE_DIR, the two pages are also written there as leak.html and foom.html, for
-// bench/run_page_load.sh to load in a browser).
+// already writes), the JSON read back (report/ReportDocument), the text, the HTML page, (leak
+// report) the SARIF log, and `heapgraph report`'s symbol pass (report/FrameResymbolizer) over every
+// stack with every frame unnamed and no file of its build to be found (its worst case without
+// debug files: each address searched once, each stack rebuilt). Prints, per form, the median wall
+// time with min-max over the rounds, the median CPU time, the median ratio to the same round's JSON
+// write, the output size, and the load average before and after. Usage: report_render_bench
+// [ROUNDS] [PAGE_DIR] (default 5 rounds; with PAGE_DIR, the two pages are also written there as
+// leak.html and foom.html, for bench/run_page_load.sh to load in a browser).
 #include <fmt/format.h>
 #include <time.h>
 
@@ -21,9 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "report/DebugFileSearch.h"
 #include "report/FoomReportHtml.h"
 #include "report/FoomReportJson.h"
 #include "report/FoomReportText.h"
+#include "report/FrameResymbolizer.h"
 #include "report/LeakReportHtml.h"
 #include "report/LeakReportJson.h"
 #include "report/LeakReportSarif.h"
@@ -190,6 +194,31 @@ void Report(const char* title, const std::vector<std::string>& order,
   }
 }
 
+// `frames` with no function, file or line: as a stripped build records them.
+template <typename Frames>
+std::vector<ReportFrame> Unnamed(const Frames& frames) {
+  std::vector<ReportFrame> out;
+  for (ReportFrame f : frames) {
+    f.function.clear();
+    f.file.clear();
+    f.line = 0;
+    f.inlined = false;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The symbol pass of one `heapgraph report` run (fresh search and memo) over `stacks`; returns a
+// string as long as the frames it gave.
+std::string SymbolPass(const std::vector<std::vector<ReportFrame>>& stacks) {
+  DebugFileSearch search({.debug_dirs = {}, .debuginfod = false});
+  Symbolizer symbolizer;
+  FrameResymbolizer resymbolizer(search, symbolizer);
+  size_t frames = 0;
+  for (const std::vector<ReportFrame>& stack : stacks) frames += resymbolizer.Resolve(stack).size();
+  return std::string(frames, 'x');
+}
+
 // One round: every form once, in order; ratios against this round's "json".
 void Round(const std::vector<std::pair<std::string, std::function<std::string()>>>& forms,
            std::map<std::string, std::vector<Sample>>& samples,
@@ -216,18 +245,25 @@ int main(int argc, char** argv) {
   std::string leak_json = LeakReportJsonText(leak);
   FoomReport foom = BigFoomReport();
   std::string foom_json = FoomReportJsonText(foom);
+  std::vector<std::vector<ReportFrame>> leak_stacks, foom_stacks;
+  for (const LeakRecord& r : leak.leaks) leak_stacks.push_back(Unnamed(r.stack));
+  for (const FoomCategory& c : foom.categories) {
+    for (const FoomStack& s : c.stacks) foom_stacks.push_back(Unnamed(s.frames));
+  }
   std::vector<std::pair<std::string, std::function<std::string()>>> leak_forms = {
       {"json", [&] { return LeakReportJsonText(leak); }},
       {"read", [&] { return std::string(ParseReportDocument(leak_json).leak->leaks.size(), 'x'); }},
       {"text", [&] { return FormatLeakReportText(leak, {.max_records = 50}); }},
       {"html", [&] { return LeakReportHtml(leak); }},
-      {"sarif", [&] { return LeakReportSarifText(leak); }}};
+      {"sarif", [&] { return LeakReportSarifText(leak); }},
+      {"symbols", [&] { return SymbolPass(leak_stacks); }}};
   std::vector<std::pair<std::string, std::function<std::string()>>> foom_forms = {
       {"json", [&] { return FoomReportJsonText(foom); }},
       {"read",
        [&] { return std::string(ParseReportDocument(foom_json).foom->categories.size(), 'x'); }},
       {"text", [&] { return FoomReportToText(foom); }},
-      {"html", [&] { return FoomReportHtml(foom); }}};
+      {"html", [&] { return FoomReportHtml(foom); }},
+      {"symbols", [&] { return SymbolPass(foom_stacks); }}};
   std::map<std::string, std::vector<Sample>> leak_samples, foom_samples;
   std::map<std::string, size_t> leak_sizes, foom_sizes;
   for (int i = 0; i < rounds; ++i) {
@@ -237,9 +273,9 @@ int main(int argc, char** argv) {
   leak_sizes["read"] = leak_json.size();
   foom_sizes["read"] = foom_json.size();
   Report("leak report: 2M blocks, 4,000 records, 1,000 cycles (read: bytes of the JSON read)",
-         {"json", "read", "text", "html", "sarif"}, leak_samples, leak_sizes);
-  Report("FOOM report: 50,000 stacks in 100 categories", {"json", "read", "text", "html"},
-         foom_samples, foom_sizes);
+         {"json", "read", "text", "html", "sarif", "symbols"}, leak_samples, leak_sizes);
+  Report("FOOM report: 50,000 stacks in 100 categories",
+         {"json", "read", "text", "html", "symbols"}, foom_samples, foom_sizes);
   fmt::print("rounds: {}; load average after: {}\n", rounds, LoadAverage());
   if (argc > 2) {
     for (const auto& [name, page] : {std::pair{"leak.html", LeakReportHtml(leak)},

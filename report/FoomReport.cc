@@ -188,8 +188,9 @@ std::string FrameLabel(const ReportFrame& frame) {
     }
     return frame.function;
   }
-  if (!frame.module.empty()) return fmt::format("{}+{:#x}", frame.module, frame.offset);
-  return fmt::format("{:#x}", frame.address);
+  if (frame.module.empty()) return fmt::format("{:#x}", frame.address);
+  if (frame.build_id.empty()) return fmt::format("{}+{:#x}", frame.module, frame.offset);
+  return fmt::format("{}+{:#x} (build-id {})", frame.module, frame.offset, frame.build_id);
 }
 
 FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit,

@@ -93,7 +93,8 @@ struct FoomReportOptions {
 FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit,
                            Symbolizer* symbolizer, const FoomReportOptions& options);
 
-// "function (file:line)", "module+0x1f0", or "0x7f..." for a frame.
+// "function (file:line)", "function", "module+0x1f0 (build-id 3f2a...)" (an unnamed frame: which
+// build's debug file would name it; without a build-id "module+0x1f0"), or "0x7f..." for a frame.
 std::string FrameLabel(const ReportFrame& frame);
 
 }  // namespace heapgraph::report

@@ -64,6 +64,8 @@ class FrameList {
   size_t size() const { return frames_.size(); }
   bool empty() const { return frames_.empty(); }
   const ReportFrame& operator[](size_t i) const { return *frames_[i]; }
+  // Frame `i` itself, to share it with another list.
+  const Frame& shared(size_t i) const { return frames_[i]; }
   const ReportFrame& front() const { return *frames_.front(); }
   const ReportFrame& back() const { return *frames_.back(); }
   const_iterator begin() const { return const_iterator(frames_.begin()); }

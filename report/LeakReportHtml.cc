@@ -28,13 +28,18 @@ bool IsSystemFrame(const ReportFrame& f) {
          CallerSelector::IsAllocationPlumbing(f);
 }
 
+// A named frame: its label, then where it is ("(app+0x1136 build-id 3f2a...)", muted). An unnamed
+// one: its label alone, which already is module+offset and build-id (FrameLabel).
 std::string FrameItem(const ReportFrame& f, bool system) {
-  std::string where = f.module.empty() ? fmt::format("{:#x}", f.address)
-                                       : fmt::format("{}+{:#x}", f.module, f.offset);
-  if (!f.build_id.empty()) where += " build-id " + f.build_id;
-  return fmt::format("<li{}>{} <span class=\"muted\">({})</span></li>\n",
-                     system ? " class=\"system\"" : "", HtmlEscape(FrameLabel(f)),
-                     HtmlEscape(where));
+  std::string where;
+  if (!f.function.empty()) {
+    where = f.module.empty() ? fmt::format("{:#x}", f.address)
+                             : fmt::format("{}+{:#x}", f.module, f.offset);
+    if (!f.build_id.empty()) where += " build-id " + f.build_id;
+    where = " <span class=\"muted\">(" + HtmlEscape(where) + ")</span>";
+  }
+  return fmt::format("<li{}>{}{}</li>\n", system ? " class=\"system\"" : "",
+                     HtmlEscape(FrameLabel(f)), where);
 }
 
 // The page's pieces for one report; holds the helpers that keep state across groups.

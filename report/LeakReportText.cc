@@ -16,7 +16,8 @@ namespace {
 
 // A frame's line after its number: " 0x7f0012345678 in f() /src/a.cc:12 (libfoo.so+0x1234)\n";
 // the module part is always kept when a module is known, the function and position only when
-// symbolized.
+// symbolized; an unnamed frame adds its module's build-id (" (build-id 3f2a...)"), which says
+// which debug file names it.
 std::string FrameLineTail(const ReportFrame& frame) {
   std::string out;
   auto to = std::back_inserter(out);
@@ -24,11 +25,14 @@ std::string FrameLineTail(const ReportFrame& frame) {
   if (!frame.function.empty()) out.append(" in ").append(frame.function);
   if (!frame.file.empty()) fmt::format_to(to, " {}:{}", frame.file, frame.line);
   if (frame.module.empty()) {
-    out += " (<unknown module>)\n";
+    out += " (<unknown module>)";
   } else {
-    fmt::format_to(to, " ({}+{:#x})\n", frame.module, frame.offset);
+    fmt::format_to(to, " ({}+{:#x})", frame.module, frame.offset);
+    if (frame.function.empty() && !frame.build_id.empty()) {
+      fmt::format_to(to, " (build-id {})", frame.build_id);
+    }
   }
-  return out;
+  return out + "\n";
 }
 
 // Each distinct frame's FrameLineTail, formatted once: records share their frames (FrameList), so

@@ -102,6 +102,11 @@ void StackResolver::AppendAddress(uint64_t address, FrameList& frames) {
     frames.push_back(std::move(base));
     return;
   }
+  AppendSourceFrames(base, std::move(source), frames);
+}
+
+void AppendSourceFrames(const ReportFrame& base, std::vector<SourceFrame> source,
+                        FrameList& frames) {
   for (SourceFrame& s : source) {
     ReportFrame frame = base;
     frame.function = std::move(s.function);

@@ -13,6 +13,13 @@
 
 namespace heapgraph::report {
 
+// Appends to `frames` one frame per entry of `source` (a Symbolizer's frames of one address,
+// inlined callees first): `base` (address, module, module path, build-id, offset) with that
+// entry's function, file, line and inlined flag. Shared by the recording's stacks and by saved
+// reports symbolized again (FrameResymbolizer).
+void AppendSourceFrames(const ReportFrame& base, std::vector<SourceFrame> source,
+                        FrameList& frames);
+
 // Resolves stacks of one recording. Invariant: cache_ holds exactly the stack ids resolved and not
 // taken so far, each mapped to its final frames, so a stack is read once until it is taken, and the
 // references Resolve() returns stay valid until that stack is taken or the resolver dies

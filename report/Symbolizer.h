@@ -25,7 +25,9 @@ struct SourceFrame {
 // Maps addresses inside ELF files on disk to functions, files and lines using elfutils (libdwfl)
 // in offline mode: nothing is attached to a live process. Separate debug info is found through the
 // standard elfutils search (build-id under /usr/lib/debug/.build-id, .gnu_debuglink; debuginfod
-// only when DEBUGINFOD_URLS is set in the environment).
+// only when DEBUGINFOD_URLS is set in the environment). A file may also be a separate debug file
+// itself (objcopy --only-keep-debug keeps the program headers, symbols and DWARF): `heapgraph
+// report` symbolizes the ones report/DebugFileSearch finds for a build-id (FrameResymbolizer).
 //
 // Module files are opened through reader/InputFile (regular files only, links followed, never
 // blocking). Every file is opened once and kept open for the Symbolizer's lifetime; every (file,

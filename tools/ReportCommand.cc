@@ -5,13 +5,16 @@
 #include <cstdio>
 
 #include "reader/RecordingError.h"
+#include "report/DebugFileSearch.h"
 #include "report/FoomReportHtml.h"
 #include "report/FoomReportText.h"
+#include "report/FrameResymbolizer.h"
 #include "report/LeakReportHtml.h"
 #include "report/LeakReportSarif.h"
 #include "report/LeakReportText.h"
 #include "report/ReportDocument.h"
 #include "report/ReportJsonFields.h"
+#include "report/Symbolizer.h"
 #include "tools/ExitStatus.h"
 #include "tools/ReportFiles.h"
 
@@ -32,11 +35,27 @@ ReportCommand::ReportCommand(CLI::App& app)
                      "Text: indirect records with their whole stack");
   command_->add_option("--source-dir", source_dirs_,
                        "HTML: also look for source files under DIR (repeatable)");
+  command_->add_option("--debug-dir", debug_dirs_,
+                       "Symbols of unnamed frames: separate debug files under DIR, by build-id "
+                       "(DIR/.build-id/xx/rest.debug) or name (DIR/NAME.debug, DIR/NAME); "
+                       "repeatable. Also searched: /usr/lib/debug, the module file if it is still "
+                       "the recorded build, debuginfod when DEBUGINFOD_URLS is set");
+  command_->add_flag("--resymbolize", resymbolize_,
+                     "Symbolize every frame again, not only the unnamed ones");
+}
+
+void ReportCommand::Symbolize(report::ReportDocument& document) const {
+  report::DebugFileSearch search({.debug_dirs = debug_dirs_});
+  report::Symbolizer symbolizer;
+  report::FrameResymbolizer(search, symbolizer, resymbolize_).Resolve(document);
+  for (const std::string& w : search.warnings()) PrintError("warning: " + w);
+  for (const std::string& r : symbolizer.refused()) PrintError("warning: " + r);
 }
 
 int ReportCommand::Run() {
   try {
     report::ReportDocument document = report::ParseReportDocument(ReadReportFile(input_));
+    Symbolize(document);
     if (!sarif_.empty() && !document.leak) {
       throw std::runtime_error("--sarif: only a leak report has SARIF results");
     }

@@ -12,8 +12,13 @@ target_compile_options(leak_tls_lib PRIVATE -g -O1 -fno-inline -fno-builtin)
 set_target_properties(leak_tls_lib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${HEAPGRAPH_PROGRAM_DIR})
 add_dependencies(leak_traps leak_tls_lib)
 
+# leak_direct without -rdynamic: its functions are in no .dynsym, so a stripped copy names none of
+# them (tests/tools/ReportCommandTest strips a copy and renders its report with the debug file).
+heapgraph_add_program(leak_direct_local SOURCES ${CMAKE_CURRENT_LIST_DIR}/leak_direct.cc)
+set_target_properties(leak_direct_local PROPERTIES ENABLE_EXPORTS OFF)
+
 add_custom_target(leak_programs)
-add_dependencies(leak_programs leak_direct leak_chains leak_traps leak_tls_lib)
+add_dependencies(leak_programs leak_direct leak_chains leak_traps leak_tls_lib leak_direct_local)
 add_dependencies(heapgraph_test_programs leak_programs)
 
 # C++ retain cycles and their weak_ptr controls (tests/scanner/RetainCycleTest).

@@ -80,6 +80,23 @@ TEST(LeakReportHtmlTest, LeakPageShowsGroupsCyclesAndCategories) {
   }
 }
 
+// A frame the recording could not name: module+offset and the build-id whose debug file would
+// name it, once (not repeated as the muted "where" of named frames).
+TEST(LeakReportHtmlTest, AnUnnamedFrameShowsModuleOffsetAndBuildId) {
+  LeakReport report = samples::SampleLeakReport();
+  ReportFrame unnamed = report.leaks[0].stack[1];
+  unnamed.function.clear();
+  unnamed.file.clear();
+  unnamed.line = 0;
+  report.leaks[0].stack.replace(1, unnamed);
+  std::string page = LeakReportHtml(report);
+  std::string label = HtmlEscape("app+0x1000 (build-id 0123abcd)");
+  EXPECT_NE(page.find("<li>" + label + "</li>"), std::string::npos) << page;
+  EXPECT_EQ(FrameLabel(unnamed), "app+0x1000 (build-id 0123abcd)");
+  unnamed.build_id.clear();
+  EXPECT_EQ(FrameLabel(unnamed), "app+0x1000");
+}
+
 TEST(LeakReportHtmlTest, SourceLinesWhenTheFileIsOnDisk) {
   TempDir dir;
   std::ofstream(dir.path() + "/chat.cc") << "line 1\nline 2\n<b>line 3</b>\nline 4\n";

@@ -511,6 +511,30 @@ TEST_F(LeakReportTest, ResolverTakeMovesTheFramesOutOrBuildsThem) {
 // ----------------------------------------------------------------------------------------------
 // Text
 
+// A frame the recording could not name (a stripped build) prints its module's build-id after
+// module+offset: the debug file that would name it (`heapgraph report --debug-dir`).
+TEST(LeakReportTextTest, AnUnnamedFramePrintsModuleOffsetAndBuildId) {
+  LeakReport report;
+  LeakRecord record;
+  record.size = record.count = record.block_size = 16;
+  ReportFrame unnamed;
+  unnamed.address = 0x555500001337;
+  unnamed.module = "app";
+  unnamed.module_path = "/opt/app";
+  unnamed.build_id = "efe3b431";
+  unnamed.offset = 0x1337;
+  ReportFrame named = unnamed;
+  named.function = "main";
+  record.stack = {unnamed, named};
+  report.leaks.push_back(record);
+  report.summary.direct_blocks = 1;
+  std::string text = FormatLeakReportText(report);
+  EXPECT_NE(text.find("    #0 0x555500001337 (app+0x1337) (build-id efe3b431)\n"
+                      "    #1 0x555500001337 in main (app+0x1337)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(LeakReportTest, TextRecordsInLeakSanitizerWording) {
   std::string text = FormatLeakReportText(Build());
   EXPECT_EQ(text.rfind("heapgraph: detected memory leaks\n\n", 0), 0u);
