@@ -251,6 +251,15 @@ TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
   EXPECT_NE(SummaryLine(out).find("2 of 2 recorded processes checked, 2 with leaks"),
             std::string::npos)
       << out;
+  // A glob holding HEAPGRAPH_OPTIONS' separators (',' and ':') reaches the recorder whole.
+  status = Shell(std::string(HEAPGRAPH_CLI) + " run --check-exe 'leak_tr[,:e]e*' --text " +
+                     "/dev/null --dir " + root + "/rec3 -- " + kTree + " 1 0 2>&1",
+                 &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_NE(SummaryLine(out).find("2 of 2 recorded processes checked, 2 with leaks"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("ignored"), std::string::npos) << out;
   std::filesystem::remove_all(root);
 }
 
