@@ -28,6 +28,9 @@ struct LeakCheckOptions {
   enum class Window { kAll, kSince, kChanged };
   Window window = Window::kAll;
   std::string checkpoint;
+  // A full check types the blocks only when its marking found a leak (scanner::ScanOptions): a
+  // repeated check's clean runs skip the typed pass (no type table, no reachable retain cycles).
+  bool types_only_if_leaked = false;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

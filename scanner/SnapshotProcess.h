@@ -57,6 +57,7 @@ class SnapshotProcess {
     int result_fd;  // memfd (ResultChannel)
     const types::ReaderSet* readers;  // prepared; nullptr: no typing
     int types_fd;                     // memfd for TypedScan
+    bool types_only_if_leaked;        // no typed pass (nothing in types_fd) when nothing leaked
     const ExplainRequest* explain;    // nullptr: nothing to explain
     int explain_fd;                   // memfd for ExplainScan
   };
