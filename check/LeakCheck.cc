@@ -175,7 +175,8 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     // (docs/performance.md); its reports name blocks by size category and find no typed cycles.
     scan_options.types = !window;
     if (scan_options.types) scan_options.prepared_readers = Reuse().readers.Get();
-    scan_options.types_only_if_leaked = options.types_only_if_leaked;
+    scan_options.types_only_if_leaked = options.repeated;
+    scan_options.hold_allocations_while_marking = options.repeated;
     CloseSymbolFiles close_files;
     SymbolWarmup warmup(Reuse().symbolizer);  // nothing allocated before the snapshot
     // A delta check symbolizes only when its window leaked (usually nothing: a test's check).
@@ -351,6 +352,6 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheck
   } else if (request->window == HEAPGRAPH_WINDOW_CHANGED) {
     options.window = LeakCheckOptions::Window::kChanged;
   }
-  options.types_only_if_leaked = request->types_only_if_leaked != 0;
+  options.repeated = request->repeated != 0;
   return CheckFromC(options, request->summary, request->program_stack_pointer);
 }

@@ -326,6 +326,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.tcb_size = ThreadControlBlockSize();
   context.interior_pointers = options.interior_pointers;
   context.types_only_if_leaked = options.types_only_if_leaked;
+  context.hold_allocations_while_marking = options.hold_allocations_while_marking;
   // This frame and the ones above it are the program's, or the scan's on a stack of its own.
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer

@@ -46,6 +46,12 @@ struct ScanOptions {
   // scan then has no typed result (ScanResult::typed.enabled false). It halves a clean scan's
   // snapshot time, and so the copy-on-write faults the program's threads take meanwhile.
   bool types_only_if_leaked = false;
+  // The recorder stays locked (allocations and frees wait) until the snapshot has marked, not only
+  // copied the blocks: the program's threads run, but while they wait they write none of the pages
+  // the snapshot shares with them, and each write of such a page costs a copy-on-write fault and a
+  // TLB shootdown (with ten threads allocating, most of a check's time). The allocation pause then
+  // lasts as long as the marking (LeakSanitizer stops every thread for its whole check).
+  bool hold_allocations_while_marking = false;
   // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
   // ScanResult::explained. Empty: nothing of it runs.
   ExplainRequest explain;

@@ -172,7 +172,7 @@ void SnapshotProcess::Run() {
   PagePool pool;
   PagePool::Activate(&pool);
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c_.view.heap);
-  ReleaseRecorder();
+  if (!c_.hold_allocations_while_marking) ReleaseRecorder();
   MmapVector<BlockRange> ranges = SortBlocks(blocks);  // blocks[i] is ranges[i]'s block
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
@@ -201,6 +201,7 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
     marking.ShareTyping(*c_.readers, *c_.mappings);
   }
   if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
+  if (c_.hold_allocations_while_marking) ReleaseRecorder();
   // Reads the final marks; the edges.
   HeapMarker marker(index, c_.interior_pointers, marking.marks(), &pages);
 

@@ -155,10 +155,9 @@ struct HeapgraphCheckRequest {
   const char* explain;     // heapgraph_check_leaks_explain's targets; null or "" for none
   int window;              // enum HeapgraphCheckWindow
   const char* checkpoint;  // HEAPGRAPH_WINDOW_SINCE: the checkpoint's name (never null then)
-  // 1: the blocks are typed only when something leaked (a repeated check:
-  // __lsan_do_recoverable_leak_check); a clean check's report then has no type table and no
-  // reachable retain cycles.
-  int types_only_if_leaked;
+  // 1: a check the program makes again and again (__lsan_do_recoverable_leak_check), made cheap
+  // as LeakCheckOptions::repeated says.
+  int repeated;
 };
 // Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(

@@ -46,7 +46,7 @@ bool LsanCheckWanted() {
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
 // when it is 0. "%p" in the paths is this process's id. `repeated`: a check the program may make
-// again and again (HeapgraphCheckRequest::types_only_if_leaked).
+// again and again (HeapgraphCheckRequest::repeated).
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
                                   uint64_t program_stack_pointer = 0,
                                   heapgraph_leak_summary* out = nullptr, bool repeated = false) {
@@ -76,7 +76,7 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.interior_pointers = g_config->interior_pointers ? 1 : 0;
   request.explain = g_config->leak_explain;
   request.window = HEAPGRAPH_WINDOW_ALL;
-  request.types_only_if_leaked = repeated ? 1 : 0;
+  request.repeated = repeated ? 1 : 0;
   int leaked = check(&request);
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   if (out != nullptr) *out = summary;
