@@ -15,6 +15,7 @@
 #include "check/FreshStack.h"
 #include "check/HtmlPageWriter.h"
 #include "check/LeakPreview.h"
+#include "check/ReaderCache.h"
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
@@ -96,6 +97,25 @@ class ExplainPreparation {
   scanner::types::ModuleSegments modules_;
 };
 
+// What the checks of this process keep from one to the next (they run one at a time, under the
+// check lock): the Symbolizer's memo (its files are closed after each check) and the prepared type
+// readers. Never freed: a check may run at exit, after static destructors.
+struct CheckReuse {
+  Symbolizer symbolizer;
+  ReaderCache readers{/*field_layouts=*/true};
+};
+
+CheckReuse& Reuse() {
+  static CheckReuse* reuse = new CheckReuse;
+  return *reuse;
+}
+
+// Closes the shared Symbolizer's files when the check ends, however it ends: no descriptor of the
+// check's stays open in the program between checks.
+struct CloseSymbolFiles {
+  ~CloseSymbolFiles() { Reuse().symbolizer.CloseFiles(); }
+};
+
 constexpr char kChangedName[] = "(changed)";
 
 // The sequence window of a delta check, read from the recorder before the scan; none for a full
@@ -156,7 +176,11 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     // A delta check does not type: preparing the type readers was most of a small heap's check
     // (docs/performance.md); its reports name blocks by size category and find no typed cycles.
     scan_options.types = !window;
-    SymbolWarmup warmup;  // nothing allocated before the snapshot
+    if (scan_options.types) scan_options.prepared_readers = Reuse().readers.Get();
+    scan_options.types_only_if_leaked = options.repeated;
+    scan_options.hold_allocations_while_marking = options.repeated;
+    CloseSymbolFiles close_files;
+    SymbolWarmup warmup(Reuse().symbolizer);  // nothing allocated before the snapshot
     // A delta check symbolizes only when its window leaked (usually nothing: a test's check).
     if (SymbolizesWhileMarking() && !window) {
       scan_options.while_marking = [&warmup](const std::string& dir,
@@ -347,5 +371,6 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheck
   } else if (request->window == HEAPGRAPH_WINDOW_CHANGED) {
     options.window = LeakCheckOptions::Window::kChanged;
   }
+  options.repeated = request->repeated != 0;
   return CheckFromC(options, request->summary, request->program_stack_pointer);
 }

@@ -31,6 +31,12 @@ struct LeakCheckOptions {
   enum class Window { kAll, kSince, kChanged };
   Window window = Window::kAll;
   std::string checkpoint;
+  // A check the program makes again and again, while its other threads work (LeakSanitizer's
+  // recoverable check): it types the blocks only when its marking found a leak (a clean one has no
+  // type table and no reachable retain cycles), and allocations wait while the snapshot marks
+  // (scanner::ScanOptions), as LeakSanitizer's stopped world does, rather than fault every page the
+  // program writes meanwhile (copy-on-write).
+  bool repeated = false;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

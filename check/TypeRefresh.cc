@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <link.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,45 +70,22 @@ void SortDisjoint(std::vector<Candidate>& blocks) {
   blocks.resize(kept);
 }
 
-// Changes whenever a module is loaded or unloaded (glibc's dlpi_adds / dlpi_subs counters).
-uint64_t ModuleGeneration() {
-  uint64_t generation = 0;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* out) {
-        *static_cast<uint64_t*>(out) = info->dlpi_adds * 0x100000001ull + info->dlpi_subs;
-        return 1;
-      },
-      &generation);
-  return generation;
-}
-
 uint64_t Align8(uint64_t v) {
   return (v + 7) & ~uint64_t{7};
 }
 
 }  // namespace
 
-TypeRefresh::TypeRefresh() = default;
+TypeRefresh::TypeRefresh() : readers_(/*field_layouts=*/false) {}
 
-void TypeRefresh::PrepareReaders() {
-  uint64_t generation = ModuleGeneration();
-  if (readers_ != nullptr && generation == module_generation_) return;
-  // Rebuilt rather than re-prepared: a reader's Prepare collects from scratch.
-  readers_ = std::make_unique<types::ReaderSet>();
-  types::RegisterBuiltInReaders(*readers_, nullptr);
-  readers_->Prepare();
-  module_generation_ = generation;
-  ++preparations_;
-}
-
-std::string TypeRefresh::Name(const types::TypeDescription& d) {
+std::string TypeRefresh::Name(const types::TypeDescription& d, const types::ReaderSet& readers) {
   if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<Symbolizer>();
-  return TypeNamer::Name(d, readers_->modules(), *symbolizer_);
+  return TypeNamer::Name(d, readers.modules(), *symbolizer_);
 }
 
 TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
   TypeSnapshot snapshot;
-  PrepareReaders();
+  std::shared_ptr<types::ReaderSet> readers = readers_.Get();
   std::vector<Candidate> blocks = CopyBlocks(heap, &snapshot.blocks_read);
   SortDisjoint(blocks);
   std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
@@ -117,9 +93,9 @@ TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
   for (const Candidate& c : blocks) ranges.push_back({c.address, c.size});
   BlockIndex index(std::move(ranges));
   types::LiveMemory live;
-  types::SnapshotMemory memory(index, readers_->modules(), live);
+  types::SnapshotMemory memory(index, readers->modules(), live);
   std::vector<types::TypeIdentity> identities(blocks.size());
-  readers_->IdentifyAll(memory, identities);
+  readers->IdentifyAll(memory, identities);
   snapshot.copies = live.copies();
   // Descriptions live in the set's cache (stable addresses): one name per distinct description.
   std::unordered_map<const types::TypeDescription*, uint32_t> type_of;
@@ -129,11 +105,11 @@ TypeSnapshot TypeRefresh::Take(LiveAllocationTree& heap) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (!identities[i].typed()) continue;
     if (!(identities[i] == last)) {
-      const types::TypeDescription& d = readers_->Describe(identities[i]);
+      const types::TypeDescription& d = readers->Describe(identities[i]);
       auto [it, added] = type_of.try_emplace(&d, 0);
       if (added) {
         auto [named, fresh] =
-            by_name.try_emplace(Name(d), static_cast<uint32_t>(snapshot.names.size()));
+            by_name.try_emplace(Name(d, *readers), static_cast<uint32_t>(snapshot.names.size()));
         if (fresh) snapshot.names.push_back(named->first);
         it->second = named->second;
       }

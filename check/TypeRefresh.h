@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "check/ReaderCache.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/store/LiveAllocationTree.h"
 #include "report/Symbolizer.h"
@@ -44,16 +45,14 @@ class TypeRefresh {
   static bool Write(const TypeSnapshot& snapshot, int dir_fd, uint64_t sequence);
 
   // Times the readers were prepared (for tests: once, then once per module set change).
-  uint32_t preparations() const { return preparations_; }
+  uint32_t preparations() const { return readers_.preparations(); }
 
  private:
-  void PrepareReaders();
   // The description's name, "{}" replaced by the symbolized function at name_symbol.
-  std::string Name(const scanner::types::TypeDescription& d);
+  std::string Name(const scanner::types::TypeDescription& d,
+                   const scanner::types::ReaderSet& readers);
 
-  std::unique_ptr<scanner::types::ReaderSet> readers_;
-  uint64_t module_generation_ = UINT64_MAX;
-  uint32_t preparations_ = 0;
+  ReaderCache readers_;
   std::unique_ptr<Symbolizer> symbolizer_;
 };
 

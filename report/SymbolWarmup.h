@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -19,7 +20,10 @@ namespace heapgraph::report {
 // to one resolved through a fresh one; the warm-up only moves work earlier.
 class SymbolWarmup {
  public:
-  SymbolWarmup() = default;
+  // With a Symbolizer of its own.
+  SymbolWarmup() : own_(std::make_unique<Symbolizer>()), symbolizer_(*own_) {}
+  // With `shared`, e.g. one kept from check to check (its memo is the warm-up of the next check).
+  explicit SymbolWarmup(Symbolizer& shared) : symbolizer_(shared) {}
   SymbolWarmup(const SymbolWarmup&) = delete;
   SymbolWarmup& operator=(const SymbolWarmup&) = delete;
 
@@ -39,7 +43,8 @@ class SymbolWarmup {
 
  private:
   std::optional<RecordingReader> reader_;
-  Symbolizer symbolizer_;
+  std::unique_ptr<Symbolizer> own_;
+  Symbolizer& symbolizer_;
   size_t warmed_ = 0;
   bool complete_ = false;
 };

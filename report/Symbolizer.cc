@@ -356,37 +356,57 @@ DwflPtr ReportElf(const std::string& path, Dwfl_Module** module, std::string* re
 
 }  // namespace
 
-// Invariant: `module` is non-null iff `dwfl` is, and `module` belongs to `dwfl`.
+// Invariant: `module` is non-null iff `dwfl` is, and `module` belongs to `dwfl`. The memos
+// outlive CloseFiles(); `opened` says whether the file was opened since (null `module` then: it
+// failed, and is not retried).
 struct Symbolizer::Module {
   DwflPtr dwfl;
   Dwfl_Module* module = nullptr;
   CuIndex cus;
+  bool opened = false;
   std::unordered_map<uint64_t, std::vector<SourceFrame>> results;  // Keyed by ELF vaddr.
+  std::unordered_map<uint64_t, std::optional<Symbol>> symbols;     // SymbolAt, by ELF vaddr.
 };
 
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
-Symbolizer::Module& Symbolizer::ModuleFor(const std::string& elf_path) {
+Symbolizer::Module& Symbolizer::MemoFor(const std::string& elf_path) {
   auto [it, inserted] = modules_.try_emplace(elf_path);
-  if (inserted) {
-    it->second = std::make_unique<Module>();
-    std::string refusal;
-    it->second->dwfl = ReportElf(elf_path, &it->second->module, &refusal);
-    if (!refusal.empty()) refused_.push_back(std::move(refusal));
-  }
+  if (inserted) it->second = std::make_unique<Module>();
   return *it->second;
 }
 
+Symbolizer::Module& Symbolizer::ModuleFor(const std::string& elf_path) {
+  Module& module = MemoFor(elf_path);
+  if (!module.opened) {
+    module.opened = true;
+    std::string refusal;
+    module.dwfl = ReportElf(elf_path, &module.module, &refusal);
+    if (!refusal.empty()) refused_.push_back(std::move(refusal));
+  }
+  return module;
+}
+
+void Symbolizer::CloseFiles() {
+  for (auto& [path, module] : modules_) {
+    if (module->module == nullptr) continue;  // never opened, or failed: stays so
+    module->cus = CuIndex();
+    module->module = nullptr;
+    module->dwfl.reset();
+    module->opened = false;
+  }
+}
+
 std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint64_t elf_vaddr) {
+  const Module& memo = MemoFor(elf_path);
+  if (auto it = memo.results.find(elf_vaddr); it != memo.results.end()) return it->second;
   Module& module = ModuleFor(elf_path);
   if (module.module == nullptr) return {};
-  auto [it, inserted] = module.results.try_emplace(elf_vaddr);
-  if (inserted) {
-    it->second = Resolve(module.module, module.cus, elf_vaddr);
-    ++computed_;
-  }
-  return it->second;
+  std::vector<SourceFrame>& result = module.results[elf_vaddr];
+  result = Resolve(module.module, module.cus, elf_vaddr);
+  ++computed_;
+  return result;
 }
 
 }  // namespace heapgraph::report
@@ -408,19 +428,33 @@ bool FunctionNameMatches(std::string_view function, std::string_view name) {
          bare.substr(bare.size() - name.size() - 2, 2) == "::";
 }
 
-std::optional<Symbolizer::Symbol> Symbolizer::SymbolAt(const std::string& elf_path,
-                                                       uint64_t elf_vaddr) {
-  Module& module = ModuleFor(elf_path);
-  if (module.module == nullptr || !ModuleContains(module.module, elf_vaddr)) return std::nullopt;
+namespace {
+
+// The symbol-table symbol of `module` covering `elf_vaddr` (Symbolizer::SymbolAt, not memoized).
+std::optional<Symbolizer::Symbol> SymbolOf(Dwfl_Module* module, uint64_t elf_vaddr) {
+  if (!ModuleContains(module, elf_vaddr)) return std::nullopt;
   GElf_Off offset = 0;
   GElf_Sym symbol;
   GElf_Word section = 0;
   Elf* elf = nullptr;
   Dwarf_Addr bias = 0;
   const char* name =
-      dwfl_module_addrinfo(module.module, elf_vaddr, &offset, &symbol, &section, &elf, &bias);
+      dwfl_module_addrinfo(module, elf_vaddr, &offset, &symbol, &section, &elf, &bias);
   if (name == nullptr || name[0] == '\0') return std::nullopt;
-  return Symbol{Demangle(name), offset};
+  return Symbolizer::Symbol{Demangle(name), offset};
+}
+
+}  // namespace
+
+std::optional<Symbolizer::Symbol> Symbolizer::SymbolAt(const std::string& elf_path,
+                                                       uint64_t elf_vaddr) {
+  Module& memo = MemoFor(elf_path);
+  if (auto it = memo.symbols.find(elf_vaddr); it != memo.symbols.end()) return it->second;
+  Module& module = ModuleFor(elf_path);
+  if (module.module == nullptr) return std::nullopt;
+  std::optional<Symbol> symbol = SymbolOf(module.module, elf_vaddr);
+  module.symbols.emplace(elf_vaddr, symbol);
+  return symbol;
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> Symbolizer::FunctionRanges(const std::string& elf_path,

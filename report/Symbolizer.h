@@ -30,9 +30,10 @@ struct SourceFrame {
 // report` symbolizes the ones report/DebugFileSearch finds for a build-id (FrameResymbolizer).
 //
 // Module files are opened through reader/InputFile (regular files only, links followed, never
-// blocking). Every file is opened once and kept open for the Symbolizer's lifetime; every (file,
-// address) result is memoized, so repeated addresses are cheap. Not thread-safe: use one per
-// thread.
+// blocking). Every file is opened once and kept open until CloseFiles() or the Symbolizer's end;
+// every (file, address) result of Symbolize and SymbolAt is memoized, also across CloseFiles(), so
+// repeated addresses are cheap and a Symbolizer kept between checks opens a file again only for
+// an address it has not seen. Not thread-safe: use one per thread.
 // Whether demangled function name `function` is what a user means by `name`: equal to it, or
 // equal once its parameter list is cut (at the first '(' that opens no "(anonymous namespace)"),
 // or ending in "::" + `name` then (a C++ name given without its namespace or class).
@@ -69,6 +70,10 @@ class Symbolizer {
   std::vector<std::pair<uint64_t, uint64_t>> FunctionRanges(const std::string& elf_path,
                                                             const std::string& name);
 
+  // Closes every module file (and frees its debug information); the memoized results stay. A file
+  // that could not be opened is not tried again.
+  void CloseFiles();
+
   // How many (file, address) results were computed so far, i.e. Symbolize() calls that missed the
   // memo (a file that could not be opened computes none).
   size_t computed() const { return computed_; }
@@ -83,6 +88,8 @@ class Symbolizer {
   // Opens `elf_path` on first use. A file that failed to open is remembered (as a Module with a
   // null Dwfl_Module), so it is not retried.
   Module& ModuleFor(const std::string& elf_path);
+  // The memo of `elf_path`, without opening it.
+  Module& MemoFor(const std::string& elf_path);
 
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
   size_t computed_ = 0;

@@ -76,6 +76,7 @@ struct Preparation {
   int explain_fd = -1;  // only with explain targets
   const ExplainRequest* explain = nullptr;
   std::shared_ptr<types::ReaderSet> readers;  // prepared type readers, when typing
+  bool types_only_if_leaked = false;
 
   explicit Preparation(const ScanOptions& o)
       : capture(roots::ThreadCapture::Options{o.allow_signal_fallback
@@ -84,16 +85,22 @@ struct Preparation {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
-    if (o.types) PrepareTypes(o.add_readers);
+    if (o.types) PrepareTypes(o.add_readers, o.prepared_readers);
+    types_only_if_leaked = o.types_only_if_leaked;
     if (!o.explain.empty()) {
       explain_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-explain", MFD_CLOEXEC));
       if (explain_fd >= 0) explain = &o.explain;
     }
   }
   // The readers' constants (vtables, managers, module segments) and the typed result's memfd.
-  void PrepareTypes(const std::function<void(types::ReaderSet&)>& add_readers) {
+  void PrepareTypes(const std::function<void(types::ReaderSet&)>& add_readers,
+                    std::shared_ptr<types::ReaderSet> prepared) {
     types_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-types", MFD_CLOEXEC));
     if (types_fd < 0) return;
+    if (prepared != nullptr) {
+      readers = std::move(prepared);
+      return;
+    }
     readers = std::make_shared<types::ReaderSet>();
     types::RegisterBuiltInReaders(*readers);
     if (add_readers) add_readers(*readers);
@@ -265,7 +272,9 @@ bool CollectResult(const Preparation& prep, int status, ScanResult* result) {
     result->error += " (" + Describe(status) + ")";
   }
   if (read_ok) ReadExplained(prep, result);  // written before the typing
-  if (read_ok && !typing_died) ReadTypes(prep, result);
+  // A clean scan that types only on leaks wrote no typed result.
+  bool untyped = prep.types_only_if_leaked && result->leaked.empty();
+  if (read_ok && !typing_died && !untyped) ReadTypes(prep, result);
   return read_ok;
 }
 
@@ -318,6 +327,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.static_tls_size = StaticTlsSize();
   context.tcb_size = ThreadControlBlockSize();
   context.interior_pointers = options.interior_pointers;
+  context.types_only_if_leaked = options.types_only_if_leaked;
+  context.hold_allocations_while_marking = options.hold_allocations_while_marking;
   // This frame and the ones above it are the program's, or the scan's on a stack of its own.
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer

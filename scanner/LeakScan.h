@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "scanner/ExplainScanResult.h"
@@ -38,6 +39,19 @@ struct ScanOptions {
   // readers of the program's own object models (scanner/types/ObjectModelReader.h), identified
   // after the built-in ones. A reader that crashes in the snapshot costs the types, not the check.
   std::function<void(types::ReaderSet&)> add_readers;
+  // When typing: readers already prepared (Prepare) for the modules loaded now, e.g. by an earlier
+  // check; null: the built-in readers (and add_readers) are registered and prepared for this scan.
+  std::shared_ptr<types::ReaderSet> prepared_readers;
+  // When typing: the typed pass runs only if the marking left a block unmarked (a leak); a clean
+  // scan then has no typed result (ScanResult::typed.enabled false). It halves a clean scan's
+  // snapshot time, and so the copy-on-write faults the program's threads take meanwhile.
+  bool types_only_if_leaked = false;
+  // The recorder stays locked (allocations and frees wait) until the snapshot has marked, not only
+  // copied the blocks: the program's threads run, but while they wait they write none of the pages
+  // the snapshot shares with them, and each write of such a page costs a copy-on-write fault and a
+  // TLB shootdown (with ten threads allocating, most of a check's time). The allocation pause then
+  // lasts as long as the marking (LeakSanitizer stops every thread for its whole check).
+  bool hold_allocations_while_marking = false;
   // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
   // ScanResult::explained. Empty: nothing of it runs.
   ExplainRequest explain;

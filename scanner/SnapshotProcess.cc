@@ -172,7 +172,7 @@ void SnapshotProcess::Run() {
   PagePool pool;
   PagePool::Activate(&pool);
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c_.view.heap);
-  ReleaseRecorder();
+  if (!c_.hold_allocations_while_marking) ReleaseRecorder();
   MmapVector<BlockRange> ranges = SortBlocks(blocks);  // blocks[i] is ranges[i]'s block
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
@@ -196,8 +196,12 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   for (uint32_t i = 0; i < blocks.size(); ++i) {
     if (blocks[i].ignored) marking.marks()[i] = 1;
   }
-  if (c_.readers != nullptr) marking.ShareTyping(*c_.readers, *c_.mappings);
+  // Typing only on leaks: not shared with the marking helper (it would type before the count).
+  if (c_.readers != nullptr && !c_.types_only_if_leaked) {
+    marking.ShareTyping(*c_.readers, *c_.mappings);
+  }
   if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
+  if (c_.hold_allocations_while_marking) ReleaseRecorder();
   // Reads the final marks; the edges.
   HeapMarker marker(index, c_.interior_pointers, marking.marks(), &pages);
 
@@ -224,7 +228,7 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
     (void)ExplainScan::WriteTo(c_.explain_fd,
                                {index, marker, blocks, root_context, c_.view.stacks, *c_.explain});
   }
-  if (ok && c_.readers != nullptr) {
+  if (ok && c_.readers != nullptr && !(c_.types_only_if_leaked && count == 0)) {
     marking.FinishTyping();
     TypedScan::WriteTo(c_.types_fd, {index, marker, blocks, leaked_index, *c_.readers, *c_.mappings,
                                      roots, c_.capture->threads(), c_.static_tls_size,

@@ -55,10 +55,12 @@ class SnapshotProcess {
     bool interior_pointers;
     int ready_fd;   // one byte once the blocks are copied: the parent may release the recorder
     int result_fd;  // memfd (ResultChannel)
-    const types::ReaderSet* readers;  // prepared; nullptr: no typing
-    int types_fd;                     // memfd for TypedScan
-    const ExplainRequest* explain;    // nullptr: nothing to explain
-    int explain_fd;                   // memfd for ExplainScan
+    const types::ReaderSet* readers;      // prepared; nullptr: no typing
+    int types_fd;                         // memfd for TypedScan
+    bool types_only_if_leaked;            // no typed pass (nothing in types_fd) when nothing leaked
+    bool hold_allocations_while_marking;  // the ready byte after the marking, not the copy
+    const ExplainRequest* explain;        // nullptr: nothing to explain
+    int explain_fd;                       // memfd for ExplainScan
   };
 
   // The snapshot's body (roots::ThreadCapture::SnapshotBody); `context` is a Context. Never

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "heap/store/RecordingDirectory.h"
 #include "tools/ExitStatus.h"
 
 extern char** environ;
@@ -132,14 +133,16 @@ ChildRun::ChildRun(const ChildRunFlags& flags)
 
 std::optional<std::string> ChildRun::Recording() const {
   if (pid_ <= 0) return std::nullopt;
-  std::string prefix = fmt::format("{}-", pid_);
   std::optional<std::string> best;
-  unsigned long long best_ticks = 0;
+  uint64_t best_ticks = 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root_, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
-    unsigned long long ticks = strtoull(name.c_str() + prefix.size(), nullptr, 10);
+    uint32_t pid = 0;
+    uint64_t ticks = 0;
+    if (!RecordingDirectory::ParseName(entry.path().filename().c_str(), &pid, &ticks) ||
+        static_cast<pid_t>(pid) != pid_ || !entry.is_directory()) {
+      continue;
+    }
     if (!best || ticks >= best_ticks) {
       best = entry.path().string();
       best_ticks = ticks;

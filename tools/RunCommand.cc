@@ -12,6 +12,7 @@
 
 #include "report/LeakDiffText.h"
 #include "tools/LeakReportFile.h"
+#include "tools/OptionValue.h"
 #include "tools/ReportFiles.h"
 #include "tools/RunSummary.h"
 
@@ -24,8 +25,8 @@ std::string ReportPath(const std::string& path, const char* flag) {
   return OptionsPath(path, flag);
 }
 
-// leak_explain's value: the targets joined with '/', quoted (HEAPGRAPH_OPTIONS' "..." form) when a
-// C++ name holds ':' or ','.
+// leak_explain's value: the targets joined with '/', quoted (QuoteOptionValue) when a C++ name
+// holds ':' or ','.
 std::string ExplainOption(const std::vector<std::string>& targets) {
   std::string list;
   for (const std::string& t : targets) {
@@ -35,7 +36,7 @@ std::string ExplainOption(const std::vector<std::string>& targets) {
     }
     list += (list.empty() ? "" : "/") + t;
   }
-  return list.find_first_of(",:") == std::string::npos ? list : "\"" + list + "\"";
+  return QuoteOptionValue(list, "--explain");
 }
 
 // suppressions' value: the files, absolute, joined with ';'.
@@ -104,11 +105,7 @@ std::string RunCommand::CheckOptions(const std::string& json_pattern) const {
   if (top_only_) options += fmt::format(",leak_check_parent={}", getpid());
   if (categories_) options += ",leak_categories=1";
   if (!check_exe_.empty()) {
-    if (check_exe_.find_first_of(",\"") != std::string::npos) {
-      throw std::runtime_error(
-          fmt::format("--check-exe {}: must not contain ',' or '\"'", check_exe_));
-    }
-    options += ",leak_check_exe=" + check_exe_;
+    options += ",leak_check_exe=" + QuoteOptionValue(check_exe_, "--check-exe");
   }
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);

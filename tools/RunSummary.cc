@@ -9,17 +9,16 @@
 
 #include "heap/platform/PidPattern.h"
 #include "heap/store/PersistedFormat.h"
+#include "heap/store/RecordingDirectory.h"
 
 namespace heapgraph::tools {
 namespace {
 
-// The pid of a recording directory named "<pid>-<start ticks>", or 0.
+// The pid of a recording directory named "<pid>-<start ticks>" (RecordingDirectory), or 0.
 int RecordingPid(const std::string& name) {
-  size_t dash = name.find('-');
-  if (dash == 0 || dash == std::string::npos) return 0;
-  char* end = nullptr;
-  long pid = strtol(name.c_str(), &end, 10);
-  return end == name.c_str() + dash && pid > 0 ? static_cast<int>(pid) : 0;
+  uint32_t pid = 0;
+  uint64_t ticks = 0;
+  return RecordingDirectory::ParseName(name.c_str(), &pid, &ticks) ? static_cast<int>(pid) : 0;
 }
 
 std::string Expanded(const std::string& pattern, int pid) {

@@ -159,6 +159,9 @@ struct HeapgraphCheckRequest {
   int window;              // enum HeapgraphCheckWindow
   const char* checkpoint;  // HEAPGRAPH_WINDOW_SINCE: the checkpoint's name (never null then)
   const char* html_path;   // null: no page; else the report as an HTML page (option leak_html)
+  // 1: a check the program makes again and again (__lsan_do_recoverable_leak_check), made cheap
+  // as LeakCheckOptions::repeated says.
+  int repeated;
 };
 // Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(

@@ -45,10 +45,11 @@ bool LsanCheckWanted() {
 
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
-// when it is 0. "%p" in the paths is this process's id.
+// when it is 0. "%p" in the paths is this process's id. `repeated`: a check the program may make
+// again and again (HeapgraphCheckRequest::repeated).
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
                                   const char* html_pattern, uint64_t program_stack_pointer = 0,
-                                  heapgraph_leak_summary* out = nullptr) {
+                                  heapgraph_leak_summary* out = nullptr, bool repeated = false) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   }
@@ -78,6 +79,7 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.interior_pointers = g_config->interior_pointers ? 1 : 0;
   request.explain = g_config->leak_explain;
   request.window = HEAPGRAPH_WINDOW_ALL;
+  request.repeated = repeated ? 1 : 0;
   int leaked = check(&request);
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   if (out != nullptr) *out = summary;
@@ -209,8 +211,8 @@ void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
 
 int LeakCheckTrigger::CheckRecoverable(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted()) return 0;
-  return Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
-             program_stack_pointer) == 0
+  return Run(g_config->leak_json, g_config->leak_text, g_config->leak_html, program_stack_pointer,
+             nullptr, /*repeated=*/true) == 0
              ? 0
              : 1;
 }

@@ -100,6 +100,32 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
   return true;
 }
 
+namespace {
+
+// The decimal number at *p (at least one digit, at most 19); advances *p past it.
+bool ParseDecimal(const char** p, uint64_t* value) {
+  const char* start = *p;
+  uint64_t v = 0;
+  while (**p >= '0' && **p <= '9' && *p - start < 19)
+    v = v * 10 + static_cast<uint64_t>(*(*p)++ - '0');
+  *value = v;
+  return *p != start && !(**p >= '0' && **p <= '9');
+}
+
+}  // namespace
+
+bool RecordingDirectory::ParseName(const char* name, uint32_t* pid, uint64_t* ticks) {
+  const char* p = name;
+  uint64_t id = 0, start = 0, attempt = 0;
+  if (!ParseDecimal(&p, &id) || id == 0 || id > UINT32_MAX || *p++ != '-') return false;
+  if (!ParseDecimal(&p, &start)) return false;
+  if (*p == '.' && (++p, !ParseDecimal(&p, &attempt))) return false;
+  if (*p != '\0') return false;
+  *pid = static_cast<uint32_t>(id);
+  *ticks = start;
+  return true;
+}
+
 void RecordingDirectory::SetName(const char* name) {
   size_t n = strnlen(name, kMaxName - 1);
   memcpy(name_, name, n);

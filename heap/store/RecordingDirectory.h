@@ -26,6 +26,11 @@ class RecordingDirectory {
   // Closes the directory descriptor (the parent's copy of a staging directory).
   void CloseDirectory();
 
+  // Parses a recording directory's name: "<pid>-<start ticks>", decimal, pid > 0, with the
+  // ".<n>" a claim that found its name taken appends (ClaimForCurrentProcess). False for anything
+  // else, a fork's unclaimed staging directory "<pid>-fork-<n>" included. No allocation.
+  static bool ParseName(const char* name, uint32_t* pid, uint64_t* ticks);
+
   int fd() const { return fd_; }
   const char* path() const { return path_; }
   const char* name() const { return name_; }  // "<pid>-<ticks>" inside the root

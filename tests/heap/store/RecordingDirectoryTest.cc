@@ -270,5 +270,22 @@ TEST(RecordingDirectoryTest, ClaimNeverReplacesAnExistingRecording) {
   EXPECT_TRUE(Entries(staging.path()).empty());
 }
 
+TEST(RecordingDirectoryTest, ParseNameReadsPidAndTicksOfRecordingsOnly) {
+  uint32_t pid = 0;
+  uint64_t ticks = 0;
+  ASSERT_TRUE(RecordingDirectory::ParseName("1234-5678", &pid, &ticks));
+  EXPECT_EQ(1234u, pid);
+  EXPECT_EQ(5678u, ticks);
+  ASSERT_TRUE(RecordingDirectory::ParseName("77-0.3", &pid, &ticks));  // a claim's retry
+  EXPECT_EQ(77u, pid);
+  EXPECT_EQ(0u, ticks);
+  ASSERT_TRUE(RecordingDirectory::ParseName(OwnName().c_str(), &pid, &ticks));
+  EXPECT_EQ(static_cast<uint32_t>(getpid()), pid);
+  for (const char* other : {"1234-fork-0", "0-5", "-5", "12-", "12", "12-3x", "12-3.", "a-1",
+                            "99999999999-1", "12-3.4.5", ""}) {
+    EXPECT_FALSE(RecordingDirectory::ParseName(other, &pid, &ticks)) << other;
+  }
+}
+
 }  // namespace
 }  // namespace heapgraph
