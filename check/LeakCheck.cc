@@ -352,6 +352,15 @@ int CheckFromC(const heapgraph::report::LeakCheckOptions& options, heapgraph_lea
   return result;
 }
 
+// The recorder's entries are resolved (a function-local static: dlsym under a C++ init guard)
+// while this library loads: libheapgraph.so loads it under ScanPlugin's lock, which fork() waits
+// for, and a linked test build runs this before main. Resolved lazily by the first check instead,
+// a fork() by another thread in the middle left the guard taken in the child, whose first check
+// then waited forever (LeakCheckOverlapTest.ChildrenForkedDuringChecksAreExact hung in CI).
+__attribute__((constructor)) void ResolveRecorderEntriesAtLoad() {
+  heapgraph::RecorderEntries::Get();
+}
+
 }  // namespace
 
 // The entry of libheapgraph.so's triggers and public check functions (heap/runtime/CheckApi.cc).

@@ -151,7 +151,9 @@ void FindCrashLag(const RecordingReader& reader, StackResolver* resolver, FoomRe
   }
 }
 
-std::optional<FeatureValue> Feature(const FoomReport& report) {
+}  // namespace
+
+std::optional<FeatureValue> FoomFeature(const FoomReport& report) {
   const FoomCategory* chosen = nullptr;
   std::string reason;
   for (const FoomCategory& c : report.categories) {
@@ -178,8 +180,6 @@ std::optional<FeatureValue> Feature(const FoomReport& report) {
   }
   return f;
 }
-
-}  // namespace
 
 std::string FrameLabel(const ReportFrame& frame) {
   if (!frame.function.empty()) {
@@ -261,7 +261,7 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
     for (const std::string& w : resolver->warnings()) report.warnings.push_back(w);
     for (const std::string& r : symbolizer->refused()) report.warnings.push_back(r);
   }
-  report.feature = Feature(report);
+  report.feature = FoomFeature(report);
   return report;
 }
 

@@ -97,4 +97,8 @@ FoomReport BuildFoomReport(const RecordingReader& reader, const ExitRecord& exit
 // build's debug file would name it; without a build-id "module+0x1f0"), or "0x7f..." for a frame.
 std::string FrameLabel(const ReportFrame& frame);
 
+// Seed 000's feature value of `report`: the first suspect category (else the largest), its reason,
+// and Caller1/Caller2 (report/CallerSelector) of its top stack. Null without categories.
+std::optional<FeatureValue> FoomFeature(const FoomReport& report);
+
 }  // namespace heapgraph::report

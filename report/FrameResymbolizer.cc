@@ -85,8 +85,11 @@ std::vector<ReportFrame> FrameResymbolizer::Resolve(const std::vector<ReportFram
 }
 
 void FrameResymbolizer::Resolve(ReportDocument& document) {
-  auto resolve = [this](auto& frames) {
-    if (AnyWanted(frames)) frames = Resolve(frames);
+  bool renamed = false;  // some stack had an address to symbolize
+  auto resolve = [this, &renamed](auto& frames) {
+    if (!AnyWanted(frames)) return;
+    frames = Resolve(frames);
+    renamed = true;
   };
   if (document.leak) {
     for (LeakRecord& record : document.leak->leaks) resolve(record.stack);
@@ -96,6 +99,8 @@ void FrameResymbolizer::Resolve(ReportDocument& document) {
       for (FoomStack& stack : category.stacks) resolve(stack.frames);
     }
     if (document.foom->crash_lag) resolve(document.foom->crash_lag->stack.frames);
+    // Caller1/Caller2 were labels of frames that had no names: label the named frames now.
+    if (renamed && document.foom->feature) document.foom->feature = FoomFeature(*document.foom);
   }
 }
 

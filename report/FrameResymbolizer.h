@@ -33,7 +33,8 @@ class FrameResymbolizer {
   FrameList Resolve(const FrameList& stack);
   std::vector<ReportFrame> Resolve(const std::vector<ReportFrame>& frames);
   // Every stack of the document: a leak report's records, a FOOM report's category stacks and its
-  // crash-lag stack. (The FOOM feature value and explanation lines keep their recorded text.)
+  // crash-lag stack; a FOOM report's feature value (Caller1/Caller2) is computed again when any of
+  // its stacks got names. (Explanation lines keep their recorded text.)
   void Resolve(ReportDocument& document);
 
   // Addresses that got new frames so far.

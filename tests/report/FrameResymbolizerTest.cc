@@ -140,7 +140,17 @@ TEST_F(FrameResymbolizerTest, EveryStackOfALeakOrFoomReportIsResolved) {
   foom.foom->categories[0].stacks = {stack};
   foom.foom->crash_lag.emplace();
   foom.foom->crash_lag->stack = stack;
+  foom.foom->categories[0].name = "Malloc 64 B";
+  foom.foom->categories[0].suspect_reasons = {"holds 90% of live bytes"};
+  foom.foom->feature = FoomFeature(*foom.foom);
+  const FeatureValue recorded = *foom.foom->feature;
   resymbolizer.Resolve(foom);
+  // Caller1/Caller2 labelled again from the named frames (the feature's rule: the same as a
+  // freshly built report's).
+  EXPECT_EQ(foom.foom->feature->caller1, FoomFeature(*foom.foom)->caller1);
+  EXPECT_EQ(foom.foom->feature->caller1.find("+0x"), std::string::npos)
+      << recorded.caller1 << " -> " << foom.foom->feature->caller1;
+  EXPECT_EQ(foom.foom->feature->reason, "holds 90% of live bytes");
   EXPECT_EQ(foom.foom->categories[0].stacks[0].frames, Expected(c_function_ + 1));
   EXPECT_EQ(foom.foom->crash_lag->stack.frames, Expected(c_function_ + 1));
   EXPECT_EQ(resymbolizer.symbolized(), 1u);  // one address, symbolized once
