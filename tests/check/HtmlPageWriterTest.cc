@@ -18,12 +18,6 @@
 namespace heapgraph::proctest {
 namespace {
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 RunResult RunCycles(const std::string& root, const std::string& html,
                     const std::string& more = "") {
   return RunToExit(ProgramPath("cycle_cxx"), {"shared_leaked"},
@@ -49,7 +43,7 @@ TEST(HtmlPageWriterTest, AtExitCheckWritesThePageOfItsReport) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   std::string page = ReadFile(page_path);
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(Count(page, "<svg"), 1u) << "one picture: the cycle";
+  EXPECT_EQ(CountOf(page, "<svg"), 1u) << "one picture: the cycle";
   EXPECT_NE(page.find("cyc::Alpha"), std::string::npos);
   EXPECT_NE(page.find("cyc::Beta"), std::string::npos);
   EXPECT_NE(page.find(json_path), std::string::npos) << "the page names its JSON";

@@ -5,15 +5,10 @@
 #include <string>
 
 #include "report/FlameGraphSvg.h"
+#include "tests/FileText.h"
 
 namespace heapgraph::report {
 namespace {
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The width attribute of the box whose <title> starts with `label`.
 double WidthOf(const std::string& svg, const std::string& label) {
@@ -30,14 +25,14 @@ TEST(FlameGraphSvgTest, SharedCallersAreOneBoxAsWideAsTheirStacks) {
                      {.frames = {"main", "Load"}, .bytes = 4000, .marked = true}});
   ASSERT_FALSE(svg.empty());
   EXPECT_EQ(svg.find("<script"), std::string::npos);
-  EXPECT_EQ(Count(svg, "<title>main ("), 1u);
-  EXPECT_EQ(Count(svg, "<title>Grow ("), 1u);
+  EXPECT_EQ(CountOf(svg, "<title>main ("), 1u);
+  EXPECT_EQ(CountOf(svg, "<title>Grow ("), 1u);
   EXPECT_DOUBLE_EQ(WidthOf(svg, "main"), 1100.0);
   EXPECT_DOUBLE_EQ(WidthOf(svg, "Grow"), 550.0);
   EXPECT_DOUBLE_EQ(WidthOf(svg, "Ledger"), 412.5);
   EXPECT_DOUBLE_EQ(WidthOf(svg, "Load"), 550.0);
   EXPECT_NE(svg.find("height=\"54\""), std::string::npos) << "three rows of 18 px";
-  EXPECT_EQ(Count(svg, "#e0785f"), 2u) << "main and Load carry the suspect's bytes";
+  EXPECT_EQ(CountOf(svg, "#e0785f"), 2u) << "main and Load carry the suspect's bytes";
 }
 
 TEST(FlameGraphSvgTest, BoxesUnderAPixelAreLeftOutButCountInTheirCallers) {

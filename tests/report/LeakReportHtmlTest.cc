@@ -11,6 +11,7 @@
 #include "report/HtmlEscape.h"
 #include "report/LeakReportHtml.h"
 #include "report/SourceSnippet.h"
+#include "tests/FileText.h"
 #include "tests/TempDir.h"
 #include "tests/report/ExplanationSamples.h"
 #include "tests/report/ReportSamples.h"
@@ -26,16 +27,10 @@ extern "C" const char* __lsan_default_suppressions() {
 namespace heapgraph::report {
 namespace {
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Nothing that would load from the network or run script from a report's strings.
 void ExpectSelfContainedAndEscaped(const std::string& page) {
   EXPECT_EQ(page.find("<script>alert"), std::string::npos);
-  EXPECT_EQ(Count(page, "<script"), 1u);  // the page's own
+  EXPECT_EQ(CountOf(page, "<script"), 1u);  // the page's own
   EXPECT_EQ(page.find("src="), std::string::npos);
   EXPECT_EQ(page.find("href=\"http"), std::string::npos);
   EXPECT_EQ(page.find("@import"), std::string::npos);
@@ -67,9 +62,9 @@ TEST(LeakReportHtmlTest, LeakPageShowsGroupsCyclesAndCategories) {
     std::string page = LeakReportHtml(samples::SampleLeakReport(hostile));
     ExpectSelfContainedAndEscaped(page);
     EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
-    EXPECT_EQ(Count(page, "class=\"group\""), 1u);  // one direct record
+    EXPECT_EQ(CountOf(page, "class=\"group\""), 1u);  // one direct record
     EXPECT_NE(page.find("id=\"groups\""), std::string::npos);
-    EXPECT_EQ(Count(page, "<svg"), 2u);  // both cycles drawn
+    EXPECT_EQ(CountOf(page, "<svg"), 2u);  // both cycles drawn
     EXPECT_NE(page.find("Reachable shared_ptr"), std::string::npos);
     EXPECT_NE(page.find("Held by the global in /usr/bin/app"), std::string::npos);
     EXPECT_NE(page.find("Edge to break"), std::string::npos);
@@ -156,8 +151,8 @@ TEST(LeakReportHtmlTest, FoomPageShowsExitSuspectTimelineAndCategories) {
     EXPECT_NE(page.find("oom_kill: the cgroup"), std::string::npos);
     EXPECT_NE(page.find("Caller1"), std::string::npos);
     EXPECT_NE(page.find("Memory pressure time line"), std::string::npos);
-    EXPECT_EQ(Count(page, "<polyline"), 2u);         // RSS and heap
-    EXPECT_EQ(Count(page, "stroke-dasharray"), 2u);  // two watermarks
+    EXPECT_EQ(CountOf(page, "<polyline"), 2u);         // RSS and heap
+    EXPECT_EQ(CountOf(page, "stroke-dasharray"), 2u);  // two watermarks
     EXPECT_NE(page.find("(suspect)"), std::string::npos);
   }
 }
@@ -168,7 +163,7 @@ TEST(LeakReportHtmlTest, LargeReportsAreFolded) {
   HtmlOptions options;
   options.max_groups = 10;
   std::string page = LeakReportHtml(report, options);
-  EXPECT_EQ(Count(page, "class=\"group\""), 10u);
+  EXPECT_EQ(CountOf(page, "class=\"group\""), 10u);
   EXPECT_NE(page.find("41 smaller groups"), std::string::npos);
 }
 

@@ -51,12 +51,6 @@ bool ExitedZero(const RunResult& run) {
   return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 struct LoadedPage {
   std::string dom;                   // the serialized DOM after the page's script ran
   std::vector<std::string> console;  // the browser's console lines
@@ -97,31 +91,35 @@ class ReportPagesBrowserTest : public ::testing::Test {
              "HEAPGRAPH_BROWSER";
     }
   }
+  // Runs `heapgraph ARGS` (which writes `page`), checks the page is self-contained, loads it and
+  // expects no console message; the DOM after the page's script ran.
+  std::string RenderAndLoad(const std::vector<std::string>& args, const std::string& page) {
+    RunResult run = RunToExit(HEAPGRAPH_CLI, args, {}, milliseconds(180000));
+    EXPECT_TRUE(ExitedZero(run)) << run.stderr_text;
+    std::string html = ReadFile(page);
+    EXPECT_FALSE(html.empty()) << run.stderr_text;
+    ExpectSelfContained(html);
+    LoadedPage loaded = Load(browser_, page, root_.path());
+    EXPECT_EQ(loaded.console, std::vector<std::string>{}) << "no console message, no script error";
+    return loaded.dom;
+  }
+
   std::string browser_;
   TempRoot root_;
 };
 
 TEST_F(ReportPagesBrowserTest, DemoLeakPageShowsItsGroupsAndDrawsBothCycles) {
   std::string page = root_.path() + "/demo-leaks.html";
-  RunResult run = RunToExit(HEAPGRAPH_CLI,
-                            {"run", "--exitcode", "0", "--html", page, "--json",
-                             root_.path() + "/demo.json", "--", HEAPGRAPH_DEMO_APP},
-                            {}, milliseconds(180000));
-  ASSERT_TRUE(ExitedZero(run)) << run.stderr_text;
-  std::string html = ReadFile(page);
-  ASSERT_FALSE(html.empty()) << run.stderr_text;
-  ExpectSelfContained(html);
-
-  LoadedPage loaded = Load(browser_, page, root_.path());
-  EXPECT_EQ(loaded.console, std::vector<std::string>{}) << "no console message, no script error";
-  const std::string& dom = loaded.dom;
+  std::string dom = RenderAndLoad({"run", "--exitcode", "0", "--html", page, "--json",
+                                   root_.path() + "/demo.json", "--", HEAPGRAPH_DEMO_APP},
+                                  page);
   EXPECT_NE(dom.find("heapgraph leak report"), std::string::npos) << dom.substr(0, 2000);
   EXPECT_NE(dom.find("Direct leaks"), std::string::npos);
-  EXPECT_GE(Count(dom, "class=\"group\""), 5u) << "avatars, chain, contact, indicator";
+  EXPECT_GE(CountOf(dom, "class=\"group\""), 5u) << "avatars, chain, contact, indicator";
   EXPECT_NE(dom.find("CacheAvatar"), std::string::npos);
   EXPECT_NE(dom.find("BuildLeakedChain"), std::string::npos);
   // One picture per cycle, each naming its members' types and the edges' fields.
-  EXPECT_EQ(Count(dom, "<svg"), 2u);
+  EXPECT_EQ(CountOf(dom, "<svg"), 2u);
   size_t first = dom.find("<svg");
   ASSERT_NE(first, std::string::npos);
   std::string pictures = dom.substr(first);
@@ -142,16 +140,7 @@ TEST_F(ReportPagesBrowserTest, FoomPageOfAKilledProgramShowsItsVerdictAndWhatHel
   child.Kill(SIGKILL);
   child.Wait();
   std::string page = root_.path() + "/foom.html";
-  RunResult run = RunToExit(HEAPGRAPH_CLI, {"foom", root_.DirectoryOf(child.pid()), "--html", page},
-                            {}, milliseconds(180000));
-  ASSERT_TRUE(ExitedZero(run)) << run.stderr_text;
-  std::string html = ReadFile(page);
-  ASSERT_FALSE(html.empty()) << run.stderr_text;
-  ExpectSelfContained(html);
-
-  LoadedPage loaded = Load(browser_, page, root_.path());
-  EXPECT_EQ(loaded.console, std::vector<std::string>{}) << "no console message, no script error";
-  const std::string& dom = loaded.dom;
+  std::string dom = RenderAndLoad({"foom", root_.DirectoryOf(child.pid()), "--html", page}, page);
   EXPECT_NE(dom.find("heapgraph FOOM report"), std::string::npos) << dom.substr(0, 2000);
   EXPECT_NE(dom.find("likely_oom_kill"), std::string::npos) << dom.substr(0, 4000);
   EXPECT_NE(dom.find("Malloc 1000 B"), std::string::npos);
