@@ -179,6 +179,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     if (scan_options.types) scan_options.prepared_readers = Reuse().readers.Get();
     scan_options.types_only_if_leaked = options.repeated;
     scan_options.hold_allocations_while_marking = options.repeated;
+    scan_options.in_stopped_world = options.repeated;
     CloseSymbolFiles close_files;
     SymbolWarmup warmup(Reuse().symbolizer);  // nothing allocated before the snapshot
     // A delta check symbolizes only when its window leaked (usually nothing: a test's check).

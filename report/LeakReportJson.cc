@@ -113,6 +113,7 @@ json ScanJson(const LeakReport& r) {
             {"unreadable_pages", s.unreadable_pages},
             {"absent_pages", s.absent_pages},
             {"stop_method", s.stop_method},
+            {"in_stopped_world", s.in_stopped_world},
             {"notice", r.notice}};
   if (!r.ok) j["error"] = r.error;
   return j;

@@ -140,6 +140,7 @@ void ScanFrom(const ReportJsonFields& s, LeakReport& report) {
   stats.unreadable_pages = s.Has("unreadable_pages") ? s.Unsigned("unreadable_pages") : 0;
   stats.absent_pages = s.Has("absent_pages") ? s.Unsigned("absent_pages") : 0;
   stats.stop_method = s.String("stop_method");
+  stats.in_stopped_world = s.Has("in_stopped_world") && s.Bool("in_stopped_world");
 }
 
 }  // namespace

@@ -339,6 +339,7 @@ std::string ScanLine(const LeakReport& report) {
   const scanner::ScanStats& s = report.stats;
   const scanner::ScanTimings& t = report.timings;
   std::string method = s.stop_method.empty() ? "" : ", stopped by " + s.stop_method;
+  if (s.in_stopped_world) method += ", scanned while stopped";
   std::string unreadable =
       s.unreadable_pages == 0 ? "" : fmt::format(", {} unreadable page(s)", s.unreadable_pages);
   return fmt::format(

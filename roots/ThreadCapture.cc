@@ -76,6 +76,11 @@ struct ThreadCapture::HelperState {
   long snapshot_pid = 0;
   // Ranges the snapshot does not get (MADV_DONTFORK around the helper's clone); may be null.
   const UnwinderMappings* not_copied = nullptr;
+  // Set by CloneStoppedWorld() with InPlace: run by the helper before any clone, world stopped;
+  // in_place_ran once it returned something else than kNeedsCopy (its status in in_place_status).
+  ThreadCapture::SnapshotBody in_place_body = nullptr;
+  int in_place_status = 0;
+  bool in_place_ran = false;
   uint64_t caller_signal_mask = 0;  // the snapshot's mask (the helper blocks asynchronous signals)
 
   // The first failure, claimed through `failed`; the caller turns it into a message once the
@@ -88,6 +93,7 @@ struct ThreadCapture::HelperState {
 
   int64_t seize_started_ns = 0;  // before the first PTRACE_SEIZE
   int64_t attached_ns = 0;       // every thread stopped and recorded
+  int64_t in_place_ns = 0;       // the in-place body's duration (0: not run)
   int64_t cloned_ns = 0;         // the snapshot process cloned (0: none)
   int64_t advice_ns = 0;         // of the clone step: the MADV_DONTFORK and MADV_DOFORK calls
   int64_t detaching_ns = 0;      // before the first PTRACE_DETACH
@@ -375,6 +381,19 @@ bool CloneSnapshot(State* s) {
   return pid > 0;
 }
 
+// The in-place body, if any, in this helper task while every thread is stopped. True when it did
+// the snapshot's work (no snapshot process is needed).
+bool RunInPlace(State* s) {
+  if (s->in_place_body == nullptr) return false;
+  const int64_t started = RawSyscall::MonotonicNs();
+  const int status = s->in_place_body(s->snapshot_argument);
+  s->in_place_ns = RawSyscall::MonotonicNs() - started;
+  if (status == ThreadCapture::kNeedsCopy) return false;
+  s->in_place_status = status;
+  s->in_place_ran = true;
+  return true;
+}
+
 int HelperMain(void* argument) {
   auto* s = static_cast<State*>(argument);
   if (!AttachEveryThreadTimed(s)) {
@@ -384,7 +403,7 @@ int HelperMain(void* argument) {
   }
   // Detach before waking the caller: the threads run again without waiting for it to be
   // scheduled.
-  if (s->snapshot_body != nullptr && CloneSnapshot(s)) {
+  if (s->snapshot_body != nullptr && (RunInPlace(s) || CloneSnapshot(s))) {
     DetachEveryThread(s);
     Publish(s, State::kReleased);
     return 0;
@@ -488,6 +507,9 @@ bool ThreadCapture::Prepare(size_t slots) {
   state_->snapshot_body = snapshot_body_;
   state_->snapshot_argument = snapshot_argument_;
   state_->not_copied = not_copied_;
+  state_->in_place_body = in_place_body_;
+  state_->in_place_ran = false;
+  state_->in_place_ns = 0;
   sigset_t mask;
   pthread_sigmask(SIG_BLOCK, nullptr, &mask);
   std::memcpy(&state_->caller_signal_mask, &mask, sizeof(state_->caller_signal_mask));
@@ -565,7 +587,8 @@ void ThreadCapture::JoinHelper() {
   auto ms = [](int64_t from, int64_t to) { return static_cast<double>(to - from) / 1e6; };
   stats_.threads_stopped_ms = ms(s.seize_started_ns, s.released_ns);
   stats_.attach_ms = ms(s.seize_started_ns, s.attached_ns);
-  stats_.snapshot_clone_ms = s.cloned_ns != 0 ? ms(s.attached_ns, s.cloned_ns) : 0;
+  stats_.in_place_ms = static_cast<double>(s.in_place_ns) / 1e6;
+  stats_.snapshot_clone_ms = s.cloned_ns != 0 ? ms(s.attached_ns + s.in_place_ns, s.cloned_ns) : 0;
   stats_.not_copied_advice_ms = static_cast<double>(s.advice_ns) / 1e6;
   stats_.detach_ms = ms(s.detaching_ns, s.released_ns);
   RestoreDumpable();
@@ -660,15 +683,30 @@ std::array<std::pair<uint64_t, uint64_t>, 7> ThreadCapture::BufferRanges() const
 
 pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
                                        const UnwinderMappings* not_copied) {
+  return CloneStoppedWorld(body, argument, not_copied, nullptr);
+}
+
+pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
+                                       const UnwinderMappings* not_copied, InPlace* in_place) {
   snapshot_body_ = body;
   snapshot_argument_ = argument;
   not_copied_ = not_copied;
+  in_place_body_ = in_place != nullptr ? in_place->body : nullptr;
+  if (in_place != nullptr) in_place->ran = false;
   const bool stopped = StopAll();
   snapshot_body_ = nullptr;
   snapshot_argument_ = nullptr;
   not_copied_ = nullptr;
+  in_place_body_ = nullptr;
   if (!stopped) return 0;
-  if (!stopped_) return static_cast<pid_t>(state_->snapshot_pid);  // the helper did it all
+  if (!stopped_) {  // the helper did it all
+    if (in_place != nullptr && state_->in_place_ran) {
+      in_place->ran = true;
+      in_place->status = state_->in_place_status;
+      return 0;
+    }
+    return static_cast<pid_t>(state_->snapshot_pid);
+  }
   const pid_t pid = CloneFromCaller(body, argument);
   ReleaseAll();
   return pid;

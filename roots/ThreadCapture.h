@@ -124,6 +124,25 @@ class ThreadCapture {
   pid_t CloneStoppedWorld(SnapshotBody body, void* argument,
                           const UnwinderMappings* not_copied = nullptr);
 
+  // The snapshot's work done in place, without a snapshot process: `in_place->body(argument)`
+  // runs in this process's own memory while every thread is stopped, and the threads run again
+  // only when it returns (LeakSanitizer's way: no copy-on-write faults for the program's threads
+  // afterwards, at the price of a longer stop). It runs in the ptrace helper, on the helper's stack
+  // (BufferRanges()), with the calling thread's TLS, with signal handlers of its own (the helper
+  // shares no handler table with the program) and the same rules as the snapshot body: raw system
+  // calls, no host malloc. If it returns kNeedsCopy, CloneStoppedWorld goes on as above (the
+  // world is still stopped) and returns the snapshot's pid; else no snapshot process is made,
+  // in_place->status holds what the body returned, in_place->ran is true and the result is 0.
+  // Under signal suspension (no ptrace helper) the body is not run: a snapshot process is made.
+  static constexpr int kNeedsCopy = -1;
+  struct InPlace {
+    SnapshotBody body = nullptr;
+    int status = 0;
+    bool ran = false;
+  };
+  pid_t CloneStoppedWorld(SnapshotBody body, void* argument, const UnwinderMappings* not_copied,
+                          InPlace* in_place);
+
   bool stopped() const { return stopped_; }
   std::span<const ThreadInfo> threads() const;
   // Which mechanism holds the world: kPtrace or kSignals (meaningful while stopped()).
@@ -136,8 +155,8 @@ class ThreadCapture {
   // finds nothing new) and threads that exited while being attached.
   // The *_ms: the main helper's clock, set once the world is released (0 under signal
   // suspension). threads_stopped_ms runs from its first PTRACE_SEIZE to the last PTRACE_DETACH:
-  // attach_ms (every thread stopped and recorded), then snapshot_clone_ms (CloneStoppedWorld()
-  // only), then until the detaching starts, then detach_ms.
+  // attach_ms (every thread stopped and recorded), then in_place_ms and snapshot_clone_ms
+  // (CloneStoppedWorld() only), then until the detaching starts, then detach_ms.
   struct Stats {
     int passes = 0;  // the main helper's
     int exited_during_attach = 0;
@@ -146,6 +165,7 @@ class ThreadCapture {
     double threads_stopped_ms = 0;
     double attach_ms = 0;
     double snapshot_clone_ms = 0;
+    double in_place_ms = 0;  // the in-place body (CloneStoppedWorld with InPlace), world stopped
     double not_copied_advice_ms = 0;  // of snapshot_clone_ms: marking and unmarking not_copied
     double detach_ms = 0;
   };
@@ -189,6 +209,7 @@ class ThreadCapture {
   SnapshotBody snapshot_body_ = nullptr;  // set for the duration of CloneStoppedWorld()
   void* snapshot_argument_ = nullptr;
   const UnwinderMappings* not_copied_ = nullptr;
+  SnapshotBody in_place_body_ = nullptr;
   int saved_dumpable_ = -1;
   Method method_used_ = Method::kPtrace;
   Stats stats_;

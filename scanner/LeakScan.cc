@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <memory>
 
@@ -21,6 +22,7 @@
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/ExplainScan.h"
+#include "scanner/PagePool.h"
 #include "scanner/ResultChannel.h"
 #include "scanner/SnapshotProcess.h"
 #include "scanner/TypedScan.h"
@@ -233,8 +235,8 @@ bool RunWhileMarking(const ScanOptions& options, const std::string& recording_di
   if (!options.while_marking) return false;
   bool reaped = false;
   std::function<bool()> marking_done = [&] {
-    // __WALL: also a snapshot cloned without SIGCHLD as its exit signal.
-    if (!reaped) reaped = waitpid(pid, status, WNOHANG | __WALL) == pid;
+    // __WALL: also a snapshot cloned without SIGCHLD as its exit signal. No pid: done in place.
+    if (!reaped) reaped = pid <= 0 || waitpid(pid, status, WNOHANG | __WALL) == pid;
     return reaped;
   };
   try {
@@ -278,25 +280,56 @@ bool CollectResult(const Preparation& prep, int status, ScanResult* result) {
   return read_ok;
 }
 
+// Set once an in-place scan of this process ended its helper task (a page faulted): from then on
+// every scan makes a snapshot process, which can make such pages readable in its own copy.
+std::atomic<bool> g_in_place_faulted{false};
+
+// Stops the world and makes the snapshot: in place first when asked (and possible), else, or if
+// the in-place helper task ended on a fault, with a snapshot process. Returns its pid; 0 with
+// in_place->ran when the scan was done in place; 0 without if the world could not be stopped.
+pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
+                      roots::ThreadCapture::InPlace* in_place, std::string* notice) {
+  context->in_place = context->in_place && !g_in_place_faulted.load();
+  if (context->in_place) {
+    in_place->body = &SnapshotProcess::InPlace;
+    pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context,
+                                               context->view.unwinder, in_place);
+    if (pid != 0 || in_place->ran) return pid;
+    // The helper task ended (or the world could not be stopped). Its page pool lived on its stack.
+    PagePool::Activate(nullptr);
+    g_in_place_faulted = true;
+    *notice = "the scan in place ended (" + prep.capture.error() +
+              "): scanned with a snapshot process, as every later check of this process";
+    context->in_place = false;
+  }
+  in_place->body = nullptr;
+  return prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
+}
+
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the
 // ptrace helper when it can), and releases the recorder once the snapshot process has copied the
 // blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
 // (never roots: the helper leaves them out of its clone). Returns its pid; <= 0 with
-// result->error if there is none.
+// result->error if there is none; 0 with in_place->ran after a scan in place (the world stopped
+// until its end).
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
-                        SnapshotProcess::Context* context, ScanResult* result) {
+                        SnapshotProcess::Context* context, ScanResult* result,
+                        roots::ThreadCapture::InPlace* in_place) {
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
   prep.ShareWith(context);
-  const pid_t pid =
-      prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
-  if (pid == 0) {
+  const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice);
+  if (pid == 0 && !in_place->ran) {
     recorder.end_snapshot();
     result->error = "cannot stop the threads: " + prep.capture.error();
     return 0;
   }
   double released = NowMs();
+  std::string in_place_notice = std::move(result->notice);
   NoteCapture(prep.capture, result);
+  if (!in_place_notice.empty()) {
+    result->notice = in_place_notice + (result->notice.empty() ? "" : "; " + result->notice);
+  }
   AwaitCopy(prep, pid);
   recorder.end_snapshot();
   double unlocked = NowMs();
@@ -333,7 +366,16 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
-  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result);
+  context.in_place = options.in_stopped_world;
+  roots::ThreadCapture::InPlace in_place;
+  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place);
+  if (in_place.ran) {
+    result.stats.in_stopped_world = true;
+    RunWhileMarking(options, result.recording_dir, 0, nullptr);  // the marking is over
+    result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
+    result.timings.total_ms = NowMs() - start;
+    return result;
+  }
   if (pid <= 0) return result;
   result.ok = CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid), &result);
   result.timings.total_ms = NowMs() - start;

@@ -52,6 +52,13 @@ struct ScanOptions {
   // TLB shootdown (with ten threads allocating, most of a check's time). The allocation pause then
   // lasts as long as the marking (LeakSanitizer stops every thread for its whole check).
   bool hold_allocations_while_marking = false;
+  // The whole scan in the program's own memory while every thread stays stopped, without a
+  // snapshot process (SnapshotProcess::InPlace; LeakSanitizer's way). The world-stopped time
+  // becomes the scan's, and the threads take no copy-on-write fault afterwards (each page a thread
+  // writes after a snapshot process was made faults once, with a TLB shootdown). With ptrace only;
+  // under signal suspension, or once a page faulted during an in-place scan of this process, the
+  // scan makes a snapshot process as without it.
+  bool in_stopped_world = false;
   // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
   // ScanResult::explained. Empty: nothing of it runs.
   ExplainRequest explain;

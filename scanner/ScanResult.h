@@ -45,6 +45,9 @@ struct ScanStats {
   // nor in swap (never written: zeros), skipped unread (scanner/PresentPages).
   uint64_t absent_pages = 0;
   std::string stop_method;  // "ptrace" or "signals"
+  // Scanned in the program's own memory while the world stayed stopped, without a snapshot
+  // process (ScanOptions::in_stopped_world).
+  bool in_stopped_world = false;
 };
 
 struct ScanResult {

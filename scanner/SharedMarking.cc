@@ -95,10 +95,18 @@ void SharedMarking::ShareTyping(const types::ReaderSet& readers,
   half_ = blocks / 2;
 }
 
+SharedMarking::~SharedMarking() {
+  AwaitHelper();
+  if (shared_ != nullptr) syscall(SYS_munmap, shared_, sizeof(Shared) + index_.size());
+  if (!identities_.empty()) {
+    syscall(SYS_munmap, identities_.data(), identities_.size() * sizeof(types::TypeIdentity));
+  }
+}
+
 bool SharedMarking::Mark(const RootRanges& roots, std::span<const roots::ThreadInfo> threads) {
   int done[2] = {-1, -1};
   long pid = -1;
-  if (syscall(SYS_pipe2, done, 0) == 0) {
+  if (!alone_ && syscall(SYS_pipe2, done, 0) == 0) {
     pid = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   }
   if (pid == 0) {

@@ -37,6 +37,12 @@ class SharedMarking {
       : index_(index), interior_(interior_pointers), pages_(pages) {}
   SharedMarking(const SharedMarking&) = delete;
   SharedMarking& operator=(const SharedMarking&) = delete;
+  ~SharedMarking();  // unmaps the marks and the typing share (waits for the helper first)
+
+  // No helper process: this process marks (and types) alone. For a scan done in the program's
+  // own memory (SnapshotProcess in place), where a fork-like helper would give every page of the
+  // program a copy-on-write mapping again.
+  void MarkAlone() { alone_ = true; }
 
   // Maps the mark array (one byte per block) and the helper's statistics. False, errno set, if
   // it cannot.
@@ -80,6 +86,7 @@ class SharedMarking {
   uint8_t* marks_ = nullptr;
   MarkStats stats_;
   pid_t helper_ = 0;  // 0: none (not cloned, or already waited for)
+  bool alone_ = false;
   // The helper's typing share, set by ShareTyping.
   const types::ReaderSet* readers_ = nullptr;  // nullptr: no share
   const roots::ProcessMappings* mappings_ = nullptr;

@@ -162,10 +162,16 @@ std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const SnapshotProcess::
 }  // namespace
 
 int SnapshotProcess::Entry(void* context) {
-  SnapshotProcess(*static_cast<const Context*>(context)).Run();
+  return SnapshotProcess(*static_cast<const Context*>(context)).Run();
 }
 
-void SnapshotProcess::Run() {
+int SnapshotProcess::InPlace(void* context) {
+  const int status = SnapshotProcess(*static_cast<const Context*>(context)).Run();
+  PagePool::Activate(nullptr);  // every array was given back and unmapped with the pool
+  return status;
+}
+
+int SnapshotProcess::Run() {
   bool maps_ok = c_.mappings->ReadWithoutAllocating();  // step 1
   // Every array from here on reuses the pages of those freed before it (a fresh page costs the
   // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
@@ -176,21 +182,26 @@ void SnapshotProcess::Run() {
   MmapVector<BlockRange> ranges = SortBlocks(blocks);  // blocks[i] is ranges[i]'s block
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
-  if (!maps_ok) Fail("cannot read /proc/self/maps", c_.mappings->error());
+  if (!maps_ok) return Fail("cannot read /proc/self/maps", c_.mappings->error());
   // From here on a page of the program's that faults (PROT_NONE or guard page in a block or a
   // root, a page past a truncated file's end) is made readable and counted, in this process and
-  // its clones (the marking helper).
-  UnreadablePages::Install(*c_.mappings, index);
+  // its clones (the marking helper); in place it ends the helper task instead.
+  if (c_.in_place) {
+    UnreadablePages::InstallFatal();
+  } else {
+    UnreadablePages::Install(*c_.mappings, index);
+  }
   PresentPages pages(*c_.mappings);  // never-written anonymous pages are skipped unread
   RootRanges roots = ComputeRoots(index, blocks, pages);
-  MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
+  return MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
 }
 
-void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
-                                   uint64_t live_bytes, const RootRanges& roots,
-                                   PresentPages& pages, PagePool& pool) {
+int SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
+                                  uint64_t live_bytes, const RootRanges& roots, PresentPages& pages,
+                                  PagePool& pool) {
   SharedMarking marking(index, c_.interior_pointers, &pages);
-  if (!marking.Map()) Fail("cannot map the mark array", strerror(errno));
+  if (c_.in_place) marking.MarkAlone();
+  if (!marking.Map()) return Fail("cannot map the mark array", strerror(errno));
   // Ignored blocks are never leaked: marked before marking (their contents are roots, added by
   // ComputeRoots), so nothing they point to is leaked either, as with LeakSanitizer.
   for (uint32_t i = 0; i < blocks.size(); ++i) {
@@ -200,7 +211,7 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   if (c_.readers != nullptr && !c_.types_only_if_leaked) {
     marking.ShareTyping(*c_.readers, *c_.mappings);
   }
-  if (!marking.Mark(roots, c_.capture->threads())) Fail("the marking helper process died");
+  if (!marking.Mark(roots, c_.capture->threads())) return Fail("the marking helper process died");
   if (c_.hold_allocations_while_marking) ReleaseRecorder();
   // Reads the final marks; the edges.
   HeapMarker marker(index, c_.interior_pointers, marking.marks(), &pages);
@@ -236,10 +247,11 @@ void SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Bl
   } else {
     marking.AwaitHelper();
   }
-  _exit(ok ? 0 : 4);
+  return ok ? 0 : 4;
 }
 
 void SnapshotProcess::ReleaseRecorder() const {
+  if (c_.in_place) return;  // the world is stopped until the end; the descriptors are shared
   char one = 1;
   (void)!write(c_.ready_fd, &one, 1);  // the copy is ours: the program may allocate again
   close(c_.ready_fd);
@@ -268,9 +280,9 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
   return roots;
 }
 
-void SnapshotProcess::Fail(const char* what, const char* detail) const {
+int SnapshotProcess::Fail(const char* what, const char* detail) const {
   ResultChannel::WriteError(c_.result_fd, what, detail);
-  _exit(3);
+  return 3;
 }
 
 }  // namespace heapgraph::scanner

@@ -61,28 +61,41 @@ class SnapshotProcess {
     bool hold_allocations_while_marking;  // the ready byte after the marking, not the copy
     const ExplainRequest* explain;        // nullptr: nothing to explain
     int explain_fd;                       // memfd for ExplainScan
+    bool in_place;                        // run by InPlace (set by the scanning process)
   };
 
-  // The snapshot's body (roots::ThreadCapture::SnapshotBody); `context` is a Context. Never
-  // returns.
+  // The snapshot's body (roots::ThreadCapture::SnapshotBody) in the snapshot process; `context`
+  // is a Context. Returns the exit status.
   static int Entry(void* context);
+
+  // The same steps in place (roots::ThreadCapture::InPlace): in the program's own memory, run by
+  // the ptrace helper while every thread stays stopped, for repeated checks (no snapshot process:
+  // no copy-on-write fault for the program's threads afterwards). Differences: no ready byte (the
+  // world is stopped until the end, the scanning process releases the recorder afterwards), no
+  // marking helper (its fork-like clone would give every page a copy-on-write mapping again), and
+  // every array is unmapped and every descriptor closed before returning. A page that faults ends
+  // the helper task (UnreadablePages::InstallFatal), never the program: the scanning process then
+  // scans again with a snapshot process (and leaves in-place scans off), since only a snapshot
+  // may change the protections of the program's pages to read them. Returns the status Entry's
+  // process would have exited with.
+  static int InPlace(void* context);
 
  private:
   explicit SnapshotProcess(const Context& context) : c_(context) {}
 
-  [[noreturn]] void Run();
+  int Run();
   // Steps 5 to 7 over the sorted, indexed blocks (`pool`: step 1's page pool).
-  [[noreturn]] void MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
-                                 uint64_t live_bytes, const RootRanges& roots, PresentPages& pages,
-                                 PagePool& pool);
-  // Step 2's signal.
+  int MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
+                   uint64_t live_bytes, const RootRanges& roots, PresentPages& pages,
+                   PagePool& pool);
+  // Step 2's signal (none in place).
   void ReleaseRecorder() const;
   // Step 4, with the program's ignored blocks (of `blocks`) and root regions; the absent pages
   // `pages` names are cut out last.
   RootRanges ComputeRoots(const BlockIndex& index, std::span<const LeakedBlock> blocks,
                           PresentPages& pages) const;
-  // The error line "<what>[: <detail>]" instead of a result; exit status 3.
-  [[noreturn]] void Fail(const char* what, const char* detail = nullptr) const;
+  // The error line "<what>[: <detail>]" instead of a result; returns exit status 3.
+  int Fail(const char* what, const char* detail = nullptr) const;
 
   const Context& c_;
 };

@@ -139,7 +139,35 @@ void Handle(int signal, siginfo_t* info, void*) {
   }
 }
 
+void EndTask(int, siginfo_t*, void*) {
+  for (;;) RawSyscall::Call(SYS_exit_group, kFaultStatus);
+}
+
+// Unblocks SIGSEGV and SIGBUS: a fault whose signal is blocked kills outright (the snapshot runs
+// with the mask of the thread that asked for the check, the ptrace helper with most signals
+// blocked).
+void UnblockFaults() {
+  uint64_t mask = (uint64_t{1} << (SIGSEGV - 1)) | (uint64_t{1} << (SIGBUS - 1));
+  RawSyscall::Call(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&mask), 0, sizeof(mask));
+}
+
+bool SetHandlers(void (*handler)(int, siginfo_t*, void*)) {
+  struct sigaction action = {};
+  action.sa_sigaction = handler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  if (__sigaction(SIGSEGV, &action, nullptr) != 0 || __sigaction(SIGBUS, &action, nullptr) != 0) {
+    return false;
+  }
+  UnblockFaults();
+  return true;
+}
+
 }  // namespace
+
+bool InstallFatal() {
+  return SetHandlers(&EndTask);
+}
 
 bool Install(const ProcessMappings& mappings, const BlockIndex& blocks) {
   long mapped = RawSyscall::Call(SYS_mmap, 0, sizeof(Shared), PROT_READ | PROT_WRITE,
@@ -149,18 +177,7 @@ bool Install(const ProcessMappings& mappings, const BlockIndex& blocks) {
   g_state.blocks = &blocks;
   g_state.page_size = static_cast<uint64_t>(getpagesize());
   g_state.shared = reinterpret_cast<Shared*>(mapped);
-  struct sigaction action = {};
-  action.sa_sigaction = &Handle;
-  action.sa_flags = SA_SIGINFO;
-  sigemptyset(&action.sa_mask);
-  if (__sigaction(SIGSEGV, &action, nullptr) != 0 || __sigaction(SIGBUS, &action, nullptr) != 0) {
-    return false;
-  }
-  // A fault whose signal is blocked kills outright: the snapshot runs with the mask of the thread
-  // that asked for the check.
-  uint64_t mask = (uint64_t{1} << (SIGSEGV - 1)) | (uint64_t{1} << (SIGBUS - 1));
-  RawSyscall::Call(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&mask), 0, sizeof(mask));
-  return true;
+  return SetHandlers(&Handle);
 }
 
 uint64_t Count() {

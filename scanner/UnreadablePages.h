@@ -30,6 +30,14 @@ namespace heapgraph::scanner::UnreadablePages {
 // when the handlers or their state could not be set up.
 bool Install(const roots::ProcessMappings& mappings, const BlockIndex& blocks);
 
+// For a scan in the program's own memory (SnapshotProcess::InPlace, in the ptrace helper task,
+// whose signal handlers are its own): a fault there must not change the program's pages, so
+// SIGSEGV and SIGBUS end the calling task (exit_group with kFaultStatus) instead; the program
+// goes on (its threads are detached when their tracer ends). False when the handlers could not be
+// set (a fault then kills the task all the same, by the default action).
+inline constexpr int kFaultStatus = 70;
+bool InstallFatal();
+
 // Distinct pages made readable so far by this process and its clones made after Install().
 uint64_t Count();
 

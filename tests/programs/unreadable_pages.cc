@@ -19,7 +19,10 @@
 // Prints one line:
 //   ok=1 leaked=<3,131-byte leaks> kept_leaked=<5,151-byte blocks reported>
 //   hidden_leaked=<6,161-byte blocks reported> big_leaked=<leaked 1 MiB + 3 pages blocks reported>
-//   unreadable=<pages> (all on one line)
+//   unreadable=<pages> (all on one line); with a second argument `in_place` the scan is asked to
+//   run in place (ScanOptions::in_stopped_world) and scans twice, and the line goes on with
+//   in_place=<0/1> fell_back=<0/1: the in-place helper ended on a fault> again_ok=<0/1>
+//   again_in_place=<0/1> again_leaked=<3,131-byte leaks of the second scan>
 // or "skip=<reason>" (exit 0) when the kernel lacks the feature, "ok=0 error=<...>" (exit 1) when
 // the scan failed, and exits 64 on a bad argument.
 #include <fcntl.h>
@@ -160,7 +163,7 @@ char* Prepare(const std::string& mode, std::string* skip, std::string* error) {
   return nullptr;
 }
 
-int Run(const std::string& mode) {
+int Run(const std::string& mode, bool in_place) {
   std::string skip, error;
   char* holder = Prepare(mode, &skip, &error);
   if (!skip.empty()) {
@@ -180,26 +183,40 @@ int Run(const std::string& mode) {
     pthread_create(&threads[i], nullptr, ParkedThreads::Idle, nullptr);
   }
   ParkedThreads::AwaitParked(kIdleThreads + 1);
-  heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan({});
+  heapgraph::scanner::ScanOptions options;
+  options.in_stopped_world = in_place;
+  heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan(options);
+  // In place, a faulting page ends the scan's helper task: scanned again with a snapshot process,
+  // and so is the next scan (in place stays off in this process).
+  const bool fell_back = r.notice.find("scan in place ended") != std::string::npos;
+  heapgraph::scanner::ScanResult again =
+      in_place ? heapgraph::scanner::RunLeakScan(options) : heapgraph::scanner::ScanResult{};
   ParkedThreads::ReleaseAndJoin(threads);
   if (!r.ok) {
     std::printf("ok=0 error=%s\n", r.error.c_str());
     return 1;
   }
-  std::printf("ok=1 leaked=%zu kept_leaked=%zu hidden_leaked=%zu big_leaked=%zu unreadable=%llu\n",
+  std::printf("ok=1 leaked=%zu kept_leaked=%zu hidden_leaked=%zu big_leaked=%zu unreadable=%llu",
               CountSize(r, kLeakSize), CountSize(r, kKeptSize), CountSize(r, kHiddenSize),
               CountSize(r, kBigLeakSize),
               static_cast<unsigned long long>(r.stats.unreadable_pages));
+  if (in_place) {
+    std::printf(" in_place=%d fell_back=%d again_ok=%d again_in_place=%d again_leaked=%zu",
+                r.stats.in_stopped_world ? 1 : 0, fell_back ? 1 : 0, again.ok ? 1 : 0,
+                again.stats.in_stopped_world ? 1 : 0, CountSize(again, kLeakSize));
+  }
+  std::printf("\n");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  if (argc < 2 || argc > 3 || (argc == 3 && std::string(argv[2]) != "in_place")) {
     std::fprintf(stderr,
-                 "usage: unreadable_pages mmap_block|brk_block|guard_block|guard_root|file_root\n");
+                 "usage: unreadable_pages mmap_block|brk_block|guard_block|guard_root|file_root "
+                 "[in_place]\n");
     return 64;
   }
-  return Run(argv[1]);
+  return Run(argv[1], argc == 3);
 }

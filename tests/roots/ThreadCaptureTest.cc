@@ -615,6 +615,93 @@ TEST_F(CloneStoppedWorldTest, ThreadsStartingAndExitingDuringTheStop) {
   std::printf("[ info ] 30 snapshots during churn (%d threads created)\n", churn.created());
 }
 
+// ---- CloneStoppedWorld(..., InPlace): the body in this process, the world stopped. ------------
+
+struct InPlaceCheck {
+  SnapshotCheck snapshot;
+  uint64_t before = 0;  // the counter's memory as the body began
+  uint64_t after = 0;   // and 30 ms later: equal if the world stayed stopped
+  int answer = 0;       // what the body returns
+};
+
+int InPlaceBody(void* argument) {
+  auto* c = static_cast<InPlaceCheck*>(argument);
+  const int consistent = CheckSnapshot(c->snapshot);
+  c->before = c->snapshot.counter->stored.load();
+  RawSyscall::Nanosleep(30 * 1000000L);
+  c->after = c->snapshot.counter->stored.load();
+  return consistent != 0 ? consistent : c->answer;
+}
+
+// The body runs in this process's memory (what it writes is seen here), while the counting thread
+// stays stopped (its memory does not move for 30 ms and matches its register); no snapshot
+// process is made and the world runs again afterwards.
+TEST_F(CloneStoppedWorldTest, InPlaceBodyRunsHereWhileEveryThreadIsStopped) {
+  ThreadCapture capture;
+  InPlaceCheck check{{&capture, &magic_, &counter_, static_cast<pid_t>(syscall(SYS_gettid))}};
+  check.answer = 7;
+  ThreadCapture::InPlace in_place;
+  in_place.body = &InPlaceBody;
+  const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check, nullptr, &in_place);
+  ASSERT_EQ(pid, 0) << capture.error();
+  ASSERT_TRUE(in_place.ran) << capture.error();
+  EXPECT_EQ(in_place.status, 7);
+  EXPECT_FALSE(capture.stopped());
+  EXPECT_NE(check.before, 0u);  // written by the body, read here: the same memory
+  EXPECT_EQ(check.before, check.after);
+  EXPECT_GE(capture.stats().in_place_ms, 30.0);
+  const uint64_t after = counter_.stored.load();
+  EXPECT_TRUE(WaitUntil([&] { return counter_.stored.load() > after; }, std::chrono::seconds(30)));
+}
+
+// A body that returns kNeedsCopy: the snapshot process is made after all, from the same stop.
+TEST_F(CloneStoppedWorldTest, InPlaceBodyAskingForACopyGetsASnapshotProcess) {
+  ThreadCapture capture;
+  InPlaceCheck check{{&capture, &magic_, &counter_, static_cast<pid_t>(syscall(SYS_gettid))}};
+  check.answer = ThreadCapture::kNeedsCopy;
+  ThreadCapture::InPlace in_place;
+  in_place.body = &InPlaceBody;
+  const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check.snapshot, nullptr, &in_place);
+  ASSERT_GT(pid, 0) << capture.error();
+  EXPECT_FALSE(in_place.ran);
+  EXPECT_EQ(ReapSnapshot(pid), 0);
+}
+
+// Under signal suspension there is no helper to run the body: a snapshot process is made.
+TEST_F(CloneStoppedWorldTest, InPlaceUnderSignalSuspensionMakesASnapshotProcess) {
+  ThreadCapture::Options options;
+  options.method = ThreadCapture::Method::kSignals;
+  ThreadCapture capture(options);
+  SnapshotCheck check{&capture, &magic_, &counter_, static_cast<pid_t>(syscall(SYS_gettid))};
+  ThreadCapture::InPlace in_place;
+  in_place.body = [](void*) { return 9; };
+  const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, &check, nullptr, &in_place);
+  ASSERT_GT(pid, 0) << capture.error();
+  EXPECT_FALSE(in_place.ran);
+  EXPECT_EQ(ReapSnapshot(pid), 0);
+}
+
+// A body that ends the helper task (what a fault does in an in-place scan): the program goes on,
+// the capture reports the failure, and every thread runs again.
+TEST_F(CloneStoppedWorldTest, InPlaceBodyEndingTheHelperReleasesTheWorld) {
+  ThreadCapture capture;
+  ThreadCapture::InPlace in_place;
+  in_place.body = [](void*) -> int {
+    for (;;) RawSyscall::Call(SYS_exit_group, 70);
+  };
+  const pid_t pid = capture.CloneStoppedWorld(&SnapshotBody, nullptr, nullptr, &in_place);
+  EXPECT_EQ(pid, 0);
+  EXPECT_FALSE(in_place.ran);
+  EXPECT_FALSE(capture.stopped());
+  EXPECT_NE(capture.error().find("died"), std::string::npos) << capture.error();
+  const uint64_t after = counter_.stored.load();
+  EXPECT_TRUE(WaitUntil([&] { return counter_.stored.load() > after; }, std::chrono::seconds(30)));
+  // The next capture works.
+  ThreadCapture again;
+  ASSERT_TRUE(again.StopAll()) << again.error();
+  again.ReleaseAll();
+}
+
 // The snapshot process runs with the caller's signal mask, not the helper's (which blocks every
 // asynchronous signal).
 TEST_F(ThreadCaptureTest, SnapshotRunsWithTheCallersSignalMask) {

@@ -78,6 +78,17 @@ TEST(UnreadablePagesProgramTest, GuardPagesInsideAnRwRootMapping) {
   ExpectNormalCheck(o, 0, 2);
 }
 
+// Asked to scan in place (a repeated check's way), a program whose block has a PROT_NONE page: the
+// page ends the scan's helper task, not the program; the scan runs again with a snapshot process
+// (exact, the page read there) and so does the next one.
+TEST(UnreadablePagesProgramTest, ScanInPlaceFallsBackToASnapshotOnAFaultingPage) {
+  Outcome o = RunChild("mmap_block in_place");
+  ExpectNormalCheck(o, 1, 2);
+  EXPECT_NE(o.out.find(" in_place=0 fell_back=1 again_ok=1 again_in_place=0 again_leaked=7"),
+            std::string::npos)
+      << o.out;
+}
+
 TEST(UnreadablePagesProgramTest, PrivateMappingOfATruncatedFile) {
   // Pages 1..255 lie past the end of the file (SIGBUS).
   ExpectNormalCheck(RunChild("file_root"), 0, 255);
