@@ -72,6 +72,8 @@ std::string Describe(int status) {
 struct Preparation {
   roots::ThreadCapture capture;
   roots::ProcessMappings mappings;
+  roots::ProcessMappings mappings_after_fault;  // reserved for a scan in place only
+  bool in_place = false;
   int result_fd = -1;
   int ready[2] = {-1, -1};
   int types_fd = -1;
@@ -85,6 +87,8 @@ struct Preparation {
                                                   ? roots::ThreadCapture::Method::kAuto
                                                   : roots::ThreadCapture::Method::kPtrace}) {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
+    in_place = o.in_stopped_world;
+    if (in_place) mappings_after_fault.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
     if (pipe2(ready, O_CLOEXEC) != 0) ready[0] = ready[1] = -1;
     if (o.types) PrepareTypes(o.add_readers, o.prepared_readers);
@@ -112,6 +116,7 @@ struct Preparation {
   void ShareWith(SnapshotProcess::Context* context) {
     context->capture = &capture;
     context->mappings = &mappings;
+    context->mappings_after_fault = in_place ? &mappings_after_fault : nullptr;
     context->ready_fd = ready[1];
     context->result_fd = result_fd;
     context->readers = readers.get();
@@ -280,30 +285,38 @@ bool CollectResult(const Preparation& prep, int status, ScanResult* result) {
   return read_ok;
 }
 
-// Set once an in-place scan of this process ended its helper task (a page faulted): from then on
-// every scan makes a snapshot process, which can make such pages readable in its own copy.
+// Set once a scan in place of this process met a page that faults (or its helper task ended):
+// from then on every scan makes a snapshot process, which can make such pages readable in its own
+// copy.
 std::atomic<bool> g_in_place_faulted{false};
 
-// Stops the world and makes the snapshot: in place first when asked (and possible), else, or if
-// the in-place helper task ended on a fault, with a snapshot process. Returns its pid; 0 with
-// in_place->ran when the scan was done in place; 0 without if the world could not be stopped.
+// Stops the world and makes the snapshot: in place when asked (and possible), else, or if the
+// scan in place was abandoned, with a snapshot process. Returns its pid; 0 with in_place->ran when
+// the scan was done in place; 0 without if the world could not be stopped.
 pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
                       roots::ThreadCapture::InPlace* in_place, std::string* notice) {
   context->in_place = context->in_place && !g_in_place_faulted.load();
-  if (context->in_place) {
-    in_place->body = &SnapshotProcess::InPlace;
-    pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context,
-                                               context->view.unwinder, in_place);
-    if (pid != 0 || in_place->ran) return pid;
-    // The helper task ended (or the world could not be stopped). Its page pool lived on its stack.
+  context->in_place_faulted = false;
+  in_place->body = context->in_place ? &SnapshotProcess::InPlace : nullptr;
+  pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context,
+                                             context->view.unwinder, in_place);
+  if (context->in_place_faulted) {  // the helper made the snapshot process from the same stop
+    g_in_place_faulted = true;
+    *notice =
+        "a page faulted while scanning in place: scanned with a snapshot process, as every "
+        "later check of this process";
+  } else if (context->in_place && pid == 0 && !in_place->ran) {
+    // The helper task ended during the scan in place (or the world could not be stopped). Its
+    // page pool lived on its stack.
     PagePool::Activate(nullptr);
     g_in_place_faulted = true;
     *notice = "the scan in place ended (" + prep.capture.error() +
               "): scanned with a snapshot process, as every later check of this process";
     context->in_place = false;
+    in_place->body = nullptr;
+    pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
   }
-  in_place->body = nullptr;
-  return prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
+  return pid;
 }
 
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the

@@ -51,6 +51,7 @@ class PresentPages {
 
   // False when pagemap could not be opened: every page is then read.
   bool available() const { return fd_ >= 0; }
+  int fd() const { return fd_; }  // the pagemap descriptor, -1 if none
   // Whether the PAGEMAP_SCAN ioctl answers (so far); false: pagemap entries are read.
   bool scanning() const { return scan_works_; }
 

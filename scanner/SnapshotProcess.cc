@@ -1,6 +1,7 @@
 #include "scanner/SnapshotProcess.h"
 
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "heap/store/LiveAllocationTree.h"
+#include "roots/RawSyscall.h"
+#include "roots/ThreadCapture.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/ExplainScan.h"
 #include "scanner/HeapMarker.h"
@@ -149,13 +152,17 @@ bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& m
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
 // scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
-std::array<std::pair<uint64_t, uint64_t>, 10> OwnBuffers(const SnapshotProcess::Context& c) {
-  std::array<std::pair<uint64_t, uint64_t>, 10> own = {};
+std::array<std::pair<uint64_t, uint64_t>, 12> OwnBuffers(const SnapshotProcess::Context& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 12> own = {};
   own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
   auto maps = c.mappings->BufferRanges();
   auto capture = c.capture->BufferRanges();
   std::copy(maps.begin(), maps.end(), own.begin() + 1);
   std::copy(capture.begin(), capture.end(), own.begin() + 1 + maps.size());
+  if (c.mappings_after_fault != nullptr) {
+    auto after = c.mappings_after_fault->BufferRanges();
+    std::copy(after.begin(), after.end(), own.begin() + 1 + maps.size() + capture.size());
+  }
   return own;
 }
 
@@ -166,9 +173,39 @@ int SnapshotProcess::Entry(void* context) {
 }
 
 int SnapshotProcess::InPlace(void* context) {
-  const int status = SnapshotProcess(*static_cast<const Context*>(context)).Run();
+  auto* c = static_cast<Context*>(context);
+  static sigjmp_buf jump;  // one scan at a time in a process (the check lock)
+  SnapshotProcess process(*c);
+  process.fault_jump_ = &jump;
+  int status = roots::ThreadCapture::kNeedsCopy;
+  if (sigsetjmp(jump, 1) == 0) {
+    status = process.Run();
+  } else {
+    process.UndoAfterFault();
+    c->in_place_faulted = true;
+    c->in_place = false;  // the snapshot process the helper makes next reads its copy
+  }
   PagePool::Activate(nullptr);  // every array was given back and unmapped with the pool
   return status;
+}
+
+// Every range mapped now and not at step 1 was mapped by this scan (every thread is stopped and
+// the scanning thread waits): unmapped. A new mapping merged with an older neighbour shows as a
+// longer range; only the part beyond the old one goes.
+void SnapshotProcess::UndoAfterFault() {
+  if (kept_fd_ >= 0) roots::RawSyscall::Close(kept_fd_);
+  roots::ProcessMappings* after = c_.mappings_after_fault;
+  if (after == nullptr || !after->ReadWithoutAllocating()) return;
+  std::span<const roots::ProcessMappings::Mapping> before = c_.mappings->mappings();
+  for (const roots::ProcessMappings::Mapping& m : after->mappings()) {
+    uintptr_t from = m.start;
+    for (const roots::ProcessMappings::Mapping& old : before) {
+      if (old.end <= from || old.start >= m.end) continue;
+      if (old.start > from) syscall(SYS_munmap, from, old.start - from);
+      from = std::max(from, old.end);
+    }
+    if (from < m.end) syscall(SYS_munmap, from, m.end - from);
+  }
 }
 
 int SnapshotProcess::Run() {
@@ -187,13 +224,16 @@ int SnapshotProcess::Run() {
   // root, a page past a truncated file's end) is made readable and counted, in this process and
   // its clones (the marking helper); in place it ends the helper task instead.
   if (c_.in_place) {
-    UnreadablePages::InstallFatal();
+    UnreadablePages::InstallJump(fault_jump_);
   } else {
     UnreadablePages::Install(*c_.mappings, index);
   }
   PresentPages pages(*c_.mappings);  // never-written anonymous pages are skipped unread
+  kept_fd_ = pages.fd();
   RootRanges roots = ComputeRoots(index, blocks, pages);
-  return MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
+  const int status = MarkAndWrite(blocks, index, live_bytes, roots, pages, pool);
+  kept_fd_ = -1;  // closed with `pages`
+  return status;
 }
 
 int SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,

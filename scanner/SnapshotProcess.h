@@ -24,6 +24,8 @@
 // check.
 #pragma once
 
+#include <setjmp.h>
+
 #include <cstdint>
 #include <span>
 
@@ -62,6 +64,10 @@ class SnapshotProcess {
     const ExplainRequest* explain;        // nullptr: nothing to explain
     int explain_fd;                       // memfd for ExplainScan
     bool in_place;                        // run by InPlace (set by the scanning process)
+    // InPlace only: reserved for reading the map again after a fault, and set when one happened
+    // (the scan was abandoned; the snapshot process makes it).
+    roots::ProcessMappings* mappings_after_fault;
+    bool in_place_faulted;
   };
 
   // The snapshot's body (roots::ThreadCapture::SnapshotBody) in the snapshot process; `context`
@@ -73,17 +79,20 @@ class SnapshotProcess {
   // no copy-on-write fault for the program's threads afterwards). Differences: no ready byte (the
   // world is stopped until the end, the scanning process releases the recorder afterwards), no
   // marking helper (its fork-like clone would give every page a copy-on-write mapping again), and
-  // every array is unmapped and every descriptor closed before returning. A page that faults ends
-  // the helper task (UnreadablePages::InstallFatal), never the program: the scanning process then
-  // scans again with a snapshot process (and leaves in-place scans off), since only a snapshot
-  // may change the protections of the program's pages to read them. Returns the status Entry's
-  // process would have exited with.
+  // every array is unmapped and every descriptor closed before returning. A page that faults when
+  // read abandons the scan (UnreadablePages::InstallJump), since only a snapshot may change the
+  // protections of the program's pages to read them: every mapping made since step 1 is unmapped
+  // (the map read again, minus step 1's), the pagemap descriptor closed, `in_place_faulted` set,
+  // and kNeedsCopy returned: the helper then makes the snapshot process from the same stop.
+  // Else returns the status Entry's process would have exited with.
   static int InPlace(void* context);
 
  private:
   explicit SnapshotProcess(const Context& context) : c_(context) {}
 
   int Run();
+  // After a fault in place: unmaps what this scan mapped, closes the descriptor it kept.
+  void UndoAfterFault();
   // Steps 5 to 7 over the sorted, indexed blocks (`pool`: step 1's page pool).
   int MarkAndWrite(std::span<const LeakedBlock> blocks, const BlockIndex& index,
                    uint64_t live_bytes, const RootRanges& roots, PresentPages& pages,
@@ -98,6 +107,8 @@ class SnapshotProcess {
   int Fail(const char* what, const char* detail = nullptr) const;
 
   const Context& c_;
+  int kept_fd_ = -1;                  // PresentPages' pagemap descriptor, while open
+  sigjmp_buf* fault_jump_ = nullptr;  // InPlace's
 };
 
 }  // namespace heapgraph::scanner

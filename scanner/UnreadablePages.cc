@@ -139,8 +139,17 @@ void Handle(int signal, siginfo_t* info, void*) {
   }
 }
 
-void EndTask(int, siginfo_t*, void*) {
-  for (;;) RawSyscall::Call(SYS_exit_group, kFaultStatus);
+sigjmp_buf* g_jump = nullptr;  // InstallJump's target
+
+void Jump(int signal, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code > 0 && g_jump != nullptr) siglongjmp(*g_jump, 1);
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  __sigaction(signal, &default_action, nullptr);
+  if (info == nullptr || info->si_code <= 0) {
+    RawSyscall::Tgkill(RawSyscall::Getpid(), RawSyscall::Gettid(), signal);
+  }
 }
 
 // Unblocks SIGSEGV and SIGBUS: a fault whose signal is blocked kills outright (the snapshot runs
@@ -165,8 +174,9 @@ bool SetHandlers(void (*handler)(int, siginfo_t*, void*)) {
 
 }  // namespace
 
-bool InstallFatal() {
-  return SetHandlers(&EndTask);
+bool InstallJump(sigjmp_buf* jump) {
+  g_jump = jump;
+  return SetHandlers(&Jump);
 }
 
 bool Install(const ProcessMappings& mappings, const BlockIndex& blocks) {

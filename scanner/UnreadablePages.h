@@ -18,6 +18,8 @@
 // Async-signal-safe; no allocation.
 #pragma once
 
+#include <setjmp.h>
+
 #include <cstdint>
 
 #include "roots/ProcessMappings.h"
@@ -31,12 +33,12 @@ namespace heapgraph::scanner::UnreadablePages {
 bool Install(const roots::ProcessMappings& mappings, const BlockIndex& blocks);
 
 // For a scan in the program's own memory (SnapshotProcess::InPlace, in the ptrace helper task,
-// whose signal handlers are its own): a fault there must not change the program's pages, so
-// SIGSEGV and SIGBUS end the calling task (exit_group with kFaultStatus) instead; the program
-// goes on (its threads are detached when their tracer ends). False when the handlers could not be
-// set (a fault then kills the task all the same, by the default action).
-inline constexpr int kFaultStatus = 70;
-bool InstallFatal();
+// whose signal handlers are its own): a fault there must not change the program's pages, so a
+// fault (SIGSEGV or SIGBUS raised by the kernel) siglongjmps to `jump` with the value 1 instead,
+// where the scan is abandoned. Any other delivery of those signals takes the default action.
+// False when the handlers could not be set (a fault then ends the helper task; the scanning
+// process scans again with a snapshot process).
+bool InstallJump(sigjmp_buf* jump);
 
 // Distinct pages made readable so far by this process and its clones made after Install().
 uint64_t Count();

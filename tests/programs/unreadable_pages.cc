@@ -188,7 +188,7 @@ int Run(const std::string& mode, bool in_place) {
   heapgraph::scanner::ScanResult r = heapgraph::scanner::RunLeakScan(options);
   // In place, a faulting page ends the scan's helper task: scanned again with a snapshot process,
   // and so is the next scan (in place stays off in this process).
-  const bool fell_back = r.notice.find("scan in place ended") != std::string::npos;
+  const bool fell_back = r.notice.find("faulted while scanning in place") != std::string::npos;
   heapgraph::scanner::ScanResult again =
       in_place ? heapgraph::scanner::RunLeakScan(options) : heapgraph::scanner::ScanResult{};
   ParkedThreads::ReleaseAndJoin(threads);
