@@ -1,0 +1,296 @@
+// Issue 14, stacks: every recorded stack equals the stack a full DWARF unwind gives at the same
+// call. Each workload (tests/programs/hg_churn, python3, git, the C++ test binary hg_cxx_gtest)
+// runs under LD_PRELOAD=libhg_stack_oracle.so:libheapgraph.so. The oracle (tests/programs/
+// stack_oracle.cc) takes libgcc's _Unwind_Backtrace at sampled allocation calls and keeps those
+// blocks live; the test then reads the recording and compares, block by block (matched by
+// address), the recorder's frames with the oracle's, frame by frame.
+//
+// Alignment: the recorder sees the oracle's malloc as the innermost caller (one frame in
+// libhg_stack_oracle.so, the return address of its call into libheapgraph.so); that frame is
+// dropped and the rest must equal the reference, which leaves the oracle's own frames out. The
+// recorded stack (oracle frame included) may be cut only at the session's depth limit: then the
+// rest must be a prefix of the reference.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "reader/RecordingReader.h"
+#include "report/Symbolizer.h"
+#include "tests/ChildProcess.h"
+#include "tests/programs/StackOracle.h"
+
+namespace heapgraph::proctest {
+namespace {
+
+struct ReferenceStack {
+  uint64_t address = 0;
+  std::vector<uint64_t> frames;
+  bool more = false;  // the reference had more frames than the oracle keeps
+};
+
+struct OracleFile {
+  hgoracle::Header header{};
+  std::vector<ReferenceStack> samples;  // published ones only
+};
+
+OracleFile ReadOracle(const std::string& path) {
+  OracleFile file;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&file.header), sizeof(file.header))) return file;
+  if (file.header.sample_size != sizeof(hgoracle::Sample)) return file;
+  uint32_t count = std::min(file.header.claimed, file.header.capacity);
+  for (uint32_t i = 0; i < count; ++i) {
+    hgoracle::Sample raw;
+    if (!in.read(reinterpret_cast<char*>(&raw), sizeof(raw))) break;
+    if (raw.address == 0) continue;
+    ReferenceStack stack;
+    stack.address = raw.address;
+    stack.frames.assign(raw.frames, raw.frames + std::min(raw.depth, hgoracle::kFrames));
+    stack.more = raw.more != 0;
+    file.samples.push_back(std::move(stack));
+  }
+  return file;
+}
+
+// What the comparison found for one program.
+struct Tally {
+  uint64_t calls = 0;     // allocation calls the oracle saw
+  uint64_t sampled = 0;   // published reference stacks
+  uint64_t recorded = 0;  // of those, live blocks of the recording
+  uint64_t equal = 0;     // recorded stack == reference
+  uint64_t cut = 0;       // recorded stack cut at the depth limit, a prefix of the reference
+  uint64_t mismatched = 0;
+  std::vector<std::string> examples;  // the first few mismatches, symbolized
+
+  std::string Line(const std::string& program) const {
+    std::ostringstream line;
+    line << "stacks " << program << ": calls " << calls << ", sampled " << sampled << ", recorded "
+         << recorded << ", equal " << equal + cut << " (" << cut
+         << " cut at the depth limit), mismatched " << mismatched;
+    return line.str();
+  }
+};
+
+class StackComparison {
+ public:
+  StackComparison(const RecordingReader& reader, report::Symbolizer* symbolizer)
+      : reader_(reader), symbolizer_(symbolizer) {
+    limit_ = reader.session() ? reader.session()->max_depth : format::kMaxStackDepth;
+    for (const LiveBlock& block : reader.blocks()) {
+      if (block.tree == TreeKind::kHeap) by_address_[block.address] = &block;
+    }
+  }
+
+  void Add(const ReferenceStack& reference, Tally* tally) {
+    auto found = by_address_.find(reference.address);
+    if (found == by_address_.end()) return;
+    ++tally->recorded;
+    std::vector<uint64_t> recorded = reader_.Frames(found->second->stack);
+    size_t oracle_frames = 0;
+    while (oracle_frames < recorded.size() && InOracle(recorded[oracle_frames])) ++oracle_frames;
+    std::string problem = Problem(recorded, oracle_frames, reference, tally);
+    if (problem.empty()) return;
+    ++tally->mismatched;
+    if (tally->examples.size() < 3) {
+      tally->examples.push_back(problem + "\n  recorded:\n" + Describe(recorded) +
+                                "  reference:\n" + Describe(reference.frames));
+    }
+  }
+
+ private:
+  // "" when the recorded stack matches; else what is wrong. Counts matches in `tally`.
+  std::string Problem(const std::vector<uint64_t>& recorded, size_t oracle_frames,
+                      const ReferenceStack& reference, Tally* tally) const {
+    if (oracle_frames != 1) {
+      return "the recorded stack starts with " + std::to_string(oracle_frames) +
+             " oracle frames, not 1";
+    }
+    const std::vector<uint64_t>& want = reference.frames;
+    size_t have = recorded.size() - 1;
+    bool at_limit = recorded.size() == limit_;
+    for (size_t i = 0; i < have && i < want.size(); ++i) {
+      if (recorded[i + 1] != want[i]) return "frame " + std::to_string(i) + " differs";
+    }
+    if (have == want.size() && !reference.more) {
+      ++tally->equal;
+      return "";
+    }
+    if (have > want.size()) {
+      return "the recorded stack has " + std::to_string(have - want.size()) + " more frames";
+    }
+    if (at_limit) {
+      ++tally->cut;
+      return "";
+    }
+    return "the recorded stack ends after " + std::to_string(have) + " of " +
+           std::to_string(want.size()) + (reference.more ? "+" : "") +
+           " frames, below the depth limit " + std::to_string(limit_);
+  }
+
+  bool InOracle(uint64_t address) const {
+    std::optional<ModuleLocation> where = reader_.Locate(address);
+    return where && std::string(reader_.modules()[where->module].path).find("libhg_stack_oracle") !=
+                        std::string::npos;
+  }
+
+  std::string Describe(const std::vector<uint64_t>& frames) const {
+    std::ostringstream text;
+    for (uint64_t address : frames) {
+      text << "    0x" << std::hex << address << std::dec;
+      std::optional<ModuleLocation> where = reader_.Locate(address);
+      if (where) {
+        std::string path = reader_.modules()[where->module].path;
+        text << " " << path.substr(path.rfind('/') + 1);
+        std::vector<report::SourceFrame> names = symbolizer_->Symbolize(path, where->offset - 1);
+        if (!names.empty()) text << " " << names.back().function;
+      }
+      text << "\n";
+    }
+    return text.str();
+  }
+
+  const RecordingReader& reader_;
+  report::Symbolizer* symbolizer_;
+  uint32_t limit_ = 0;
+  std::unordered_map<uint64_t, const LiveBlock*> by_address_;
+};
+
+// The first executable `name` on PATH, or "".
+std::string FindOnPath(const std::string& name) {
+  const char* path = getenv("PATH");
+  std::istringstream dirs(path == nullptr ? "/usr/bin:/bin" : path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = dir + "/" + name;
+    // A pyenv or similar shim is a shell script: the workload would be the shell.
+    if (access(candidate.c_str(), X_OK) == 0 && candidate.find("shims") == std::string::npos) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+class StackOracleTest : public ::testing::Test {
+ protected:
+  // Environment of a workload under the oracle and the recorder, sampling one call in `every`.
+  std::vector<std::string> Env(uint32_t every, const std::string& options) const {
+    return {"LD_PRELOAD=" + ProgramPath("libhg_stack_oracle.so") + ":" + HEAPGRAPH_PRELOAD,
+            "HEAPGRAPH_OPTIONS=dir=" + root_.path() + (options.empty() ? "" : "," + options),
+            "HG_ORACLE_FILE=" + root_.path() + "/oracle",
+            "HG_ORACLE_EVERY=" + std::to_string(every),
+            "HG_ORACLE_SAMPLES=" + std::to_string(kSamples)};
+  }
+
+  // Runs `path` to completion under the oracle and compares its stacks.
+  Tally RunAndCompare(const std::string& path, const std::vector<std::string>& args, uint32_t every,
+                      const std::string& options = "",
+                      const std::vector<std::string>& extra_env = {}) {
+    std::vector<std::string> env = Env(every, options);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    ChildProcess child(path, args, env);
+    child.CloseStdin();
+    EXPECT_TRUE(child.ReadToEof(kTimeout)) << child.Describe();
+    std::optional<int> status = child.Wait(kTimeout);
+    EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << child.Describe();
+    return Compare(child.pid());
+  }
+
+  Tally Compare(pid_t pid) {
+    Tally tally;
+    OracleFile oracle = ReadOracle(root_.path() + "/oracle." + std::to_string(pid));
+    tally.calls = oracle.header.calls;
+    tally.sampled = oracle.samples.size();
+    std::string dir = root_.DirectoryOf(pid);
+    EXPECT_FALSE(dir.empty()) << "no recording of " << pid;
+    if (dir.empty()) return tally;
+    RecordingReader reader(dir);
+    StackComparison comparison(reader, &symbolizer_);
+    for (const ReferenceStack& reference : oracle.samples) comparison.Add(reference, &tally);
+    return tally;
+  }
+
+  // The verdict: enough samples, found in the recording, and every one equal.
+  void Expect(const std::string& program, const Tally& tally, uint64_t min_compared) {
+    std::cout << tally.Line(program) << std::endl;
+    RecordProperty("stacks_" + program, tally.Line(program));
+    EXPECT_GE(tally.recorded, min_compared) << tally.Line(program);
+    // Blocks allocated before the recorder started are not recorded; a few at most.
+    EXPECT_GE(tally.recorded * 100, tally.sampled * 99) << tally.Line(program);
+    EXPECT_EQ(tally.mismatched, 0u) << tally.Line(program) << "\n"
+                                    << (tally.examples.empty() ? "" : tally.examples[0]) << "\n"
+                                    << (tally.examples.size() < 2 ? "" : tally.examples[1]);
+  }
+
+  static constexpr uint32_t kSamples = 12000;
+  static constexpr std::chrono::milliseconds kTimeout{60000};
+  TempRoot root_;
+  report::Symbolizer symbolizer_;
+};
+
+// The bench's churn loop from 2 threads, killed once the oracle's samples are taken.
+TEST_F(StackOracleTest, ChurnStacksEqualTheReferenceUnwind) {
+  ChildProcess child(ProgramPath("hg_churn"), {"2"}, Env(16, "depth=64"));
+  ASSERT_TRUE(child.WaitReady()) << child.Describe();
+  std::string oracle = root_.path() + "/oracle." + std::to_string(child.pid());
+  auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  hgoracle::Header header{};
+  while (header.claimed < kSamples + 100 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(oracle, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&header), sizeof(header));
+  }
+  child.Kill(SIGKILL);
+  child.Wait();
+  Expect("churn", Compare(child.pid()), 10000);
+}
+
+TEST_F(StackOracleTest, CxxTestBinaryStacksEqualTheReferenceUnwind) {
+  Expect("hg_cxx_gtest", RunAndCompare(ProgramPath("hg_cxx_gtest"), {}, 3), 10000);
+}
+
+TEST_F(StackOracleTest, Python3StacksEqualTheReferenceUnwind) {
+  std::string python = FindOnPath("python3");
+  if (python.empty()) GTEST_SKIP() << "python3 is not installed";
+  const std::string script =
+      "import json, re, collections\n"
+      "data = [{'id': i, 'name': 'item%d' % i, 'tags': ['t%d' % (i % 7), 'x' * (i % 13)]}"
+      " for i in range(20000)]\n"
+      "text = json.dumps(data)\n"
+      "back = json.loads(text)\n"
+      "words = re.findall(r'[a-z]+[0-9]*', text)\n"
+      "counts = collections.Counter(words)\n"
+      "by_length = {}\n"
+      "for w in words[:50000]: by_length.setdefault(len(w), []).append(w)\n"
+      "print(len(back), len(counts), len(by_length))\n";
+  // PYTHONMALLOC=malloc: every object through malloc, not only pymalloc's arenas.
+  Expect("python3", RunAndCompare(python, {"-c", script}, 16, "depth=64", {"PYTHONMALLOC=malloc"}),
+         10000);
+}
+
+TEST_F(StackOracleTest, GitStacksEqualTheReferenceUnwind) {
+  std::string git = FindOnPath("git");
+  if (git.empty()) GTEST_SKIP() << "git is not installed";
+  // A small repository with history, made without the recorder.
+  std::string repo = root_.path() + "/repo";
+  std::string make = "set -e; git init -q " + repo + "; cd " + repo +
+                     "; git config user.email t@example.com; git config user.name t;"
+                     " for c in $(seq 1 40); do for f in $(seq 1 10); do"
+                     " seq $c $((c * 50 + f)) > file$f.txt; done; git add -A;"
+                     " git commit -q -m \"commit $c\"; done";
+  ASSERT_EQ(system(("bash -c '" + make + "' >/dev/null 2>&1").c_str()), 0) << make;
+  Expect("git", RunAndCompare(git, {"-C", repo, "log", "-p", "--stat"}, 1), 10000);
+}
+
+}  // namespace
+}  // namespace heapgraph::proctest
