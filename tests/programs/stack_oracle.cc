@@ -25,6 +25,14 @@
 #include <unistd.h>
 #include <unwind.h>
 
+// libgcc's FDE lookup (unwind-dw2-fde.h, not installed).
+struct dwarf_eh_bases {
+  void* tbase;
+  void* dbase;
+  void* func;
+};
+extern "C" const void* _Unwind_Find_FDE(void* pc, dwarf_eh_bases* bases);
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -153,6 +161,7 @@ bool Ready() {
 struct Walk {
   hgoracle::Sample* sample;
   bool skipping = true;
+  uintptr_t last_lookup = 0;  // where the last frame's FDE is looked up
 };
 
 _Unwind_Reason_Code Collect(_Unwind_Context* context, void* arg) {
@@ -169,6 +178,9 @@ _Unwind_Reason_Code Collect(_Unwind_Context* context, void* arg) {
     return _URC_END_OF_STACK;
   }
   sample->frames[sample->depth++] = ip;
+  int before_instruction = 0;  // 1 for a frame interrupted by a signal: its IP is the instruction
+  _Unwind_GetIPInfo(context, &before_instruction);
+  walk->last_lookup = before_instruction != 0 ? ip : ip - 1;
   return _URC_NO_REASON;
 }
 
@@ -206,6 +218,10 @@ __attribute__((noinline)) hgoracle::Sample* Begin(uint32_t function) {
   t_busy = true;
   Walk walk{sample};
   _Unwind_Backtrace(&Collect, &walk);
+  dwarf_eh_bases bases;
+  sample->unwind_info_ends =
+      sample->depth != 0 && sample->more == 0 &&
+      _Unwind_Find_FDE(reinterpret_cast<void*>(walk.last_lookup), &bases) == nullptr;
   t_busy = false;
   return sample;
 }

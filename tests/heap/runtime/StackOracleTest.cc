@@ -36,7 +36,8 @@ namespace {
 struct ReferenceStack {
   uint64_t address = 0;
   std::vector<uint64_t> frames;
-  bool more = false;  // the reference had more frames than the oracle keeps
+  bool more = false;              // the reference had more frames than the oracle keeps
+  bool unwind_info_ends = false;  // libgcc stopped at a frame without unwind info
 };
 
 struct OracleFile {
@@ -58,6 +59,7 @@ OracleFile ReadOracle(const std::string& path) {
     stack.address = raw.address;
     stack.frames.assign(raw.frames, raw.frames + std::min(raw.depth, hgoracle::kFrames));
     stack.more = raw.more != 0;
+    stack.unwind_info_ends = raw.unwind_info_ends != 0;
     file.samples.push_back(std::move(stack));
   }
   return file;
@@ -71,13 +73,20 @@ struct Tally {
   uint64_t equal = 0;     // recorded stack == reference
   uint64_t cut = 0;       // recorded stack cut at the depth limit, a prefix of the reference
   uint64_t mismatched = 0;
+  // Recorded stacks that equal the reference and go on past its last frame, where libgcc stopped
+  // for want of unwind info (JIT-like code, an lld-linked program's PLT stub interrupted by a
+  // signal): libunwind's fallback (frame pointer or return address at rsp, reads validated)
+  // found callers there. `next` holds the first frame past it.
+  uint64_t continued = 0;
+  std::vector<uint64_t> next;
   std::vector<std::string> examples;  // the first few mismatches, symbolized
 
   std::string Line(const std::string& program) const {
     std::ostringstream line;
     line << "stacks " << program << ": calls " << calls << ", sampled " << sampled << ", recorded "
          << recorded << ", equal " << equal + cut << " (" << cut
-         << " cut at the depth limit), mismatched " << mismatched;
+         << " cut at the depth limit), continued past code without unwind info " << continued
+         << ", mismatched " << mismatched;
     return line.str();
   }
 };
@@ -124,6 +133,11 @@ class StackComparison {
     }
     if (have == want.size() && !reference.more) {
       ++tally->equal;
+      return "";
+    }
+    if (have > want.size() && reference.unwind_info_ends) {
+      ++tally->continued;
+      tally->next.push_back(recorded[want.size() + 1]);
       return "";
     }
     if (have > want.size()) {
@@ -195,7 +209,8 @@ class StackOracleTest : public ::testing::Test {
   // Runs `path` to completion under the oracle and compares its stacks.
   Tally RunAndCompare(const std::string& path, const std::vector<std::string>& args, uint32_t every,
                       const std::string& options = "",
-                      const std::vector<std::string>& extra_env = {}) {
+                      const std::vector<std::string>& extra_env = {},
+                      std::vector<std::string>* lines = nullptr) {
     std::vector<std::string> env = Env(every, options);
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     ChildProcess child(path, args, env);
@@ -203,6 +218,7 @@ class StackOracleTest : public ::testing::Test {
     EXPECT_TRUE(child.ReadToEof(kTimeout)) << child.Describe();
     std::optional<int> status = child.Wait(kTimeout);
     EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << child.Describe();
+    if (lines != nullptr) *lines = child.lines();
     return Compare(child.pid());
   }
 
@@ -236,6 +252,7 @@ class StackOracleTest : public ::testing::Test {
   static constexpr std::chrono::milliseconds kTimeout{60000};
   TempRoot root_;
   report::Symbolizer symbolizer_;
+  std::vector<std::string> lines_;  // stdout of the last RunAndCompare that asked for it
 };
 
 // The bench's churn loop from 2 threads, killed once the oracle's samples are taken.
@@ -290,6 +307,48 @@ TEST_F(StackOracleTest, GitStacksEqualTheReferenceUnwind) {
                      " git commit -q -m \"commit $c\"; done";
   ASSERT_EQ(system(("bash -c '" + make + "' >/dev/null 2>&1").c_str()), 0) << make;
   Expect("git", RunAndCompare(git, {"-C", repo, "log", "-p", "--stat"}, 1), 10000);
+}
+
+// A signal handler allocates while the main thread sorts and copies in glibc (no frame
+// pointers): every stack crosses a signal frame at an arbitrary instruction.
+TEST_F(StackOracleTest, SignalHandlerStacksEqualTheReferenceUnwind) {
+  Expect("signal", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"signal"}, 1), 2000);
+}
+
+// Coroutines on stacks of their own (makecontext/swapcontext): the walk ends where the
+// coroutine's stack begins (glibc's __start_context), like the reference's.
+TEST_F(StackOracleTest, CoroutineStacksEqualTheReferenceUnwind) {
+  Expect("coroutine", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"coroutine"}, 1), 2000);
+}
+
+// JIT-like code without unwind info whose rbp points at an unmapped page: the walk stops at the
+// JIT frame like the reference's (the JIT frame recorded), no crash.
+TEST_F(StackOracleTest, JitCodeWithoutUnwindInfoEndsTheStack) {
+  Tally tally = RunAndCompare(ProgramPath("hg_unusual_stacks"), {"jit"}, 1);
+  Expect("jit", tally, 1000);
+  EXPECT_EQ(tally.continued, 0u);
+}
+
+// The same JIT code keeping a frame-pointer chain: libgcc stops at the JIT frame; the recorder
+// (libunwind) goes on through the chain to the real caller, HgCallJit, and beyond. Accepted:
+// those frames are right.
+TEST_F(StackOracleTest, JitCodeWithFramePointerContinuesToItsCaller) {
+  Tally tally = RunAndCompare(ProgramPath("hg_unusual_stacks"), {"jit_fp"}, 1, "", {}, &lines_);
+  Expect("jit_fp", tally, 1000);
+  AddressRange caller = RangeOf(lines_, "call_jit");
+  EXPECT_GE(tally.continued, 2000u);
+  for (uint64_t next : tally.next) ASSERT_TRUE(caller.Contains(next)) << std::hex << next;
+}
+
+// libhg_unwind_b.so loaded where libhg_unwind_a.so was, same code layout, other frame sizes:
+// no unwind rule cached for A may be used for B.
+TEST_F(StackOracleTest, LibraryReloadedAtTheSameAddressUsesItsOwnUnwindRules) {
+  std::vector<std::string> args = {"reload", ProgramPath("libhg_unwind_a.so"),
+                                   ProgramPath("libhg_unwind_b.so")};
+  Expect("reload", RunAndCompare(ProgramPath("hg_unusual_stacks"), args, 1, "", {}, &lines_), 1000);
+  std::vector<std::string> a = FieldOf(lines_, "base_a"), b = FieldOf(lines_, "base_b");
+  ASSERT_FALSE(a.empty() || b.empty()) << "no base_a/base_b line";
+  if (a != b) GTEST_SKIP() << "B was not loaded at A's address (" << a[0] << ", " << b[0] << ")";
 }
 
 }  // namespace
