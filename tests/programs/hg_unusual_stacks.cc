@@ -10,6 +10,9 @@
 //                   unmapped page) calls a function that allocates: "range jit <begin> <end>",
 //                   "range call_jit <begin> <end>" (HgCallJit, which calls the JIT code)
 //   jit_fp          the same code keeping a frame-pointer chain
+//   fork            while a second thread allocates, forks 4 children one after the other; each
+//                   allocates through glibc (strdup) and nested calls, then exits; prints
+//                   "child <pid>" for each (exit status 0 only if every child's was)
 //   reload A B      dlopen A, call HgUnwindAllocate, dlclose; the same with B; prints
 //                   "base_a <addr>" and "base_b <addr>" (equal when B took A's place)
 #include <pthread.h>
@@ -165,6 +168,42 @@ int JitMode(bool frame_pointer) {
   return 0;
 }
 
+// ---- fork ---------------------------------------------------------------------------------------
+
+constexpr int kForkChildren = 4;
+constexpr int kChildAllocations = 3000;
+
+__attribute__((noinline)) void ChildNested(int level) {
+  if (level > 0) return ChildNested(level - 1);
+  hgprog::Keep(strdup("a string duplicated in a forked child"));
+  AllocateOne(40);
+}
+
+void* Churner(void*) {
+  while (!g_stop.load()) free(malloc(64));
+  return nullptr;
+}
+
+int ForkMode() {
+  pthread_t churner;
+  pthread_create(&churner, nullptr, &Churner, nullptr);
+  int failed = 0;
+  for (int c = 0; c < kForkChildren; ++c) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      for (int i = 0; i < kChildAllocations / 2; ++i) ChildNested(i % 4);
+      _exit(0);
+    }
+    printf("child %d\n", static_cast<int>(pid));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  g_stop.store(true);
+  pthread_join(churner, nullptr);
+  return failed == 0 ? 0 : 1;
+}
+
 // ---- reload -------------------------------------------------------------------------------------
 
 constexpr int kReloadCalls = 500;
@@ -200,6 +239,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "coroutine") == 0) status = CoroutineMode();
   if (strcmp(argv[1], "jit") == 0) status = JitMode(false);
   if (strcmp(argv[1], "jit_fp") == 0) status = JitMode(true);
+  if (strcmp(argv[1], "fork") == 0) status = ForkMode();
   if (strcmp(argv[1], "reload") == 0 && argc == 4) status = ReloadMode(argv[2], argv[3]);
   printf("allocations %d\n", g_allocations.load());
   return status;

@@ -12,8 +12,8 @@
 // libheapgraph.so's function) on top of the program's frames.
 //
 // Inside the host: no malloc of its own (the file is mapped; early dlsym allocations come from a
-// static arena), a thread-local guard against recursion (the unwinder may allocate), and sampling
-// stops in a forked child (the file is the parent's).
+// static arena), a thread-local guard against recursion (the unwinder may allocate); a forked
+// child samples into <HG_ORACLE_FILE>.<child pid>.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -102,8 +102,13 @@ uint32_t EnvNumber(const char* name, uint32_t fallback) {
   return value == 0 ? fallback : static_cast<uint32_t>(value);
 }
 
-void StopInChild() {
+void OpenFile();
+
+// A forked child samples into a file of its own (<HG_ORACLE_FILE>.<child pid>); the set of
+// sampled blocks, inherited, still keeps the parent's samples from being freed.
+void ReopenInChild() {
   g_sampling.store(false);
+  OpenFile();
 }
 
 // The output file <HG_ORACLE_FILE>.<pid>, mapped shared; no sampling without it.
@@ -118,7 +123,9 @@ void OpenFile() {
   if (fd < 0) return;
   void* map = ftruncate(fd, static_cast<off_t>(length)) == 0 ? RawMap(length, fd) : nullptr;
   close(fd);
-  g_set = static_cast<std::atomic<uint64_t>*>(RawMap(kSetSlots * sizeof(uint64_t), -1));
+  if (g_set == nullptr) {
+    g_set = static_cast<std::atomic<uint64_t>*>(RawMap(kSetSlots * sizeof(uint64_t), -1));
+  }
   if (map == nullptr || g_set == nullptr) return;
   g_header = static_cast<hgoracle::Header*>(map);
   memcpy(g_header->magic, hgoracle::kMagic, sizeof(g_header->magic));
@@ -126,7 +133,9 @@ void OpenFile() {
   g_header->sample_size = sizeof(hgoracle::Sample);
   g_header->every = EnvNumber("HG_ORACLE_EVERY", 16);
   g_samples = reinterpret_cast<hgoracle::Sample*>(g_header + 1);
-  pthread_atfork(nullptr, nullptr, &StopInChild);
+  static bool registered = false;
+  if (!registered) pthread_atfork(nullptr, nullptr, &ReopenInChild);
+  registered = true;
   g_sampling.store(true);
 }
 

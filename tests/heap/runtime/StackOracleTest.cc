@@ -81,6 +81,18 @@ struct Tally {
   std::vector<uint64_t> next;
   std::vector<std::string> examples;  // the first few mismatches, symbolized
 
+  void Add(const Tally& other) {
+    calls += other.calls;
+    sampled += other.sampled;
+    recorded += other.recorded;
+    equal += other.equal;
+    cut += other.cut;
+    mismatched += other.mismatched;
+    continued += other.continued;
+    next.insert(next.end(), other.next.begin(), other.next.end());
+    examples.insert(examples.end(), other.examples.begin(), other.examples.end());
+  }
+
   std::string Line(const std::string& program) const {
     std::ostringstream line;
     line << "stacks " << program << ": calls " << calls << ", sampled " << sampled << ", recorded "
@@ -179,6 +191,17 @@ class StackComparison {
   uint32_t limit_ = 0;
   std::unordered_map<uint64_t, const LiveBlock*> by_address_;
 };
+
+// The words after `key` on every line of `lines` that starts with it.
+std::vector<std::vector<std::string>> ChildRecords(const std::vector<std::string>& lines,
+                                                   const std::string& key) {
+  std::vector<std::vector<std::string>> records;
+  for (const std::string& line : lines) {
+    std::vector<std::string> words = Split(line);
+    if (!words.empty() && words[0] == key) records.emplace_back(words.begin() + 1, words.end());
+  }
+  return records;
+}
 
 // The first executable `name` on PATH, or "".
 std::string FindOnPath(const std::string& name) {
@@ -298,14 +321,24 @@ TEST_F(StackOracleTest, Python3StacksEqualTheReferenceUnwind) {
 TEST_F(StackOracleTest, GitStacksEqualTheReferenceUnwind) {
   std::string git = FindOnPath("git");
   if (git.empty()) GTEST_SKIP() << "git is not installed";
-  // A small repository with history, made without the recorder.
-  std::string repo = root_.path() + "/repo";
-  std::string make = "set -e; git init -q " + repo + "; cd " + repo +
-                     "; git config user.email t@example.com; git config user.name t;"
-                     " for c in $(seq 1 40); do for f in $(seq 1 10); do"
-                     " seq $c $((c * 50 + f)) > file$f.txt; done; git add -A;"
-                     " git commit -q -m \"commit $c\"; done";
-  ASSERT_EQ(system(("bash -c '" + make + "' >/dev/null 2>&1").c_str()), 0) << make;
+  // A small repository with history (40 commits of 10 files), made without the recorder by one
+  // git fast-import.
+  std::string repo = root_.path() + "/repo", stream_path = root_.path() + "/history";
+  {
+    std::ofstream stream(stream_path);
+    for (int c = 1; c <= 40; ++c) {
+      stream << "commit refs/heads/master\ncommitter t <t@example.com> " << 1700000000 + c
+             << " +0000\ndata <<E\ncommit " << c << "\nE\n";
+      for (int f = 1; f <= 10; ++f) {
+        std::string body;
+        for (int i = c; i <= c * 50 + f; ++i) body += std::to_string(i) + "\n";
+        stream << "M 644 inline file" << f << ".txt\ndata " << body.size() << "\n" << body << "\n";
+      }
+    }
+  }
+  std::string make = git + " init -q -b master " + repo + " && " + git + " -C " + repo +
+                     " fast-import --quiet < " + stream_path + " >/dev/null 2>&1";
+  ASSERT_EQ(system(make.c_str()), 0) << make;
   Expect("git", RunAndCompare(git, {"-C", repo, "log", "-p", "--stat"}, 1), 10000);
 }
 
@@ -338,6 +371,21 @@ TEST_F(StackOracleTest, JitCodeWithFramePointerContinuesToItsCaller) {
   AddressRange caller = RangeOf(lines_, "call_jit");
   EXPECT_GE(tally.continued, 2000u);
   for (uint64_t next : tally.next) ASSERT_TRUE(caller.Contains(next)) << std::hex << next;
+}
+
+// Children forked while another thread allocates (the recorder's child turns libunwind's shared
+// cache off, StackCapture::AfterForkInChild): each child's stacks, in its own recording.
+TEST_F(StackOracleTest, ForkedChildrenStacksEqualTheReferenceUnwind) {
+  Tally parent = RunAndCompare(ProgramPath("hg_unusual_stacks"), {"fork"}, 3, "", {}, &lines_);
+  EXPECT_EQ(parent.mismatched, 0u) << parent.Line("fork parent");
+  Tally children;
+  std::vector<std::vector<std::string>> pids = ChildRecords(lines_, "child");
+  EXPECT_EQ(pids.size(), 4u);
+  for (const std::vector<std::string>& pid : pids) {
+    Tally child = Compare(static_cast<pid_t>(ParseNumber(pid.at(0))));
+    children.Add(child);
+  }
+  Expect("fork children", children, 2000);
 }
 
 // libhg_unwind_b.so loaded where libhg_unwind_a.so was, same code layout, other frame sizes:
