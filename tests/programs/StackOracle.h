@@ -31,7 +31,10 @@ struct Sample {
       function;  // 1 malloc, 2 calloc, 3 realloc, 4 posix_memalign, 5 aligned_alloc, 6 memalign
   uint32_t unwind_info_ends;  // 1: libgcc stopped at a frame without unwind info (no FDE): JIT
                               // code, an lld-linked program's PLT (lld writes no FDE for it)
-  uint64_t frames[kFrames];   // return addresses, innermost first, the oracle's own frames left out
+  uint32_t next_library;  // 1: a frame lies in the next interposer (libheapgraph.so's own calls,
+                          // from its tool threads, which it never records)
+  uint32_t reserved;
+  uint64_t frames[kFrames];  // return addresses, innermost first, the oracle's own frames left out
 };
 
 }  // namespace hgoracle

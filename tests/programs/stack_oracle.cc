@@ -80,6 +80,9 @@ void* ArenaAlloc(size_t size) {
 // The oracle's own object, whose frames are left out of the reference.
 uintptr_t g_self_begin;
 uintptr_t g_self_end;
+// The object of the next malloc (libheapgraph.so), whose own allocations are flagged.
+uintptr_t g_next_begin;
+uintptr_t g_next_end;
 
 // Sampled addresses, open addressing in an anonymous mapping (free() asks it on every call).
 constexpr size_t kSetSlots = size_t{1} << 17;
@@ -139,11 +142,11 @@ void OpenFile() {
   g_sampling.store(true);
 }
 
-void FindSelf() {
+void FindObject(void* address, uintptr_t* begin, uintptr_t* end) {
   struct dl_find_object found;
-  if (_dl_find_object(reinterpret_cast<void*>(&FindSelf), &found) == 0) {
-    g_self_begin = reinterpret_cast<uintptr_t>(found.dlfo_map_start);
-    g_self_end = reinterpret_cast<uintptr_t>(found.dlfo_map_end);
+  if (_dl_find_object(address, &found) == 0) {
+    *begin = reinterpret_cast<uintptr_t>(found.dlfo_map_start);
+    *end = reinterpret_cast<uintptr_t>(found.dlfo_map_end);
   }
 }
 
@@ -158,7 +161,8 @@ __attribute__((noinline)) void Resolve() {
   next_memalign = reinterpret_cast<AlignedFn>(dlsym(RTLD_NEXT, "memalign"));
   next_usable_size = reinterpret_cast<UsableFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
   next_free = reinterpret_cast<FreeFn>(dlsym(RTLD_NEXT, "free"));  // last: Ready() tests it
-  FindSelf();
+  FindObject(reinterpret_cast<void*>(&FindObject), &g_self_begin, &g_self_end);
+  FindObject(reinterpret_cast<void*>(next_malloc), &g_next_begin, &g_next_end);
   OpenFile();
 }
 
@@ -187,6 +191,7 @@ _Unwind_Reason_Code Collect(_Unwind_Context* context, void* arg) {
     return _URC_END_OF_STACK;
   }
   sample->frames[sample->depth++] = ip;
+  if (ip >= g_next_begin && ip < g_next_end) sample->next_library = 1;
   int before_instruction = 0;  // 1 for a frame interrupted by a signal: its IP is the instruction
   _Unwind_GetIPInfo(context, &before_instruction);
   walk->last_lookup = before_instruction != 0 ? ip : ip - 1;

@@ -42,7 +42,8 @@ struct ReferenceStack {
 
 struct OracleFile {
   hgoracle::Header header{};
-  std::vector<ReferenceStack> samples;  // published ones only
+  std::vector<ReferenceStack> samples;  // published ones only, without `own`
+  uint64_t own = 0;  // published samples of the recorder's own allocations (its tool threads)
 };
 
 OracleFile ReadOracle(const std::string& path) {
@@ -55,6 +56,10 @@ OracleFile ReadOracle(const std::string& path) {
     hgoracle::Sample raw;
     if (!in.read(reinterpret_cast<char*>(&raw), sizeof(raw))) break;
     if (raw.address == 0) continue;
+    if (raw.next_library != 0) {  // the recorder's own allocation: never recorded
+      ++file.own;
+      continue;
+    }
     ReferenceStack stack;
     stack.address = raw.address;
     stack.frames.assign(raw.frames, raw.frames + std::min(raw.depth, hgoracle::kFrames));
@@ -79,7 +84,8 @@ struct Tally {
   // found callers there. `next` holds the first frame past it.
   uint64_t continued = 0;
   std::vector<uint64_t> next;
-  std::vector<std::string> examples;  // the first few mismatches, symbolized
+  std::vector<std::string> examples;    // the first few mismatches, symbolized
+  std::vector<std::string> unrecorded;  // reference stacks of the first few blocks not recorded
 
   void Add(const Tally& other) {
     calls += other.calls;
@@ -91,6 +97,7 @@ struct Tally {
     continued += other.continued;
     next.insert(next.end(), other.next.begin(), other.next.end());
     examples.insert(examples.end(), other.examples.begin(), other.examples.end());
+    unrecorded.insert(unrecorded.end(), other.unrecorded.begin(), other.unrecorded.end());
   }
 
   std::string Line(const std::string& program) const {
@@ -115,7 +122,10 @@ class StackComparison {
 
   void Add(const ReferenceStack& reference, Tally* tally) {
     auto found = by_address_.find(reference.address);
-    if (found == by_address_.end()) return;
+    if (found == by_address_.end()) {
+      if (tally->unrecorded.size() < 3) tally->unrecorded.push_back(Describe(reference.frames));
+      return;
+    }
     ++tally->recorded;
     std::vector<uint64_t> recorded = reader_.Frames(found->second->stack);
     size_t oracle_frames = 0;
@@ -260,12 +270,23 @@ class StackOracleTest : public ::testing::Test {
   }
 
   // The verdict: enough samples, found in the recording, and every one equal.
-  void Expect(const std::string& program, const Tally& tally, uint64_t min_compared) {
+  void Expect(const std::string& program, const Tally& tally, uint64_t min_compared,
+              bool killed = false) {
     std::cout << tally.Line(program) << std::endl;
     RecordProperty("stacks_" + program, tally.Line(program));
     EXPECT_GE(tally.recorded, min_compared) << tally.Line(program);
-    // Blocks allocated before the recorder started are not recorded; a few at most.
-    EXPECT_GE(tally.recorded * 100, tally.sampled * 99) << tally.Line(program);
+    // Every sampled block is live in the recording; after a SIGKILL (`killed`) a shard the
+    // writer was rehashing may be unreadable, so a few may be missing.
+    if (killed) {
+      EXPECT_GE(tally.recorded * 100, tally.sampled * 99) << tally.Line(program);
+    } else {
+      EXPECT_EQ(tally.recorded, tally.sampled)
+          << tally.Line(program) << "\nnot recorded:\n"
+          << (tally.unrecorded.empty() ? "" : tally.unrecorded[0]);
+    }
+    if (getenv("HG_ORACLE_VERBOSE") != nullptr) {
+      for (const std::string& stack : tally.unrecorded) std::cout << "not recorded:\n" << stack;
+    }
     EXPECT_EQ(tally.mismatched, 0u) << tally.Line(program) << "\n"
                                     << (tally.examples.empty() ? "" : tally.examples[0]) << "\n"
                                     << (tally.examples.size() < 2 ? "" : tally.examples[1]);
@@ -292,7 +313,7 @@ TEST_F(StackOracleTest, ChurnStacksEqualTheReferenceUnwind) {
   }
   child.Kill(SIGKILL);
   child.Wait();
-  Expect("churn", Compare(child.pid()), 10000);
+  Expect("churn", Compare(child.pid()), 10000, /*killed=*/true);
 }
 
 TEST_F(StackOracleTest, CxxTestBinaryStacksEqualTheReferenceUnwind) {
