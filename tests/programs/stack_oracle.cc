@@ -247,6 +247,16 @@ void Publish(hgoracle::Sample* sample, void* block) {
       ->store(reinterpret_cast<uint64_t>(block), std::memory_order_release);
 }
 
+// aligned_alloc and memalign: inlined into each, which so keeps exactly one oracle frame.
+__attribute__((always_inline)) inline void* SampledAligned(AlignedFn* next, uint32_t function,
+                                                           size_t alignment, size_t size) {
+  if (!Ready()) return nullptr;
+  hgoracle::Sample* sample = Begin(function);
+  void* p = (*next)(alignment, size);
+  Publish(sample, p);
+  return p;
+}
+
 }  // namespace
 
 #define HG_ORACLE_ENTRY extern "C" __attribute__((visibility("default"), noinline))
@@ -296,19 +306,11 @@ HG_ORACLE_ENTRY int posix_memalign(void** out, size_t alignment, size_t size) {
 }
 
 HG_ORACLE_ENTRY void* aligned_alloc(size_t alignment, size_t size) {
-  if (!Ready()) return nullptr;
-  hgoracle::Sample* sample = Begin(5);
-  void* p = next_aligned_alloc(alignment, size);
-  Publish(sample, p);
-  return p;
+  return SampledAligned(&next_aligned_alloc, 5, alignment, size);
 }
 
 HG_ORACLE_ENTRY void* memalign(size_t alignment, size_t size) {
-  if (!Ready()) return nullptr;
-  hgoracle::Sample* sample = Begin(6);
-  void* p = next_memalign(alignment, size);
-  Publish(sample, p);
-  return p;
+  return SampledAligned(&next_memalign, 6, alignment, size);
 }
 
 HG_ORACLE_ENTRY size_t malloc_usable_size(void* p) {
