@@ -4,6 +4,9 @@
 //   signal          a second thread sends SIGUSR1 to the main thread while it sorts and copies
 //                   (glibc's qsort and memcpy, no frame pointers; no allocation); the handler
 //                   allocates, so stacks cross the signal frame at arbitrary instructions
+//   signal_altstack the same with the handler on an alternate signal stack (sigaltstack)
+//   thread_exit     threads whose exit runs a pthread key destructor and a thread_local object's
+//                   destructor, both allocating (stacks through glibc's thread exit)
 //   coroutine       functions running on a stack of their own (makecontext/swapcontext) allocate,
 //                   switch back and forth, and finish through uc_link
 //   jit             code in an anonymous executable mapping (no unwind info, rbp pointing at an
@@ -64,10 +67,17 @@ __attribute__((noinline)) void SortAndCopy(int* values, int* copy, int round) {
   memcpy(copy, values, 64 * sizeof(int));
 }
 
-int SignalMode() {
+int SignalMode(bool alternate_stack) {
+  static char alternate[64 * 1024];
+  if (alternate_stack) {
+    stack_t area{};
+    area.ss_sp = alternate;
+    area.ss_size = sizeof(alternate);
+    if (sigaltstack(&area, nullptr) != 0) return 1;
+  }
   struct sigaction action {};
   action.sa_handler = &OnSignal;
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | (alternate_stack ? SA_ONSTACK : 0);
   sigaction(SIGUSR1, &action, nullptr);
   pthread_t self = pthread_self(), sender;
   pthread_create(&sender, nullptr, &Sender, &self);
@@ -77,6 +87,40 @@ int SignalMode() {
   }
   g_stop.store(true);
   pthread_join(sender, nullptr);
+  return 0;
+}
+
+// ---- thread exit --------------------------------------------------------------------------------
+
+constexpr int kExitingThreads = 200;
+pthread_key_t g_key;
+
+void OnKeyDestroyed(void*) {
+  AllocateOne(56);
+}
+
+struct AllocatesWhenDestroyed {
+  bool used = false;
+  ~AllocatesWhenDestroyed() {
+    if (used) AllocateOne(72);
+  }
+};
+thread_local AllocatesWhenDestroyed t_object;
+
+void* ExitingThread(void*) {
+  pthread_setspecific(g_key, reinterpret_cast<void*>(1));
+  t_object.used = true;
+  AllocateOne(8);
+  return nullptr;
+}
+
+int ThreadExitMode() {
+  pthread_key_create(&g_key, &OnKeyDestroyed);
+  for (int i = 0; i < kExitingThreads; ++i) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, &ExitingThread, nullptr) != 0) return 1;
+    pthread_join(thread, nullptr);
+  }
   return 0;
 }
 
@@ -235,7 +279,9 @@ int main(int argc, char** argv) {
   hgprog::LineBufferedStdout();
   if (argc < 2) return 2;
   int status = 2;
-  if (strcmp(argv[1], "signal") == 0) status = SignalMode();
+  if (strcmp(argv[1], "signal") == 0) status = SignalMode(false);
+  if (strcmp(argv[1], "signal_altstack") == 0) status = SignalMode(true);
+  if (strcmp(argv[1], "thread_exit") == 0) status = ThreadExitMode();
   if (strcmp(argv[1], "coroutine") == 0) status = CoroutineMode();
   if (strcmp(argv[1], "jit") == 0) status = JitMode(false);
   if (strcmp(argv[1], "jit_fp") == 0) status = JitMode(true);

@@ -369,6 +369,17 @@ TEST_F(StackOracleTest, SignalHandlerStacksEqualTheReferenceUnwind) {
   Expect("signal", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"signal"}, 1), 2000);
 }
 
+// The same with the handler on an alternate signal stack: the walk crosses from it to the thread's.
+TEST_F(StackOracleTest, AlternateSignalStackStacksEqualTheReferenceUnwind) {
+  Expect("signal_altstack", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"signal_altstack"}, 1),
+         2000);
+}
+
+// Threads exiting: a pthread key destructor and a thread_local destructor allocate.
+TEST_F(StackOracleTest, ThreadExitStacksEqualTheReferenceUnwind) {
+  Expect("thread_exit", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"thread_exit"}, 1), 500);
+}
+
 // Coroutines on stacks of their own (makecontext/swapcontext): the walk ends where the
 // coroutine's stack begins (glibc's __start_context), like the reference's.
 TEST_F(StackOracleTest, CoroutineStacksEqualTheReferenceUnwind) {
