@@ -16,6 +16,7 @@
 //   fork            while a second thread allocates, forks 4 children one after the other; each
 //                   allocates through glibc (strdup) and nested calls, then exits; prints
 //                   "child <pid>" for each (exit status 0 only if every child's was)
+//   reload_threads A B   reload A B 20 times while a second thread allocates
 //   reload A B      dlopen A, call HgUnwindAllocate, dlclose; the same with B; prints
 //                   "base_a <addr>" and "base_b <addr>" (equal when B took A's place)
 #include <pthread.h>
@@ -223,8 +224,14 @@ __attribute__((noinline)) void ChildNested(int level) {
   AllocateOne(40);
 }
 
+long g_churn_pause_ns = 0;  // between two of Churner's pairs; 0: none
+
 void* Churner(void*) {
-  while (!g_stop.load()) free(malloc(64));
+  timespec pause{0, g_churn_pause_ns};
+  while (!g_stop.load()) {
+    free(malloc(64));
+    if (g_churn_pause_ns != 0) nanosleep(&pause, nullptr);
+  }
   return nullptr;
 }
 
@@ -273,6 +280,17 @@ int ReloadMode(const char* a, const char* b) {
   return LoadAndCall(b, "base_b");
 }
 
+int ReloadWithThreadMode(const char* a, const char* b) {
+  g_churn_pause_ns = 20000;  // the reloading thread's calls are most of the samples
+  pthread_t churner;
+  pthread_create(&churner, nullptr, &Churner, nullptr);
+  int status = 0;
+  for (int i = 0; i < 20 && status == 0; ++i) status = ReloadMode(a, b);
+  g_stop.store(true);
+  pthread_join(churner, nullptr);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,6 +305,9 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "jit_fp") == 0) status = JitMode(true);
   if (strcmp(argv[1], "fork") == 0) status = ForkMode();
   if (strcmp(argv[1], "reload") == 0 && argc == 4) status = ReloadMode(argv[2], argv[3]);
+  if (strcmp(argv[1], "reload_threads") == 0 && argc == 4) {
+    status = ReloadWithThreadMode(argv[2], argv[3]);
+  }
   printf("allocations %d\n", g_allocations.load());
   return status;
 }

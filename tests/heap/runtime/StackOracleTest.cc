@@ -431,5 +431,13 @@ TEST_F(StackOracleTest, LibraryReloadedAtTheSameAddressUsesItsOwnUnwindRules) {
   if (a != b) GTEST_SKIP() << "B was not loaded at A's address (" << a[0] << ", " << b[0] << ")";
 }
 
+// The same 20 times over while another thread allocates: stale ranges are published while other
+// threads capture.
+TEST_F(StackOracleTest, LibrariesReloadedWhileAnotherThreadAllocates) {
+  std::vector<std::string> args = {"reload_threads", ProgramPath("libhg_unwind_a.so"),
+                                   ProgramPath("libhg_unwind_b.so")};
+  Expect("reload_threads", RunAndCompare(ProgramPath("hg_unusual_stacks"), args, 2), 5000);
+}
+
 }  // namespace
 }  // namespace heapgraph::proctest
