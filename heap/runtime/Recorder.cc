@@ -423,8 +423,8 @@ void NoteDlclose() {
   // unwind rules (StackCapture::ForgetUnloadedCode).
   for (uint32_t i = 0; i < g.modules.count(); ++i) {
     const format::ModuleRecord& record = g.modules.record(i);
-    if (record.state == format::kModuleUnloaded)
-      StackCapture::ForgetUnloadedCode(record.start, record.end);
+    if (record.state != format::kModuleUnloaded) continue;
+    StackCapture::ForgetUnloadedCode(record.start, record.end);
   }
 }
 
