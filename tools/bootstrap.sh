@@ -14,6 +14,7 @@ packages=(build-essential cmake pkg-config clang lld libclang-rt-14-dev libunwin
   nlohmann-json3-dev libfmt-dev libcli11-dev valgrind heaptrack gobjc libgnustep-base-dev
   libblocksruntime-dev libuv1-dev libglib2.0-dev
   python3-jsonschema libgraphviz-dev libdebuginfod-dev)
+packages+=(git python3)  # StackOracleTest's real-program workloads (skipped when absent)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

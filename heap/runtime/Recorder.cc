@@ -417,7 +417,15 @@ void ForgetUnwinderMaps(void* address, size_t length) {
 void NoteDlclose() {
   if (t_state.guard) return;
   GuardScope guard;
-  if (Recording(FreeMode())) g.modules.ForgetUnloaded();
+  if (!Recording(FreeMode())) return;
+  g.modules.ForgetUnloaded();
+  // Code that appeared in captured stacks and is gone: libunwind's trace cache may still hold its
+  // unwind rules (StackCapture::ForgetUnloadedCode).
+  for (uint32_t i = 0; i < g.modules.count(); ++i) {
+    const format::ModuleRecord& record = g.modules.record(i);
+    if (record.state != format::kModuleUnloaded) continue;
+    StackCapture::ForgetUnloadedCode(record.start, record.end);
+  }
 }
 
 void RecordExit(format::ExitKind kind, int status) {

@@ -3,6 +3,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "heap/platform/LoadedObject.h"
@@ -21,6 +22,43 @@ uintptr_t own_end = 0;
 uintptr_t unwinder_begin = 0;
 uintptr_t unwinder_end = 0;
 __thread bool t_in_unwinder __attribute__((tls_model("initial-exec"))) = false;
+
+// Code ranges unloaded by dlclose (ForgetUnloadedCode): published by stale_count (release).
+struct StaleRange {
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+};
+StaleRange stale[StackCapture::kMaxStaleRanges];
+std::atomic<uint32_t> stale_count{0};
+std::atomic_flag stale_lock = ATOMIC_FLAG_INIT;
+
+// True when one of the n frames lies in a range of unloaded code.
+bool PassesStaleCode(const uintptr_t* frames, int n) {
+  uint32_t count = stale_count.load(std::memory_order_acquire);
+  for (uint32_t r = 0; r < count; ++r) {
+    uintptr_t begin = stale[r].begin.load(std::memory_order_relaxed);
+    uintptr_t end = stale[r].end.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+      if (frames[i] >= begin && frames[i] < end) return true;
+    }
+  }
+  return false;
+}
+
+// libunwind's step-by-step unwind (its rule cache honours unw_flush_cache), from this frame on:
+// the same frames unw_backtrace gives, without its trace cache.
+__attribute__((noinline)) int StepBacktrace(uintptr_t* out, int size) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) < 0 || unw_init_local(&cursor, &context) < 0) return 0;
+  int n = 0;
+  while (n < size && unw_step(&cursor) > 0) {
+    unw_word_t ip;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0) break;
+    out[n++] = ip;
+  }
+  return n;
+}
 
 bool InUnwinderCode(uintptr_t address) {
   return address >= unwinder_begin && address < unwinder_end;
@@ -46,13 +84,39 @@ void StackCapture::AfterForkInChild() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 }
 
+void StackCapture::ForgetUnloadedCode(uintptr_t begin, uintptr_t end) {
+  unw_flush_cache(unw_local_addr_space, 0, 0);
+  while (stale_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  uint32_t count = stale_count.load(std::memory_order_relaxed);
+  bool known = false;
+  for (uint32_t i = 0; i < count && !known; ++i) {
+    known = stale[i].begin.load(std::memory_order_relaxed) <= begin &&
+            stale[i].end.load(std::memory_order_relaxed) >= end;
+  }
+  if (!known && count < kMaxStaleRanges) {
+    stale[count].begin.store(begin, std::memory_order_relaxed);
+    stale[count].end.store(end, std::memory_order_relaxed);
+    stale_count.store(count + 1, std::memory_order_release);
+  } else if (!known) {  // full: the last range widens (more captures take the slow path)
+    StaleRange& last = stale[kMaxStaleRanges - 1];
+    if (begin < last.begin.load(std::memory_order_relaxed)) last.begin.store(begin);
+    if (end > last.end.load(std::memory_order_relaxed)) last.end.store(end);
+  }
+  stale_lock.clear(std::memory_order_release);
+}
+
 bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
   return t_in_unwinder && InUnwinderCode(return_address);
 }
 
 uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
   t_in_unwinder = true;
-  int n = unw_backtrace(reinterpret_cast<void**>(out), static_cast<int>(max_depth + kMaxOwnFrames));
+  int size = static_cast<int>(max_depth + kMaxOwnFrames);
+  int n = unw_backtrace(reinterpret_cast<void**>(out), size);
+  if (n > 0 && stale_count.load(std::memory_order_relaxed) != 0 && PassesStaleCode(out, n)) {
+    n = StepBacktrace(out, size);
+  }
   t_in_unwinder = false;
   if (n <= 0) return 0;
   uint32_t skip = 0;

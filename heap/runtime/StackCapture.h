@@ -36,6 +36,18 @@ void Initialize();
 // libunwind's per-thread trace cache still spares most of them).
 void AfterForkInChild();
 
+// After a dlclose: [begin, end) held code that is no longer loaded. libunwind's fast path
+// (unw_backtrace's per-thread trace cache, libunwind 1.x) caches each return address's unwind rule
+// by address alone and never drops it, not even on unw_flush_cache; a library later loaded at those
+// addresses was unwound with the old library's rules: wrong frames, read from wrong stack slots
+// (StackOracleTest.LibraryReloadedAtTheSameAddressUsesItsOwnUnwindRules). So the range is marked
+// stale for good: a capture whose fast trace has a frame in a stale range is taken again with
+// libunwind's step-by-step unwinder, whose rule cache this call flushes (unw_flush_cache). Up to
+// kMaxStaleRanges ranges; past that the last one widens to cover the new one. Safe against
+// concurrent captures and calls.
+inline constexpr uint32_t kMaxStaleRanges = 64;
+void ForgetUnloadedCode(uintptr_t begin, uintptr_t end);
+
 // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
 // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
 // (not, e.g., by a signal handler that interrupted the unwinder).

@@ -29,6 +29,9 @@ heapgraph_add_process_test(RecorderLoaderTest)
 heapgraph_add_process_test(RecorderKillTest)
 heapgraph_add_process_test(RecorderCorruptRecordingTest)
 heapgraph_add_process_test(RecorderUnwindTest LIBS heapgraph_report)
+# Issue 14, stacks: recorded stacks against libgcc's unwinder (tests/programs/stack_oracle.cc) on
+# hg_churn, python3, git and a C++ test binary.
+heapgraph_add_process_test(StackOracleTest LIBS heapgraph_report)
 heapgraph_add_process_test(RecorderLargeAllocationTest)
 heapgraph_add_process_test(RecorderConfigTest)
 heapgraph_add_process_test(RecorderPauseTest)
