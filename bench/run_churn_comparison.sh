@@ -19,12 +19,16 @@
 #   hg_off         heapgraph with enabled=0 (interposition only)
 #   hg_depth1      heapgraph with depth=1 (everything but the deep unwind)
 #   hg_noscrub     heapgraph with scrub=0 (new blocks' never-written bytes not cleared)
+# A/B of two builds of libheapgraph.so (--baseline PATH), name them with --tools:
+#   base           the baseline library (e.g. main's), default options
+#   base_depth1    the baseline library with depth=1
 # Sampling mode (docs/performance.md, "FOOM"): not in the default set, name it with --tools:
 #   hg_sample      heapgraph with sample=1 (Poisson sampling by bytes, mean 512 KiB)
 #   hg_sample64k   heapgraph with sample=64K
 #
 # Usage: run_churn_comparison.sh [--workload PATH] [--heapgraph PATH] [--reps N] [--ops M]
 #                                [--working-set W] [--extended] [--raw FILE] [--tools "A B ..."]
+#                                [--baseline PATH]
 #   --tools replaces the set of tools (none is always measured first), e.g.
 #   --tools "heapgraph hg_sample" for the sampling figures.
 #   --raw FILE keeps every measurement as "tool threads depth rep ns cpu_ns" lines.
@@ -39,6 +43,7 @@ working_set=10000
 extended=0
 raw_out=""
 only_tools=""
+baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --workload) workload=$2; shift 2 ;;
@@ -49,7 +54,8 @@ while [ $# -gt 0 ]; do
     --extended) extended=1; shift ;;
     --raw) raw_out=$2; shift 2 ;;
     --tools) only_tools=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    --baseline) baseline=$2; shift 2 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +74,7 @@ for t in $tools; do
   case $t in
     heaptrack*) command -v heaptrack >/dev/null || { echo "heaptrack not installed" >&2; exit 1; } ;;
     lsan*) [ -e "$lsan" ] || { echo "missing $lsan" >&2; exit 1; } ;;
+    base*) [ -e "$baseline" ] || { echo "$t needs --baseline PATH" >&2; exit 1; } ;;
   esac
 done
 
@@ -87,6 +94,8 @@ run_one() {
     heapgraph) out=$(HEAPGRAPH_OPTIONS="dir=$dir" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_off) out=$(HEAPGRAPH_OPTIONS="dir=$dir,enabled=0" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_depth1) out=$(HEAPGRAPH_OPTIONS="dir=$dir,depth=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
+    base) out=$(HEAPGRAPH_OPTIONS="dir=$dir" LD_PRELOAD="$baseline" "$workload" "${args[@]}") ;;
+    base_depth1) out=$(HEAPGRAPH_OPTIONS="dir=$dir,depth=1" LD_PRELOAD="$baseline" "$workload" "${args[@]}") ;;
     hg_noscrub) out=$(HEAPGRAPH_OPTIONS="dir=$dir,scrub=0" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_sample) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=1" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;
     hg_sample64k) out=$(HEAPGRAPH_OPTIONS="dir=$dir,sample=64K" LD_PRELOAD="$heapgraph" "$workload" "${args[@]}") ;;

@@ -451,6 +451,9 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   } else if (g.config.scrub) {
     ClearFreshBytes(address, written, size);
   }
+  // The shard's lines are often on the other core (every thread uses every shard): fetch them
+  // while the stack is unwound.
+  g.heap.Prefetch(reinterpret_cast<uintptr_t>(address));
   Record(g.heap, address, size, function);
 }
 

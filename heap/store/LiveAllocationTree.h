@@ -38,6 +38,10 @@ class LiveAllocationTree : public ShardedTree<HashShard, HashTreeLayout> {
   // shard's lock; false if no block starts there.
   bool MarkIgnored(uint64_t address);
 
+  // Starts fetching the cache lines an Insert of `address` will touch (HashShard::Prefetch), so
+  // that their transfer from another core overlaps the caller's work before the Insert.
+  void Prefetch(uint64_t address) { ShardFor(address).Prefetch(address); }
+
   const RehashScratch& scratch() const { return scratch_; }
 
  private:

@@ -70,7 +70,9 @@ inline constexpr bool IsVmFunction(AllocFunction f) {
 // [TreeHeader][ShardHeader x shard_count] ... padding to nodes_offset ...
 // [shard 0: TreeNode x shard_capacity][shard 1: ...] ...
 // Node 0 of each shard is the splay header/null sentinel and never holds a block.
-// A block lives in shard (address >> shard_shift) & (shard_count - 1).
+// A block lives in shard ((address >> 26) * G + ((address >> shard_shift) & (G - 1))) &
+// (shard_count - 1), G = shard_group (or shard_count when shard_group is 0); with G = shard_count
+// this is (address >> shard_shift) & (shard_count - 1).
 struct TreeHeader {
   FileHeader file;
   uint32_t node_size;  // sizeof(TreeNode)
@@ -79,6 +81,9 @@ struct TreeHeader {
   uint32_t sample_mean;     // heap.tree version 3: mean bytes between sample points; else 0
   uint64_t shard_capacity;  // nodes per shard, including node 0
   uint64_t nodes_offset;    // file offset of shard 0's node array; page aligned
+  // Shards a 64 MiB window's blocks spread over (0 in files written before it existed: the plain
+  // rule). Readers visit every shard and need it only to find a block's shard.
+  uint32_t shard_group;
 };
 
 // Invariant (writer): while a shard mutates a node, `writing` holds 1 + that node's index; it is 0
@@ -133,7 +138,7 @@ inline constexpr uint64_t kMaxBlockSize = (uint64_t{1} << 40) - 1;  // larger si
 // TreeHeader.node_size = sizeof(HashSlot); shard_capacity = the most slots a shard may grow to.
 // A shard's table is slots [0, capacity) of its region (linear probing, wrapping at capacity,
 // home slot = ((address >> 4) * kHashMultiplier) * capacity >> 64); slots past capacity are
-// unused. A block lives in shard (address >> shard_shift) & (shard_count - 1).
+// unused. A block's shard follows TreeHeader's rule above (shard_group).
 inline constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
 // `writing` while a shard rehashes: every slot of the shard may be torn.
 inline constexpr uint32_t kRehashing = UINT32_MAX;

@@ -1,7 +1,8 @@
 // heap/store/: what the two live-block trees share (LiveAllocationTree: HashShards in heap.tree;
 // VmRegionTree: SplayShards in vm.tree): up to kMaxShards shards over one MappedFile, a block's
-// shard chosen by its address (addresses within one 2^shard_shift window share a shard, so
-// threads working in different arenas rarely meet on a lock), one spin lock per shard and no
+// shard chosen by its address (addresses within one 2^shard_shift window share a shard; each
+// 64 MiB window, one glibc arena heap, spreads over its own group of shards, so threads working
+// in different arenas rarely meet on a lock or a cache line), one spin lock per shard and no
 // global lock, totals summed over the shards, and fork support (copy under every lock, adopt).
 //
 // `Shard` is the shard class: Attach(header, nodes, capacity, file, offset, extra...), Reset(),
@@ -65,8 +66,15 @@ class ShardedTree {
 
   uint32_t shard_count() const { return shard_count_; }
   Shard& shard(uint32_t i) { return shards_[i]; }
+  // glibc's arenas other than the main one take memory in heaps of at most 64 MiB aligned to
+  // 64 MiB, one arena per thread until there are 8 per core: a 64 MiB window is one thread's.
+  static constexpr uint32_t kArenaWindowShift = 26;
+  // Shards that share the blocks of one 64 MiB window (format::TreeHeader::shard_group).
+  uint32_t shard_group() const { return shard_group_; }
   Shard& ShardFor(uint64_t address) {
-    return shards_[(address >> shard_shift_) & (shard_count_ - 1)];
+    uint64_t window = (address >> kArenaWindowShift) * shard_group_;
+    uint64_t within = (address >> shard_shift_) & (shard_group_ - 1);
+    return shards_[(window + within) & (shard_count_ - 1)];
   }
   uint64_t LiveCount() const;
   uint64_t LiveBytes() const;
@@ -103,6 +111,7 @@ class ShardedTree {
   static_assert(sizeof(format::TreeHeader) <= 64);
 
   static uint64_t NodesOffset(uint32_t shards);
+  static uint32_t ShardGroup(uint32_t shards, uint32_t capacity_log2, uint32_t shard_shift);
   uint64_t RegionOffset(uint32_t shard) const {
     return header_->nodes_offset + shard * header_->shard_capacity * sizeof(Node);
   }
@@ -112,7 +121,26 @@ class ShardedTree {
   Shard shards_[kMaxShards];
   uint32_t shard_count_ = 0;
   uint32_t shard_shift_ = kDefaultShardShift;
+  uint32_t shard_group_ = 1;
 };
+
+// A window's blocks go to a group of 8 shards (windows in turn to the next group), so that threads
+// in different arenas rarely share a shard's lock or table lines; as many as a window's blocks
+// need when shards are small: a 64 MiB window holds at most 2^21 blocks (32-byte chunks), and the
+// group's capacity must hold twice that (a hash shard's load stays <= 7/8). A window as large as
+// the shard window, or a group as large as the tree, is the plain (address >> shard_shift) rule.
+template <typename Shard, typename Layout>
+uint32_t ShardedTree<Shard, Layout>::ShardGroup(uint32_t shards, uint32_t capacity_log2,
+                                                uint32_t shard_shift) {
+  constexpr uint32_t kMinGroup = 8, kWindowNeedLog2 = 22;
+  if (shard_shift >= kArenaWindowShift) return shards;
+  uint64_t group = kMinGroup;
+  if (capacity_log2 < kWindowNeedLog2) {
+    uint64_t need = uint64_t{1} << (kWindowNeedLog2 - capacity_log2);
+    if (need > group) group = need;
+  }
+  return group < shards ? static_cast<uint32_t>(group) : shards;
+}
 
 template <typename Shard, typename Layout>
 uint64_t ShardedTree<Shard, Layout>::NodesOffset(uint32_t shards) {
@@ -150,6 +178,8 @@ bool ShardedTree<Shard, Layout>::Format(int dir_fd, const char* name, uint32_t s
   header_->nodes_offset = nodes_offset;
   shard_count_ = shards;
   shard_shift_ = shard_shift;
+  shard_group_ = ShardGroup(shards, capacity_log2, shard_shift);
+  header_->shard_group = shard_group_;
   auto* shard_headers = reinterpret_cast<ShardHeader*>(file_.data() + 64);
   for (uint32_t i = 0; i < shards; ++i) {
     uint64_t offset = RegionOffset(i);

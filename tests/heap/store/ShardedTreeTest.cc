@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -171,6 +172,47 @@ TYPED_TEST(ShardedTreeTest, ShardShiftChoosesTheWindowSize) {
   EXPECT_EQ(&tree->shard(1), &tree->ShardFor(0x100000));
   EXPECT_EQ(&tree->shard(2), &tree->ShardFor(0x200000));
   EXPECT_EQ(&tree->shard(0), &tree->ShardFor(0x400000));
+}
+
+// At the default shard size each 64 MiB window (one glibc arena heap) has its own group of 8
+// shards, the next window the next group: two threads' arenas share no shard.
+TYPED_TEST(ShardedTreeTest, EachArenaWindowSpreadsOverItsOwnGroupOfShards) {
+  TempDir dir;
+  auto tree = NewTree<TypeParam>();
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 64, 22));
+  EXPECT_EQ(8u, tree->shard_group());
+  EXPECT_EQ(8u, reinterpret_cast<const format::TreeHeader*>(tree->file().data())->shard_group);
+  const uint64_t window = uint64_t{1} << 26;
+  const uint64_t base = 0x7f00'0000'0000;  // a multiple of 64 MiB: window index 0 mod 8
+  std::set<const void*> first, second;
+  for (uint64_t page = 0; page < 64; ++page) {
+    first.insert(&tree->ShardFor(base + page * 4096 + 16));
+    second.insert(&tree->ShardFor(base + window + page * 4096 + 16));
+  }
+  EXPECT_EQ(8u, first.size());
+  EXPECT_EQ(8u, second.size());
+  for (const void* s : first) EXPECT_EQ(0u, second.count(s));
+  EXPECT_EQ(&tree->shard(0), &tree->ShardFor(base));
+  EXPECT_EQ(&tree->shard(7), &tree->ShardFor(base + 7 * 4096));
+  EXPECT_EQ(&tree->shard(0), &tree->ShardFor(base + 8 * 4096));
+  EXPECT_EQ(&tree->shard(8), &tree->ShardFor(base + window));
+  EXPECT_EQ(&tree->shard(0), &tree->ShardFor(base + 8 * window)) << "the groups wrap";
+}
+
+// Small shards could not hold a full window in a group of 8: the group grows to what a window
+// needs (2^22 slots), up to every shard, which is the plain (address >> 12) & (shards - 1) rule.
+TYPED_TEST(ShardedTreeTest, SmallShardsSpreadAWindowOverMoreShards) {
+  TempDir dir;
+  auto small = NewTree<TypeParam>();
+  ASSERT_TRUE(small->Create(dir.fd(), "small.tree", 64, 18));
+  EXPECT_EQ(16u, small->shard_group());
+  auto tiny = NewTree<TypeParam>();
+  ASSERT_TRUE(tiny->Create(dir.fd(), "tiny.tree", 64, 15));
+  EXPECT_EQ(64u, tiny->shard_group());
+  for (uint64_t page = 0; page < 200; ++page) {
+    uint64_t address = 0x5555'1234'5000 + page * 4096;
+    EXPECT_EQ(&tiny->shard((address >> 12) & 63), &tiny->ShardFor(address));
+  }
 }
 
 TYPED_TEST(ShardedTreeTest, RemoveReturnsTheRemovedBlock) {
