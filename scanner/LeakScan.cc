@@ -17,6 +17,7 @@
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/store/LiveAllocationTree.h"
 #include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
@@ -226,11 +227,11 @@ void AwaitCopy(Preparation& prep, pid_t pid) {
   }
 }
 
-// Runs options.while_marking, if any; true when the snapshot process `pid` was reaped meanwhile
-// (its wait status in *status).
+// Runs options.while_marking, if any and the heap had `live_bytes` >= its minimum; true when the
+// snapshot process `pid` was reaped meanwhile (its wait status in *status).
 bool RunWhileMarking(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
-                     int* status) {
-  if (!options.while_marking) return false;
+                     uint64_t live_bytes, int* status) {
+  if (!options.while_marking || live_bytes < options.while_marking_min_live_bytes) return false;
   bool reaped = false;
   std::function<bool()> marking_done = [&] {
     // __WALL: also a snapshot cloned without SIGCHLD as its exit signal.
@@ -245,9 +246,10 @@ bool RunWhileMarking(const ScanOptions& options, const std::string& recording_di
 }
 
 // Runs options.while_marking, then reaps the snapshot process `pid`; returns its wait status.
-int AwaitSnapshot(const ScanOptions& options, const std::string& recording_dir, pid_t pid) {
+int AwaitSnapshot(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+                  uint64_t live_bytes) {
   int status = 0;
-  if (!RunWhileMarking(options, recording_dir, pid, &status)) {
+  if (!RunWhileMarking(options, recording_dir, pid, live_bytes, &status)) {
     while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
     }  // the snapshot sends no SIGCHLD
   }
@@ -282,11 +284,13 @@ bool CollectResult(const Preparation& prep, int status, ScanResult* result) {
 // ptrace helper when it can), and releases the recorder once the snapshot process has copied the
 // blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
 // (never roots: the helper leaves them out of its clone). Returns its pid; <= 0 with
-// result->error if there is none.
+// result->error if there is none. *live_bytes: the recorder's live heap bytes, read under the lock.
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
-                        SnapshotProcess::Context* context, ScanResult* result) {
+                        SnapshotProcess::Context* context, ScanResult* result,
+                        uint64_t* live_bytes) {
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
+  *live_bytes = context->view.heap->LiveBytes();
   prep.ShareWith(context);
   const pid_t pid =
       prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
@@ -333,9 +337,11 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
-  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result);
+  uint64_t live_bytes = 0;
+  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &live_bytes);
   if (pid <= 0) return result;
-  result.ok = CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid), &result);
+  result.ok =
+      CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid, live_bytes), &result);
   result.timings.total_ms = NowMs() - start;
   return result;
 }
