@@ -47,6 +47,16 @@ class StackStoreTest : public testing::Test {
     return store_.Intern(stack.data(), static_cast<uint32_t>(stack.size()), new_nodes);
   }
 
+  // Interns the one-frame stacks first + 16 i, i = 0, 1, ..., until the table refuses one.
+  void FillWithSingleFrames(uintptr_t first, std::vector<uint32_t>* ids) {
+    for (uintptr_t i = 0;; ++i) {
+      uint32_t id = Intern({first + i * 16});
+      if (id == 0) return;
+      ids->push_back(id);
+      ASSERT_LT(i, store_.slot_count());
+    }
+  }
+
   Stack Frames(uint32_t id) {
     Stack out(format::kMaxStackDepth + 8);
     out.resize(store_.Frames(id, out.data(), static_cast<uint32_t>(out.size())));
@@ -293,12 +303,7 @@ TEST_F(StackStoreTest, FullTableReturnsZeroAndCountsDropped) {
   ASSERT_NO_FATAL_FAILURE(Create(10));
   const uint64_t max_nodes = 1024 / 10 * 9;  // refused past 90% fill
   std::vector<uint32_t> ids;
-  for (uintptr_t i = 0;; ++i) {
-    uint32_t id = Intern({kExe + i * 16});
-    if (id == 0) break;
-    ids.push_back(id);
-    ASSERT_LT(i, 1024u);
-  }
+  ASSERT_NO_FATAL_FAILURE(FillWithSingleFrames(kExe, &ids));
   EXPECT_EQ(max_nodes, ids.size());
   EXPECT_EQ(max_nodes, store_.node_count());
   EXPECT_EQ(1u, store_.dropped());
@@ -319,12 +324,7 @@ TEST_F(StackStoreTest, GrowingIndexKeepsTheFullCapacity) {
   ASSERT_NO_FATAL_FAILURE(Create(16));
   const uint64_t max_nodes = 65536 / 10 * 9;
   std::vector<uint32_t> ids;
-  for (uintptr_t i = 0;; ++i) {
-    uint32_t id = Intern({kExe + i * 16});
-    if (id == 0) break;
-    ids.push_back(id);
-    ASSERT_LT(i, 65536u);
-  }
+  ASSERT_NO_FATAL_FAILURE(FillWithSingleFrames(kExe, &ids));
   EXPECT_EQ(max_nodes, ids.size());
   EXPECT_EQ(1u, store_.dropped());
   for (size_t i = 0; i < ids.size(); ++i) {
