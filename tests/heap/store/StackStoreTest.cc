@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -79,6 +80,20 @@ class StackStoreTest : public testing::Test {
 // A program-like address: the executable's text, or a shared library's.
 constexpr uintptr_t kExe = 0x5555'5555'0000;
 constexpr uintptr_t kLib = 0x7f3a'1200'0000;
+
+// Runs body(t), t = 0 .. threads-1, on threads that start together; returns when all are done.
+void RunTogether(int threads, const std::function<void(int)>& body) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) std::this_thread::yield();
+      body(t);
+    });
+  }
+  for (std::thread& thread : running) thread.join();
+}
 
 TEST_F(StackStoreTest, CreateWritesAValidHeader) {
   ASSERT_NO_FATAL_FAILURE(Create(12, 24));
@@ -259,20 +274,13 @@ TEST_F(StackStoreTest, ConcurrentInterningGivesOneIdPerStack) {
     stacks.push_back(s);
   }
   std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kStacks, 0));
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (ready.load() < kThreads) std::this_thread::yield();
-      // Overlapping windows of the set, walked in opposite directions by odd and even threads.
-      for (int k = 0; k < kPerThread; ++k) {
-        int i = (t * 1000 + (t % 2 ? kPerThread - 1 - k : k)) % kStacks;
-        ids[t][i] = Intern(stacks[i]);
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  RunTogether(kThreads, [&](int t) {
+    // Overlapping windows of the set, walked in opposite directions by odd and even threads.
+    for (int k = 0; k < kPerThread; ++k) {
+      int i = (t * 1000 + (t % 2 ? kPerThread - 1 - k : k)) % kStacks;
+      ids[t][i] = Intern(stacks[i]);
+    }
+  });
 
   std::map<uint32_t, int> owner;
   for (int i = 0; i < kStacks; ++i) {
@@ -345,19 +353,12 @@ TEST_F(StackStoreTest, ConcurrentInterningAcrossTheLevelSwitchGivesOneIdPerNode)
     StackStore store;
     ASSERT_TRUE(store.Create(dir.fd(), format::kStackFile, 16, 64));
     std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kStacks, 0));
-    std::atomic<int> ready{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        ready.fetch_add(1);
-        while (ready.load() < kThreads) std::this_thread::yield();
-        for (int i = 0; i < kStacks; ++i) {
-          uintptr_t frame = kExe + static_cast<uintptr_t>(i) * 16;
-          ids[t][i] = store.Intern(&frame, 1);
-        }
-      });
-    }
-    for (std::thread& thread : threads) thread.join();
+    RunTogether(kThreads, [&](int t) {
+      for (int i = 0; i < kStacks; ++i) {
+        uintptr_t frame = kExe + static_cast<uintptr_t>(i) * 16;
+        ids[t][i] = store.Intern(&frame, 1);
+      }
+    });
     for (int i = 0; i < kStacks; ++i) {
       ASSERT_NE(0u, ids[0][i]);
       for (int t = 1; t < kThreads; ++t) ASSERT_EQ(ids[0][i], ids[t][i]) << i << " " << t;
