@@ -41,6 +41,11 @@ namespace {
 // Below this many records the text takes less time than starting a thread (≈ 6 µs per record).
 constexpr size_t kParallelTextRecords = 1000;
 
+// The symbol warm-up overlaps the snapshot's marking; a heap under 1 MiB is marked in about a
+// millisecond, so warming it would only add the symbolizer's first load to a check that finds no
+// leak (a short-lived process's check at exit: 40-50 ms of its ≈ 60, docs/performance.md).
+constexpr uint64_t kWarmupMinLiveBytes = uint64_t{1} << 20;
+
 int AvailableCpus() {
   cpu_set_t set;
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
@@ -188,6 +193,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
                                              const std::function<bool()>& marking_done) {
         warmup.Run(dir, marking_done);
       };
+      scan_options.while_marking_min_live_bytes = kWarmupMinLiveBytes;
     }
     ExplainPreparation explain(options.explain, warmup.symbolizer(), &scan_options);
     scanner::ScanResult scan = scanner::RunLeakScan(scan_options);

@@ -18,6 +18,7 @@
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/store/LiveAllocationTree.h"
 #include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
@@ -233,11 +234,11 @@ void AwaitCopy(Preparation& prep, pid_t pid) {
   }
 }
 
-// Runs options.while_marking, if any; true when the snapshot process `pid` was reaped meanwhile
-// (its wait status in *status).
+// Runs options.while_marking, if any and the heap had `live_bytes` >= its minimum; true when the
+// snapshot process `pid` was reaped meanwhile (its wait status in *status).
 bool RunWhileMarking(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
-                     int* status) {
-  if (!options.while_marking) return false;
+                     uint64_t live_bytes, int* status) {
+  if (!options.while_marking || live_bytes < options.while_marking_min_live_bytes) return false;
   bool reaped = false;
   std::function<bool()> marking_done = [&] {
     // __WALL: also a snapshot cloned without SIGCHLD as its exit signal. No pid: done in place.
@@ -252,9 +253,10 @@ bool RunWhileMarking(const ScanOptions& options, const std::string& recording_di
 }
 
 // Runs options.while_marking, then reaps the snapshot process `pid`; returns its wait status.
-int AwaitSnapshot(const ScanOptions& options, const std::string& recording_dir, pid_t pid) {
+int AwaitSnapshot(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+                  uint64_t live_bytes) {
   int status = 0;
-  if (!RunWhileMarking(options, recording_dir, pid, &status)) {
+  if (!RunWhileMarking(options, recording_dir, pid, live_bytes, &status)) {
     while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
     }  // the snapshot sends no SIGCHLD
   }
@@ -324,12 +326,13 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
 // blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
 // (never roots: the helper leaves them out of its clone). Returns its pid; <= 0 with
 // result->error if there is none; 0 with in_place->ran after a scan in place (the world stopped
-// until its end).
+// until its end). *live_bytes: the recorder's live heap bytes, read under the lock.
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
                         SnapshotProcess::Context* context, ScanResult* result,
-                        roots::ThreadCapture::InPlace* in_place) {
+                        roots::ThreadCapture::InPlace* in_place, uint64_t* live_bytes) {
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
+  *live_bytes = context->view.heap->LiveBytes();
   prep.ShareWith(context);
   const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice);
   if (pid == 0 && !in_place->ran) {
@@ -381,16 +384,18 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
                                                                     : context.scan_stack_pointer;
   context.in_place = options.in_stopped_world;
   roots::ThreadCapture::InPlace in_place;
-  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place);
+  uint64_t live_bytes = 0;
+  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place, &live_bytes);
   if (in_place.ran) {
     result.stats.in_stopped_world = true;
-    RunWhileMarking(options, result.recording_dir, 0, nullptr);  // the marking is over
+    RunWhileMarking(options, result.recording_dir, 0, live_bytes, nullptr);  // the marking is over
     result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
     result.timings.total_ms = NowMs() - start;
     return result;
   }
   if (pid <= 0) return result;
-  result.ok = CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid), &result);
+  result.ok =
+      CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid, live_bytes), &result);
   result.timings.total_ms = NowMs() - start;
   return result;
 }

@@ -70,6 +70,10 @@ struct ScanOptions {
   // Exceptions it throws are swallowed: the scan's result never depends on it.
   std::function<void(const std::string& recording_dir, const std::function<bool()>& marking_done)>
       while_marking;
+  // while_marking runs only when the recorder held at least this many live bytes at the snapshot:
+  // a smaller heap is marked in about a millisecond, before the callback could overlap anything,
+  // so the callback would only add its own time (a symbol warm-up's first libdw load: tens of ms).
+  uint64_t while_marking_min_live_bytes = 0;
 };
 
 // Requires libheapgraph.so recording this process (preloaded or linked).

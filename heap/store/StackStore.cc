@@ -21,6 +21,10 @@ constexpr uint64_t kLowMask = (uint64_t{1} << kStackLowBits) - 1;
 constexpr uint64_t kPrefixTableSize = uint64_t{1} << (48 - kStackLowBits);
 // Past this fill ratio (9/10) new nodes are refused so probe chains stay short.
 constexpr uint64_t kMaxFillNumerator = 9, kMaxFillDenominator = 10;
+// The index's first level has 2^12..2^14 slots (32-128 KiB), each next one 2^3 times more.
+constexpr uint32_t kFirstLevelMinBits = 12, kLevelStepBits = 3;
+// An older level's empty slot that ended a search once a newer level took new nodes.
+constexpr uint64_t kClosed = ~uint64_t{0};
 
 uint64_t SlotsOffset() {
   return (sizeof(StackHeader) + format::kPageSize - 1) / format::kPageSize * format::kPageSize;
@@ -49,7 +53,29 @@ uint64_t StackStore::FileSize(uint32_t slot_bits) {
 }
 
 uint64_t StackStore::IndexBytes() const {
-  return sizeof(IndexHeader) + (mask_ + 1) * sizeof(uint64_t);
+  return sizeof(IndexHeader) + index_slots_ * sizeof(uint64_t);
+}
+
+// Levels of slot_bits - 3k bits down to the first of at least 12 bits (slot_bits itself if less).
+void StackStore::SetUpLevels(uint32_t slot_bits) {
+  uint32_t first = slot_bits;
+  while (first >= kFirstLevelMinBits + kLevelStepBits) first -= kLevelStepBits;
+  level_count_ = 0;
+  index_slots_ = 0;
+  for (uint32_t bits = first; bits <= slot_bits; bits += kLevelStepBits) {
+    levels_[level_count_++] = {index_slots_, bits};
+    index_slots_ += uint64_t{1} << bits;
+  }
+}
+
+// Counts an entry added to `level`; the one that fills a level that is not the last to half
+// sends new nodes to the next level.
+void StackStore::Inserted(uint32_t level) {
+  uint64_t count = index_header_->counts[level].fetch_add(1, std::memory_order_relaxed) + 1;
+  if (level + 1 < level_count_ && count == (uint64_t{1} << levels_[level].bits) / 2) {
+    uint64_t expected = level;
+    index_header_->level.compare_exchange_strong(expected, level + 1, std::memory_order_acq_rel);
+  }
 }
 
 bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth) {
@@ -61,6 +87,7 @@ bool StackStore::Create(int dir_fd, const char* name, uint32_t slot_bits, uint32
       RawMmap(kPrefixTableSize, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE));
   if (prefix_of_ == nullptr) return false;
   mask_ = (uint64_t{1} << slot_bits) - 1;
+  SetUpLevels(slot_bits);
   // Shared, not private: a forked child keeps finding the nodes its parent adds, and the reverse.
   void* index = RawMmap(IndexBytes(), MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE);
   if (index == nullptr) return false;
@@ -181,25 +208,40 @@ uint32_t StackStore::NewNode(uint64_t node) {
 
 // The id of `node`, publishing it (and setting *created) if it is new; 0 if it could not be stored.
 // A thread that loses the race to publish the same node leaves its id unreferenced and zeroed.
+// The levels are searched oldest first. In a level older than the one taking new nodes, the empty
+// slot that ends the node's probe chain is closed (kClosed) before the search moves on: a thread
+// that still meant to publish the node there then fails its CAS and looks in the newer levels, so
+// a node is never published twice. Entries are never removed, so chains only grow.
 uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
-  uint64_t slot = (node * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits_);
+  uint64_t hash = node * 0x9E3779B97F4A7C15ull;
   uint64_t tag = Tag(node);
   uint32_t mine = 0;
-  for (uint64_t probes = 0; probes <= mask_; ++probes, slot = (slot + 1) & mask_) {
-    uint64_t seen = index_[slot].load(std::memory_order_acquire);
-    if (seen == 0) {
-      if (mine == 0 && (mine = NewNode(node)) == 0) return 0;
-      if (index_[slot].compare_exchange_strong(seen, tag << 32 | mine, std::memory_order_acq_rel)) {
-        header_->node_count.fetch_add(1, std::memory_order_relaxed);
-        ++*created;
-        return mine;
+  for (uint32_t level = 0; level < level_count_; ++level) {
+    uint64_t current = index_header_->level.load(std::memory_order_acquire);
+    std::atomic<uint64_t>* entries = index_ + levels_[level].offset;
+    uint64_t mask = (uint64_t{1} << levels_[level].bits) - 1;
+    uint64_t slot = hash >> (64 - levels_[level].bits);
+    for (uint64_t probes = 0; probes <= mask; ++probes, slot = (slot + 1) & mask) {
+      uint64_t seen = entries[slot].load(std::memory_order_acquire);
+      if (seen == 0 && level < current) {
+        if (entries[slot].compare_exchange_strong(seen, kClosed, std::memory_order_acq_rel)) break;
+      } else if (seen == 0) {
+        if (mine == 0 && (mine = NewNode(node)) == 0) return 0;
+        if (entries[slot].compare_exchange_strong(seen, tag << 32 | mine,
+                                                  std::memory_order_acq_rel)) {
+          Inserted(level);
+          header_->node_count.fetch_add(1, std::memory_order_relaxed);
+          ++*created;
+          return mine;
+        }
       }
-      // `seen` is now the entry that took the slot.
-    }
-    auto id = static_cast<uint32_t>(seen);
-    if ((seen >> 32) == tag && nodes_[id].load(std::memory_order_relaxed) == node) {
-      if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);
-      return id;
+      // `seen` is now the entry in the slot.
+      if (seen == kClosed) break;
+      auto id = static_cast<uint32_t>(seen);
+      if ((seen >> 32) == tag && nodes_[id].load(std::memory_order_relaxed) == node) {
+        if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);
+        return id;
+      }
     }
   }
   if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);

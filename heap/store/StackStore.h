@@ -4,7 +4,9 @@
 // array of a MappedFile (ids 1, 2, 3, ...), so the file's disk grows with the nodes stored (8 bytes
 // each, reserved ahead in page steps: a full disk drops stacks, never raises SIGBUS); the
 // open-addressing index that finds a node again is shared anonymous memory (not persisted: readers
-// only follow ids), shared with forked children like the file. Insertion is lock-free (one CAS
+// only follow ids), shared with forked children like the file. The index grows in levels (8x
+// more slots each, the last one 2^slot_bits): a short process touches only the pages of a small
+// first level instead of one page of a 32 MiB table per new node. Insertion is lock-free (one CAS
 // per new node) and never allocates.
 #pragma once
 
@@ -48,12 +50,22 @@ class StackStore {
   static constexpr uint32_t kAddressBits = 48;
 
   // The index: what every process of a fork family shares besides the file (MAP_SHARED anonymous
-  // memory): the next node id to hand out, how far the file's disk is reserved, then 2^slot_bits
-  // entries `tag << 32 | id` (0 = empty), tag being 32 more bits of the node's hash.
+  // memory): the next node id to hand out, how far the file's disk is reserved, the level new
+  // nodes go to and each level's entry count, then the levels' entries `tag << 32 | id` (0 =
+  // empty, kClosed = an empty slot of an older level that no node may take any more), tag being
+  // 32 more bits of the node's hash. Pages of a level are touched only when used.
+  static constexpr uint32_t kMaxLevels = 8;
   struct IndexHeader {
     std::atomic<uint64_t> next_id;
     std::atomic<uint64_t> reserved_end;
-    uint64_t padding[6];  // entries start on their own cache line
+    std::atomic<uint64_t> level;
+    uint64_t padding[5];
+    std::atomic<uint64_t> counts[kMaxLevels];  // entries start on their own cache line
+  };
+  // One level of the index: 2^bits entries at index_ + offset.
+  struct Level {
+    uint64_t offset;
+    uint32_t bits;
   };
 
   bool Encode(uint64_t address, uint32_t parent, uint64_t* node);
@@ -61,6 +73,8 @@ class StackStore {
   void LockPrefixes();
   uint64_t Decode(uint64_t node) const;
   uint32_t Find(uint64_t node, uint32_t* created);
+  void SetUpLevels(uint32_t slot_bits);
+  void Inserted(uint32_t level);
   uint32_t NewNode(uint64_t node);
   bool ReserveThrough(uint64_t id);
   uint64_t IndexBytes() const;
@@ -70,7 +84,10 @@ class StackStore {
   std::atomic<uint64_t>* nodes_ = nullptr;
   IndexHeader* index_header_ = nullptr;
   std::atomic<uint64_t>* index_ = nullptr;
-  uint64_t mask_ = 0;
+  uint64_t mask_ = 0;  // of the last level: 2^slot_bits - 1
+  Level levels_[kMaxLevels] = {};
+  uint32_t level_count_ = 0;
+  uint64_t index_slots_ = 0;  // all levels
   uint32_t slot_bits_ = 0;
   uint64_t max_nodes_ = 0;
   // Process-local: address >> 28 -> prefix index (0 = not assigned yet). Anonymous memory.
