@@ -116,6 +116,18 @@ bool ReadableAround(uint64_t address, uint64_t* begin, uint64_t* end) {
   return false;
 }
 
+// Not ours: the default action. A fault repeats when the handler returns; a sent signal, blocked
+// while the handler runs, is delivered then.
+void TakeDefaultAction(int signal, const siginfo_t* info) {
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  __sigaction(signal, &default_action, nullptr);
+  if (info == nullptr || info->si_code <= 0) {
+    RawSyscall::Tgkill(RawSyscall::Getpid(), RawSyscall::Gettid(), signal);
+  }
+}
+
 void Handle(int signal, siginfo_t* info, void*) {
   uint64_t begin = 0, end = 0;
   // si_code > 0: raised by the kernel for a fault (not sent by kill or tgkill).
@@ -128,28 +140,14 @@ void Handle(int signal, siginfo_t* info, void*) {
     __atomic_fetch_add(&g_state.shared->count, fresh, __ATOMIC_RELAXED);
     return;  // the load runs again
   }
-  // Not ours: the default action. A fault repeats when the handler returns; a sent signal, blocked
-  // while the handler runs, is delivered then.
-  struct sigaction default_action = {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  __sigaction(signal, &default_action, nullptr);
-  if (info == nullptr || info->si_code <= 0) {
-    RawSyscall::Tgkill(RawSyscall::Getpid(), RawSyscall::Gettid(), signal);
-  }
+  TakeDefaultAction(signal, info);
 }
 
 sigjmp_buf* g_jump = nullptr;  // InstallJump's target
 
 void Jump(int signal, siginfo_t* info, void*) {
   if (info != nullptr && info->si_code > 0 && g_jump != nullptr) siglongjmp(*g_jump, 1);
-  struct sigaction default_action = {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  __sigaction(signal, &default_action, nullptr);
-  if (info == nullptr || info->si_code <= 0) {
-    RawSyscall::Tgkill(RawSyscall::Getpid(), RawSyscall::Gettid(), signal);
-  }
+  TakeDefaultAction(signal, info);
 }
 
 // Unblocks SIGSEGV and SIGBUS: a fault whose signal is blocked kills outright (the snapshot runs
