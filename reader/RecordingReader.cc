@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -327,8 +328,8 @@ void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardS
 // Returns the sample mean of a sampled heap.tree (version 3), else 0.
 uint64_t ReadTree(const InputFile& file, TreeKind kind, const TreeOutput& out,
                   uint32_t max_version) {
-  TreeHeader h;
-  ReadHeader(file, format::kTreeMagic, &h, max_version);
+  TreeHeader h{};  // shard_group stays 0 in a file written before it existed (a shorter header)
+  ReadHeader(file, format::kTreeMagic, &h, max_version, offsetof(TreeHeader, shard_group));
   ValidateTreeHeader(file, h);
   uint64_t sample_mean = h.file.version == format::kSampledTreeVersion ? h.sample_mean : 0;
   if (h.file.version == format::kSampledTreeVersion && sample_mean == 0) {

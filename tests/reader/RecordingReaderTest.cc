@@ -123,6 +123,20 @@ TEST_F(RecordingReaderTest, ReadsBlocksFromBothTrees) {
   EXPECT_EQ(vm.seq, 10u);
 }
 
+// A tree written before TreeHeader had shard_group (header_size 48, the field's bytes zero) reads
+// as before.
+TEST_F(RecordingReaderTest, TreeHeaderWithoutShardGroupIsRead) {
+  using format::TreeHeader;
+  Files files = files_;
+  for (const char* tree : {format::kHeapTreeFile, format::kVmTreeFile}) {
+    Patch(files, tree, offsetof(format::FileHeader, header_size),
+          static_cast<uint32_t>(offsetof(TreeHeader, shard_group)));
+    Patch(files, tree, offsetof(TreeHeader, shard_group), uint32_t{0});
+  }
+  RecordingReader reader(WriteDir(files));
+  EXPECT_EQ(reader.blocks().size(), 10u);
+}
+
 TEST_F(RecordingReaderTest, BlockFieldsAreExact) {
   RecordingReader reader(WriteDir(files_));
   bool found = false;
