@@ -420,12 +420,16 @@ void NoteDlclose() {
   if (!Recording(FreeMode())) return;
   g.modules.ForgetUnloaded();
   // Code that appeared in captured stacks and is gone: libunwind's trace cache may still hold its
-  // unwind rules (StackCapture::ForgetUnloadedCode).
+  // unwind rules (StackCapture::ForgetUnloadedCode). One flush of the stepping unwinder's rules
+  // for all of them, after they are marked.
+  bool unloaded = false;
   for (uint32_t i = 0; i < g.modules.count(); ++i) {
     const format::ModuleRecord& record = g.modules.record(i);
     if (record.state != format::kModuleUnloaded) continue;
     StackCapture::ForgetUnloadedCode(record.start, record.end);
+    unloaded = true;
   }
+  if (unloaded) StackCapture::FlushUnwindRules();
 }
 
 void RecordExit(format::ExitKind kind, int status) {

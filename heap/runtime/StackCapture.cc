@@ -84,8 +84,11 @@ void StackCapture::AfterForkInChild() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 }
 
-void StackCapture::ForgetUnloadedCode(uintptr_t begin, uintptr_t end) {
+void StackCapture::FlushUnwindRules() {
   unw_flush_cache(unw_local_addr_space, 0, 0);
+}
+
+void StackCapture::ForgetUnloadedCode(uintptr_t begin, uintptr_t end) {
   while (stale_lock.test_and_set(std::memory_order_acquire)) {
   }
   uint32_t count = stale_count.load(std::memory_order_relaxed);

@@ -42,11 +42,14 @@ void AfterForkInChild();
 // addresses was unwound with the old library's rules: wrong frames, read from wrong stack slots
 // (StackOracleTest.LibraryReloadedAtTheSameAddressUsesItsOwnUnwindRules). So the range is marked
 // stale for good: a capture whose fast trace has a frame in a stale range is taken again with
-// libunwind's step-by-step unwinder, whose rule cache this call flushes (unw_flush_cache). Up to
-// kMaxStaleRanges ranges; past that the last one widens to cover the new one. Safe against
-// concurrent captures and calls.
+// libunwind's step-by-step unwinder, whose rule cache FlushUnwindRules empties: call it once after
+// marking every range a dlclose unloaded. Up to kMaxStaleRanges ranges; past that the last one
+// widens to cover the new one. Safe against concurrent captures and calls.
 inline constexpr uint32_t kMaxStaleRanges = 64;
 void ForgetUnloadedCode(uintptr_t begin, uintptr_t end);
+// Drops the step-by-step unwinder's cached rules (unw_flush_cache): those of unloaded code may
+// have been cached again since the last flush, by captures through a stale range.
+void FlushUnwindRules();
 
 // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
 // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph
