@@ -46,17 +46,6 @@ double NowMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-// glibc's (GLIBC_PRIVATE, as LeakSanitizer uses it): the static TLS size, TCB included; 0 if
-// unknown.
-uint64_t StaticTlsSize() {
-  using StaticTlsInfoFn = void (*)(size_t*, size_t*);
-  auto info = reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
-  if (info == nullptr) return 0;
-  size_t size = 0, align = 0;
-  info(&size, &align);
-  return size;
-}
-
 // glibc's sizeof(struct pthread) (libthread_db's _thread_db_sizeof_pthread, GLIBC_PRIVATE): the
 // part of the static TLS size above the thread pointer on x86-64; 0 if unknown.
 uint64_t ThreadControlBlockSize() {
@@ -373,7 +362,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   SnapshotProcess::Context context = {};
-  context.static_tls_size = StaticTlsSize();
+  context.static_tls_size = RootRanges::StaticTlsSize();
   context.tcb_size = ThreadControlBlockSize();
   context.interior_pointers = options.interior_pointers;
   context.types_only_if_leaked = options.types_only_if_leaked;

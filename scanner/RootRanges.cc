@@ -1,5 +1,6 @@
 #include "scanner/RootRanges.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -55,6 +56,15 @@ uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t stati
     return top;
   }
   return m.start;
+}
+
+uint64_t RootRanges::StaticTlsSize() {
+  using StaticTlsInfoFn = void (*)(size_t*, size_t*);
+  auto info = reinterpret_cast<StaticTlsInfoFn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  if (info == nullptr) return 0;
+  size_t size = 0, align = 0;
+  info(&size, &align);
+  return size;
 }
 
 void RootRanges::Compute(const ProcessMappings& mappings,

@@ -49,6 +49,9 @@ class RootRanges {
   // live thread in it whose top holds a thread control block is the cached stack of an exited
   // thread (glibc keeps them mapped): only that top part (TCB, static TLS, DTV pointer) is a root,
   // never its dead frames.
+  // glibc's static TLS size, thread control block included (_dl_get_tls_static_info, GLIBC_PRIVATE,
+  // as LeakSanitizer uses it): Compute's `static_tls_size`. 0 if unknown.
+  static uint64_t StaticTlsSize();
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
                std::span<const uint64_t> own_memory, uint64_t static_tls_size);

@@ -295,6 +295,10 @@ std::string ChildProcess::Describe() const {
   return text + partial_ + "--- stderr:\n" + Stderr();
 }
 
+bool ExitedZero(const RunResult& run) {
+  return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
+}
+
 RunResult RunToExit(const std::string& path, const std::vector<std::string>& args,
                     const std::vector<std::string>& env, milliseconds timeout) {
   ChildProcess child(path, args, env);

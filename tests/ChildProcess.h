@@ -118,6 +118,8 @@ struct RunResult {
 };
 RunResult RunToExit(const std::string& path, const std::vector<std::string>& args,
                     const std::vector<std::string>& env, milliseconds timeout = kDefaultTimeout);
+// True when the run ended by exiting with status 0.
+bool ExitedZero(const RunResult& run);
 
 // ---- recordings -------------------------------------------------------------------------------
 

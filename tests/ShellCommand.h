@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace heapgraph::testing {
+namespace heapgraph::shell {
 
 // Appends the command's stdout to `output`; returns its exit status, or 128 + signal number if a
 // signal ended it (as a shell reports it).
@@ -21,4 +21,4 @@ inline int RunShellCommand(const std::string& command, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-}  // namespace heapgraph::testing
+}  // namespace heapgraph::shell

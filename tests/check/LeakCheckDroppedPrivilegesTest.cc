@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_check_dropped";
+const std::string kDroppedProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_check_dropped";
 
 TEST(LeakCheckDroppedPrivilegesTest, ChecksWorkAfterTheProgramDropsToNobody) {
   if (getuid() != 0) GTEST_SKIP() << "needs root, to drop privileges";
@@ -28,9 +28,9 @@ TEST(LeakCheckDroppedPrivilegesTest, ChecksWorkAfterTheProgramDropsToNobody) {
   ASSERT_EQ(chmod(reports, 0777), 0);  // nobody writes the API check's report here
   std::string err = std::string(reports) + "/stderr", out;
   int status =
-      heapgraph::testing::RunShellCommand(std::string("HEAPGRAPH_OPTIONS=dir=") + recordings + " " +
-                                              kProgram + " " + reports + " 2>" + err,
-                                          &out);
+      heapgraph::shell::RunShellCommand(std::string("HEAPGRAPH_OPTIONS=dir=") + recordings + " " +
+                                            kDroppedProgram + " " + reports + " 2>" + err,
+                                        &out);
   std::ifstream err_file(err);
   std::stringstream stderr_text;
   stderr_text << err_file.rdbuf();

@@ -24,7 +24,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/explain_roots";
+const std::string kExplainProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/explain_roots";
 
 // "name value" lines of the program's stdout.
 std::map<std::string, std::string> Values(const std::string& out) {
@@ -47,7 +47,7 @@ Checked RunChecked(const std::string& command, const std::string& json_path,
   Checked c;
   std::string out;
   std::string err = dir + "/stderr";
-  c.status = testing::RunShellCommand(command + " 2>" + err, &out);
+  c.status = shell::RunShellCommand(command + " 2>" + err, &out);
   c.values = Values(out);
   c.diagnostics =
       "status " + std::to_string(c.status) + "\nstdout:\n" + out + "stderr:\n" + ReadFile(err);
@@ -129,7 +129,7 @@ TEST(LeakCheckExplainTest, RunExplainsTheBlocksOfEachFunction) {
                            "ExplainTlsSite", "ExplainLeakSite"}) {
     command += std::string(" --explain ") + site;
   }
-  Checked c = RunChecked(command + " -- " + kProgram + " run", json_path, dir.path());
+  Checked c = RunChecked(command + " -- " + kExplainProgram + " run", json_path, dir.path());
   ASSERT_EQ(c.status, 23) << c.diagnostics;  // the one leak
   ExpectChains(c.report, c.values, c.diagnostics);
   for (const json& e : c.report["explain"]) {
@@ -147,11 +147,11 @@ TEST(LeakCheckExplainTest, RunExplainsTheBlocksOfEachFunction) {
 
   // The saved check: every chain, or those through one block.
   std::string out;
-  int status = testing::RunShellCommand(std::string(HEAPGRAPH_CLI) + " explain " + json_path, &out);
+  int status = shell::RunShellCommand(std::string(HEAPGRAPH_CLI) + " explain " + json_path, &out);
   EXPECT_EQ(status, 0);
   EXPECT_NE(out.find("not reachable: reported as direct leak"), std::string::npos) << out;
   out.clear();
-  status = testing::RunShellCommand(
+  status = shell::RunShellCommand(
       std::string(HEAPGRAPH_CLI) + " explain " + json_path + " " + c.values["chain_head"], &out);
   EXPECT_EQ(status, 0);
   EXPECT_NE(out.find("Why reachable: blocks allocated under ExplainChainTailSite"),
@@ -159,7 +159,7 @@ TEST(LeakCheckExplainTest, RunExplainsTheBlocksOfEachFunction) {
       << out;
   EXPECT_EQ(out.find("ExplainGlobalSite"), std::string::npos) << out;
   out.clear();
-  status = testing::RunShellCommand(
+  status = shell::RunShellCommand(
       std::string(HEAPGRAPH_CLI) + " explain " + json_path + " 0x10 2>/dev/null", &out);
   EXPECT_EQ(status, 1) << out;
 }
@@ -167,9 +167,9 @@ TEST(LeakCheckExplainTest, RunExplainsTheBlocksOfEachFunction) {
 TEST(LeakCheckExplainTest, TheApiExplainsAddresses) {
   TempDir dir;
   std::string json_path = dir.path() + "/report.json";
-  Checked c =
-      RunChecked("HEAPGRAPH_OPTIONS=dir=" + dir.path() + " " + kProgram + " api " + json_path,
-                 json_path, dir.path());
+  Checked c = RunChecked(
+      "HEAPGRAPH_OPTIONS=dir=" + dir.path() + " " + kExplainProgram + " api " + json_path,
+      json_path, dir.path());
   ASSERT_EQ(c.status, 0) << c.diagnostics;
   EXPECT_EQ(c.values["result"], "1") << c.diagnostics;  // the one leak
   ExpectChains(c.report, c.values, c.diagnostics);
@@ -187,7 +187,7 @@ TEST(LeakCheckExplainTest, RunCarriesQualifiedNamesAndRefusesSlashes) {
   Checked c =
       RunChecked(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() + " --json " + json_path +
                      " --explain 'app::Cache<int, long>::Make' --explain ExplainLeakSite -- " +
-                     kProgram + " run",
+                     kExplainProgram + " run",
                  json_path, dir.path());
   ASSERT_EQ(c.status, 23) << c.diagnostics;
   ASSERT_EQ(c.report["explain"].size(), 2u) << c.diagnostics;
@@ -195,9 +195,10 @@ TEST(LeakCheckExplainTest, RunCarriesQualifiedNamesAndRefusesSlashes) {
   EXPECT_EQ(c.report["explain"][0]["matched"], 0);
   EXPECT_EQ(c.report["explain"][1]["matched"], 1);
   std::string out;
-  int status = testing::RunShellCommand(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() +
-                                            " --explain a/b -- " + kProgram + " run 2>/dev/null",
-                                        &out);
+  int status =
+      shell::RunShellCommand(std::string(HEAPGRAPH_CLI) + " run --dir " + dir.path() +
+                                 " --explain a/b -- " + kExplainProgram + " run 2>/dev/null",
+                             &out);
   EXPECT_EQ(status, 2) << out;
 }
 

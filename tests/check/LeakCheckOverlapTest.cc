@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/overlapping_checks";
+const std::string kOverlapProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/overlapping_checks";
 constexpr int kLeaks = 2000;
 
 class LeakCheckOverlapTest : public ::testing::Test {
@@ -28,10 +28,10 @@ class LeakCheckOverlapTest : public ::testing::Test {
 
   // Runs the program in `mode`; returns its stdout (exit status 0 asserted by the caller).
   int Run(const std::string& mode, int count, std::string* out) {
-    return heapgraph::testing::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kProgram +
-                                                   " " + mode + " " + std::to_string(count) + " " +
-                                                   std::to_string(kLeaks),
-                                               out);
+    return heapgraph::shell::RunShellCommand(
+        "HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kOverlapProgram + " " + mode + " " +
+            std::to_string(count) + " " + std::to_string(kLeaks),
+        out);
   }
 
   std::string root_;

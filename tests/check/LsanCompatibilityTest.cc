@@ -23,7 +23,7 @@ namespace {
 
 using heapgraph::ReadFile;
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/lsan_api";
+const std::string kLsanProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/lsan_api";
 
 struct Outcome {
   int status = -1;
@@ -55,9 +55,9 @@ Outcome RunWithEnvironment(const std::string& prefix, const std::string& options
   heapgraph::TempDir dir;
   Outcome r;
   std::string json = dir.Path("report.json"), text = dir.Path("report.txt");
-  r.status = heapgraph::testing::RunShellCommand(
+  r.status = heapgraph::shell::RunShellCommand(
       prefix + " HEAPGRAPH_OPTIONS='dir=" + dir.path() + ",leak_json=" + json + ",leak_text=" +
-          text + options + "' " + kProgram + " " + mode + " 2>" + dir.Path("stderr"),
+          text + options + "' " + kLsanProgram + " " + mode + " 2>" + dir.Path("stderr"),
       &r.out);
   r.err = ReadFile(dir.Path("stderr"));
   r.text = ReadFile(text);
@@ -112,9 +112,9 @@ TEST(LsanCompatibilityTest, DoLeakCheckWithExitcodeZeroReturns) {
 TEST(LsanCompatibilityTest, DoLeakCheckUnderHeapgraphRunFailsTheRun) {
   heapgraph::TempDir dir;
   std::string out;
-  int status = heapgraph::testing::RunShellCommand(
+  int status = heapgraph::shell::RunShellCommand(
       "TMPDIR=" + dir.path() + " " + std::string(HEAPGRAPH_CLI) + " run --text /dev/null -- " +
-          kProgram + " once 2>&1",
+          kLsanProgram + " once 2>&1",
       &out);
   EXPECT_EQ(status, 23) << out;
   EXPECT_NE(out.find("survived"), std::string::npos) << out;
@@ -171,9 +171,9 @@ TEST(LsanCompatibilityTest, SuppressionsFileUnderHeapgraphRun) {
   heapgraph::TempDir dir;
   std::ofstream(dir.Path("a.supp")) << "# leak_two is known\nleak:^leak_two\n";
   std::string json = dir.Path("r.json"), text = dir.Path("r.txt"), out;
-  int status = heapgraph::testing::RunShellCommand(
+  int status = heapgraph::shell::RunShellCommand(
       "TMPDIR=" + dir.path() + " " + std::string(HEAPGRAPH_CLI) + " run --suppressions " +
-          dir.Path("a.supp") + " --json " + json + " --text " + text + " -- " + kProgram +
+          dir.Path("a.supp") + " --json " + json + " --text " + text + " -- " + kLsanProgram +
           " two 2>/dev/null",
       &out);
   std::string report_text = ReadFile(text);
@@ -202,8 +202,8 @@ TEST(LsanCompatibilityTest, SuppressionsFileUnderHeapgraphRun) {
   EXPECT_EQ(report_text.find("222 byte(s)"), std::string::npos) << report_text;
 
   std::string rules;
-  EXPECT_EQ(heapgraph::testing::RunShellCommand(
-                std::string(HEAPGRAPH_CLI) + " suppressions " + json, &rules),
+  EXPECT_EQ(heapgraph::shell::RunShellCommand(std::string(HEAPGRAPH_CLI) + " suppressions " + json,
+                                              &rules),
             0);
   EXPECT_NE(rules.find("\nleak:leak_one()\n"), std::string::npos) << rules;
   EXPECT_EQ(rules.find("leak_two"), std::string::npos) << rules;

@@ -31,7 +31,7 @@ struct Member {
 };
 
 // The members on the cycle's path, canonical order.
-std::vector<Member> PathMembers(const json& cycle) {
+std::vector<Member> CycleMemberKinds(const json& cycle) {
   std::vector<Member> out;
   for (const json& i : cycle["path"]) {
     const json& m = cycle["members"][i.get<size_t>()];
@@ -78,7 +78,7 @@ TEST_F(BlocksObjcCycles, BlockCapturingASharedPtrCopyOfItsOwner) {
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "block-self");
   EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
   // The invoke function's C++ name, demangled (report/BlockInvokeName).
   EXPECT_EQ(m[0].type, "Block (block in (anonymous namespace)::SharedCapture())");
@@ -93,7 +93,7 @@ TEST_F(BlocksObjcCycles, BlockCapturingItsOwnerThroughABlockVariable) {
   std::vector<json> cycles = TypedCycles(run);
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "block-self");
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 3u) << Describe(cycles[0]);
   EXPECT_EQ(m[0].type, "Block (block in (anonymous namespace)::ByrefCapture())");
   EXPECT_EQ(m[0].field, "captured slot 0");
@@ -133,7 +133,7 @@ TEST_F(BlocksObjcCycles, TimerRetainingItsTargetWhileTheRunLoopHoldsIt) {
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "timer-target");
   EXPECT_FALSE(cycles[0]["leaked"].get<bool>());  // the run loop still holds the timer
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
   EXPECT_EQ(m[0].type + "." + m[0].field, "HGPoller._timer");
   EXPECT_EQ(m[1].type + "." + m[1].field, "NSTimer._target");
@@ -149,7 +149,7 @@ TEST_F(BlocksObjcCycles, StrongDelegatePointingBack) {
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "delegate");
   EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
   EXPECT_EQ(m[0].type + "." + m[0].field, "CAAnimation.delegate");
   EXPECT_EQ(m[1].type + "." + m[1].field, "HGLayerOwner._animation");
@@ -188,7 +188,7 @@ TEST_F(BlocksObjcCycles, UserRuleMakesAnAssignDelegateStrong) {
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "delegate");
   EXPECT_FALSE(cycles[0]["leaked"].get<bool>());  // g_controller holds it
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
   EXPECT_EQ(m[0].type + "." + m[0].field, "HGController._view");
   EXPECT_EQ(m[1].type + "." + m[1].field, "HGView._delegate");
@@ -200,7 +200,7 @@ TEST_F(BlocksObjcCycles, BlockCapturingItsObjectiveCOwner) {
   ASSERT_EQ(cycles.size(), 1u);
   EXPECT_EQ(cycles[0]["kind"], "block-self");
   EXPECT_TRUE(cycles[0]["leaked"].get<bool>());
-  std::vector<Member> m = PathMembers(cycles[0]);
+  std::vector<Member> m = CycleMemberKinds(cycles[0]);
   ASSERT_EQ(m.size(), 2u) << Describe(cycles[0]);
   // The GNU runtime's method name, as the runtime spells it.
   EXPECT_EQ(m[0].type, "Block (block in _i_ChatSession__start)");

@@ -9,7 +9,7 @@
 namespace heapgraph {
 namespace {
 
-std::string ErrorOf(const std::string& bytes) {
+std::string LagHeaderError(const std::string& bytes) {
   format::LagHeader h;
   try {
     ReadFileHeader(bytes, "lag", format::kLagMagic, &h);
@@ -28,21 +28,21 @@ TEST(FileHeaderCheckTest, GoodHeaderIsCopied) {
 
 TEST(FileHeaderCheckTest, EachProblemIsOneLine) {
   std::string good = lagfile::LagHeaderBytes();
-  EXPECT_EQ(ErrorOf(good.substr(0, 10)), "lag: truncated header");
+  EXPECT_EQ(LagHeaderError(good.substr(0, 10)), "lag: truncated header");
   std::string bad = good;
   bad[0] = 'X';
-  EXPECT_EQ(ErrorOf(bad), "lag: not a heapgraph lag file (bad magic)");
+  EXPECT_EQ(LagHeaderError(bad), "lag: not a heapgraph lag file (bad magic)");
   format::LagHeader h;
   memcpy(&h, good.data(), sizeof(h));
   h.file.version = 7;
-  EXPECT_EQ(ErrorOf(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
+  EXPECT_EQ(LagHeaderError(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
             "lag: unsupported format version 7 (this reader knows 1)");
   h.file.version = 1;
   h.file.header_size = sizeof(h) + 100;  // beyond the file
-  EXPECT_EQ(ErrorOf(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
+  EXPECT_EQ(LagHeaderError(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
             "lag: corrupt header");
   h.file.header_size = 4;  // shorter than the struct
-  EXPECT_EQ(ErrorOf(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
+  EXPECT_EQ(LagHeaderError(std::string(reinterpret_cast<const char*>(&h), sizeof(h))),
             "lag: corrupt header");
 }
 

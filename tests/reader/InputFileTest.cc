@@ -17,8 +17,8 @@
 namespace heapgraph {
 namespace {
 
-std::string ErrorOf(const std::string& path, InputFile::Links links = InputFile::Links::kRefuse,
-                    uint64_t max_size = 1 << 20) {
+std::string OpenError(const std::string& path, InputFile::Links links = InputFile::Links::kRefuse,
+                      uint64_t max_size = 1 << 20) {
   try {
     std::optional<InputFile> file = InputFile::Open(path, "name", links);
     if (!file) return "missing";
@@ -52,17 +52,17 @@ TEST(InputFileTest, ReadsARegularFileWithinItsSize) {
 
 TEST(InputFileTest, MissingIsNulloptAndALargerFileThanTheBoundIsRefused) {
   TempDir dir;
-  EXPECT_EQ(ErrorOf(dir.Path("none")), "missing");
+  EXPECT_EQ(OpenError(dir.Path("none")), "missing");
   std::ofstream(dir.Path("f")) << "0123456789";
-  EXPECT_EQ(ErrorOf(dir.Path("f"), InputFile::Links::kRefuse, 9),
+  EXPECT_EQ(OpenError(dir.Path("f"), InputFile::Links::kRefuse, 9),
             "name: too large (10 bytes, at most 9)");
 }
 
 TEST(InputFileTest, RefusesAFifoWithoutBlocking) {
   TempDir dir;
   ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  EXPECT_EQ(ErrorOf(dir.Path("fifo")), "name: not a regular file (a FIFO, refused)");
-  EXPECT_EQ(ErrorOf(dir.Path("fifo"), InputFile::Links::kFollow),
+  EXPECT_EQ(OpenError(dir.Path("fifo")), "name: not a regular file (a FIFO, refused)");
+  EXPECT_EQ(OpenError(dir.Path("fifo"), InputFile::Links::kFollow),
             "name: not a regular file (a FIFO, refused)");
 }
 
@@ -71,12 +71,12 @@ TEST(InputFileTest, RefusesLinksOrFollowsThemToRegularFilesOnly) {
   std::ofstream(dir.Path("real")) << "abc";
   std::filesystem::create_symlink(dir.Path("real"), dir.Path("link"));
   std::filesystem::create_symlink("/dev/urandom", dir.Path("random"));
-  EXPECT_EQ(ErrorOf(dir.Path("link")), "name: is a symbolic link (refused)");
-  EXPECT_EQ(ErrorOf(dir.Path("link"), InputFile::Links::kFollow), "");
-  EXPECT_EQ(ErrorOf(dir.Path("random")), "name: is a symbolic link (refused)");
-  EXPECT_EQ(ErrorOf(dir.Path("random"), InputFile::Links::kFollow),
+  EXPECT_EQ(OpenError(dir.Path("link")), "name: is a symbolic link (refused)");
+  EXPECT_EQ(OpenError(dir.Path("link"), InputFile::Links::kFollow), "");
+  EXPECT_EQ(OpenError(dir.Path("random")), "name: is a symbolic link (refused)");
+  EXPECT_EQ(OpenError(dir.Path("random"), InputFile::Links::kFollow),
             "name: not a regular file (a character device, refused)");
-  EXPECT_EQ(ErrorOf(dir.path()), "name: not a regular file (a directory, refused)");
+  EXPECT_EQ(OpenError(dir.path()), "name: not a regular file (a directory, refused)");
 }
 
 TEST(InputFileTest, RefusesAHugeSparseFileByItsSizeBeforeReadingIt) {
@@ -85,7 +85,7 @@ TEST(InputFileTest, RefusesAHugeSparseFileByItsSizeBeforeReadingIt) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(ftruncate(fd, off_t{2} << 30), 0);
   close(fd);
-  EXPECT_EQ(ErrorOf(dir.Path("sparse")), "name: too large (2147483648 bytes, at most 1048576)");
+  EXPECT_EQ(OpenError(dir.Path("sparse")), "name: too large (2147483648 bytes, at most 1048576)");
 }
 
 }  // namespace

@@ -10,18 +10,15 @@
 namespace heapgraph {
 namespace {
 
-std::string Header() {
-  return lagfile::LagHeaderBytes();
-}
-
 std::string Record(uint32_t kind, uint64_t unit, uint32_t stack) {
   return lagfile::LagRecordBytes(kind, unit, stack);
 }
 
 TEST(LagRecordsTest, RecordsAndTheLagInProgress) {
   LagRecords lag;
-  lag.Parse(Header() + Record(format::kLagLong, 1, 5) + Record(format::kLagEnded, 1, 0) +
-            Record(format::kLagLong, 2, 6) + Record(format::kLagLong, 2, 7));
+  lag.Parse(lagfile::LagHeaderBytes() + Record(format::kLagLong, 1, 5) +
+            Record(format::kLagEnded, 1, 0) + Record(format::kLagLong, 2, 6) +
+            Record(format::kLagLong, 2, 7));
   ASSERT_EQ(lag.records().size(), 4u);
   EXPECT_FALSE(lag.torn());
   ASSERT_NE(lag.InProgress(), nullptr);
@@ -30,14 +27,15 @@ TEST(LagRecordsTest, RecordsAndTheLagInProgress) {
 
 TEST(LagRecordsTest, EndedLagIsNotInProgress) {
   LagRecords lag;
-  lag.Parse(Header() + Record(format::kLagLong, 1, 5) + Record(format::kLagEnded, 1, 0));
+  lag.Parse(lagfile::LagHeaderBytes() + Record(format::kLagLong, 1, 5) +
+            Record(format::kLagEnded, 1, 0));
   EXPECT_EQ(lag.InProgress(), nullptr);
 }
 
 TEST(LagRecordsTest, ShortLastRecordIsTorn) {
   LagRecords lag;
   std::string last = Record(format::kLagLong, 2, 6);
-  lag.Parse(Header() + Record(format::kLagLong, 1, 5) + last.substr(0, 100));
+  lag.Parse(lagfile::LagHeaderBytes() + Record(format::kLagLong, 1, 5) + last.substr(0, 100));
   EXPECT_EQ(lag.records().size(), 1u);
   EXPECT_TRUE(lag.torn());
 }
@@ -46,14 +44,14 @@ TEST(LagRecordsTest, WrongCheckWordIsTorn) {
   LagRecords lag;
   std::string bad = Record(format::kLagLong, 2, 6);
   bad[30] ^= 1;
-  lag.Parse(Header() + Record(format::kLagLong, 1, 5) + bad);
+  lag.Parse(lagfile::LagHeaderBytes() + Record(format::kLagLong, 1, 5) + bad);
   EXPECT_EQ(lag.records().size(), 1u);
   EXPECT_TRUE(lag.torn());
 }
 
 TEST(LagRecordsTest, NotALagFileIsOneError) {
   LagRecords lag;
-  std::string h = Header();
+  std::string h = lagfile::LagHeaderBytes();
   h[0] = 'X';
   EXPECT_THROW(lag.Parse(h), RecordingError);
   EXPECT_THROW(lag.Parse("short"), RecordingError);

@@ -10,7 +10,7 @@
 namespace heapgraph {
 namespace {
 
-std::string Header() {
+std::string PressureHeaderBytes() {
   format::PressureHeader h = {};
   memcpy(h.file.magic, format::kPressureMagic, 8);
   h.file.version = 1;
@@ -36,7 +36,7 @@ std::string Entry(uint32_t watermark, uint32_t categories) {
   return s;
 }
 
-std::string ErrorOf(const std::string& bytes) {
+std::string ParseError(const std::string& bytes) {
   try {
     PressureTimeline t("/nonexistent");
     t.Parse(bytes);
@@ -49,7 +49,7 @@ std::string ErrorOf(const std::string& bytes) {
 TEST(PressureTimelineTest, ReadsEntriesAndCategories) {
   PressureTimeline t("/nonexistent");
   EXPECT_FALSE(t.present());
-  t.Parse(Header() + Entry(50, 2) + Entry(75, 0) + Entry(90, 3));
+  t.Parse(PressureHeaderBytes() + Entry(50, 2) + Entry(75, 0) + Entry(90, 3));
   ASSERT_EQ(t.entries().size(), 3u);
   EXPECT_EQ(t.entries()[0].record.watermark, 50u);
   EXPECT_EQ(t.entries()[0].categories.size(), 2u);
@@ -59,7 +59,7 @@ TEST(PressureTimelineTest, ReadsEntriesAndCategories) {
 }
 
 TEST(PressureTimelineTest, ShortLastEntryIsDroppedAndFlagged) {
-  std::string bytes = Header() + Entry(50, 1) + Entry(75, 4);
+  std::string bytes = PressureHeaderBytes() + Entry(50, 1) + Entry(75, 4);
   PressureTimeline t("/nonexistent");
   t.Parse(bytes.substr(0, bytes.size() - 5));
   EXPECT_EQ(t.entries().size(), 1u);
@@ -67,21 +67,22 @@ TEST(PressureTimelineTest, ShortLastEntryIsDroppedAndFlagged) {
 }
 
 TEST(PressureTimelineTest, MalformedFilesGiveOneLineErrors) {
-  EXPECT_EQ(ErrorOf("short"), "pressure: truncated header");
-  std::string bad_magic = Header();
+  EXPECT_EQ(ParseError("short"), "pressure: truncated header");
+  std::string bad_magic = PressureHeaderBytes();
   bad_magic[0] = 'X';
-  EXPECT_EQ(ErrorOf(bad_magic), "pressure: not a heapgraph pressure file (bad magic)");
-  std::string bad_version = Header();
+  EXPECT_EQ(ParseError(bad_magic), "pressure: not a heapgraph pressure file (bad magic)");
+  std::string bad_version = PressureHeaderBytes();
   bad_version[8] = 9;
-  EXPECT_EQ(ErrorOf(bad_version), "pressure: unsupported format version 9 (this reader knows 1)");
-  std::string bad_tag = Header() + Entry(50, 0);
+  EXPECT_EQ(ParseError(bad_version),
+            "pressure: unsupported format version 9 (this reader knows 1)");
+  std::string bad_tag = PressureHeaderBytes() + Entry(50, 0);
   bad_tag[sizeof(format::PressureHeader)] = 'Z';
-  EXPECT_NE(ErrorOf(bad_tag).find("bad tag"), std::string::npos);
-  std::string huge = Header() + Entry(50, 0);
+  EXPECT_NE(ParseError(bad_tag).find("bad tag"), std::string::npos);
+  std::string huge = PressureHeaderBytes() + Entry(50, 0);
   uint32_t count = 0xFFFFFFFF;
   memcpy(&huge[sizeof(format::PressureHeader) + offsetof(format::PressureRecord, category_count)],
          &count, 4);
-  EXPECT_NE(ErrorOf(huge).find("category_count"), std::string::npos);
+  EXPECT_NE(ParseError(huge).find("category_count"), std::string::npos);
 }
 
 }  // namespace

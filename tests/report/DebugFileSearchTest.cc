@@ -51,7 +51,7 @@ class DebugFileSearchTest : public ::testing::Test {
 
 TEST_F(DebugFileSearchTest, ElfBuildIdIsTheNoteReadelfShows) {
   std::string notes;
-  ASSERT_EQ(testing::RunShellCommand(std::string("readelf -n ") + kFixture, &notes), 0);
+  ASSERT_EQ(shell::RunShellCommand(std::string("readelf -n ") + kFixture, &notes), 0);
   EXPECT_NE(notes.find("Build ID: " + build_id_), std::string::npos) << notes;
   EXPECT_EQ(ElfBuildId(kStripped), build_id_);
   EXPECT_EQ(ElfBuildId(kSplitDebug), build_id_);

@@ -71,7 +71,7 @@ TEST(LeakReportSarifTest, ValidAgainstTheSchema) {
   std::ofstream(path) << LeakReportSarifText(LeakReport{});
   logs += " " + path;
   std::string output;
-  int status = testing::RunShellCommand(
+  int status = shell::RunShellCommand(
       std::string("python3 ") + HEAPGRAPH_SARIF_VALIDATOR + logs + " 2>&1", &output);
   if (status == 77 || status == 127) GTEST_SKIP() << "no validator: " << output;
   EXPECT_EQ(status, 0) << output;

@@ -19,7 +19,7 @@ namespace {
 const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_warmup_child";
 
 int Shell(const std::string& command, std::string* output) {
-  return heapgraph::testing::RunShellCommand(command, output);
+  return heapgraph::shell::RunShellCommand(command, output);
 }
 
 TEST(SymbolWarmupTest, WarmedReportsEqualColdOnesInARealProgram) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -118,7 +119,7 @@ TEST(ProcessMappingsTest, ReadsTheLiveProcess) {
   const ProcessMappings::Mapping* data = maps.Find(reinterpret_cast<uintptr_t>(&g_global_in_data));
   ASSERT_NE(data, nullptr);
   EXPECT_EQ(data->kind, Kind::kFile);
-  EXPECT_NE(data->name.find("ProcessMappingsTest"), std::string_view::npos);
+  EXPECT_EQ(data->name, std::filesystem::read_symlink("/proc/self/exe").string());
   const auto code = reinterpret_cast<uintptr_t>(&std::abort);
   ASSERT_NE(maps.Find(code), nullptr);
   EXPECT_TRUE(maps.Find(code)->executable);

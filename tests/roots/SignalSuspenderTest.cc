@@ -17,18 +17,13 @@
 #include "roots/SignalSuspender.h"
 #include "roots/VectorState.h"
 #include "tests/roots/MagicThreads.h"
+#include "tests/roots/RegisterWord.h"
 #include "tests/roots/ThreadChurn.h"
 
 namespace heapgraph::roots {
 namespace {
 
 using testing::MagicThreads;
-
-uint64_t FirstWord(std::span<const uint8_t> bytes) {
-  uint64_t value = 0;
-  if (bytes.size() >= sizeof(value)) std::memcpy(&value, bytes.data(), sizeof(value));
-  return value;
-}
 
 const ThreadInfo* FindTid(std::span<const ThreadInfo> threads, pid_t tid) {
   const ThreadInfo* found = nullptr;

@@ -75,7 +75,7 @@ Outcome RunChild(long threads) {
   if (!o.skip.empty()) return o;
   char pattern[] = "/tmp/heapgraph-many-threads-XXXXXX";
   std::string root = mkdtemp(pattern);
-  o.status = heapgraph::testing::RunShellCommand(
+  o.status = heapgraph::shell::RunShellCommand(
       "HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + std::to_string(threads), &o.out);
   std::filesystem::remove_all(root);
   if (const size_t at = o.out.find("skip="); at != std::string::npos) {

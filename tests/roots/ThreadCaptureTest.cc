@@ -25,6 +25,7 @@
 #include "roots/ThreadCapture.h"
 #include "roots/VectorState.h"
 #include "tests/roots/MagicThreads.h"
+#include "tests/roots/RegisterWord.h"
 #include "tests/roots/ThreadChurn.h"
 
 namespace heapgraph::roots {
@@ -32,12 +33,6 @@ namespace {
 
 using testing::MagicThreads;
 using testing::ThreadChurn;
-
-uint64_t FirstWord(std::span<const uint8_t> bytes) {
-  uint64_t value = 0;
-  if (bytes.size() >= sizeof(value)) std::memcpy(&value, bytes.data(), sizeof(value));
-  return value;
-}
 
 const ThreadInfo* FindTid(std::span<const ThreadInfo> threads, pid_t tid) {
   const ThreadInfo* found = nullptr;

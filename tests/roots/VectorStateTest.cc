@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "roots/VectorState.h"
+#include "tests/roots/RegisterWord.h"
 
 namespace heapgraph::roots {
 namespace {
@@ -11,12 +12,6 @@ namespace {
 #if defined(__x86_64__)
 void PutWord(std::vector<uint8_t>& raw, size_t offset, uint64_t value) {
   std::memcpy(raw.data() + offset, &value, sizeof(value));
-}
-
-uint64_t FirstWord(std::span<const uint8_t> bytes) {
-  uint64_t value = 0;
-  if (bytes.size() >= sizeof(value)) std::memcpy(&value, bytes.data(), sizeof(value));
-  return value;
 }
 
 TEST(VectorStateTest, LegacyFxsaveImageHasOnlyXmm) {

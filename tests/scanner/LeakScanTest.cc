@@ -12,16 +12,16 @@
 
 namespace {
 
-const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/typing_dies";
+const std::string kTypingChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/typing_dies";
 
 int Shell(const std::string& command, std::string* output) {
-  return heapgraph::testing::RunShellCommand(command, output);
+  return heapgraph::shell::RunShellCommand(command, output);
 }
 
 TEST(LeakScanTest, ASnapshotDyingWhileTypingCostsTheTypesNotTheCheck) {
   char pattern[] = "/tmp/heapgraph-typing-dies-XXXXXX";
   std::string root = mkdtemp(pattern), out;
-  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild, &out);
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + " " + kTypingChild, &out);
   std::filesystem::remove_all(root);
   ASSERT_EQ(status, 0) << out;
   int ok = -1, typed = -1;

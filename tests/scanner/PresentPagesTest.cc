@@ -16,7 +16,7 @@ namespace {
 
 using Span = std::pair<uint64_t, uint64_t>;
 
-const uint64_t kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+const uint64_t kSystemPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 
 // Parameter: whether PresentPages may ask with the PAGEMAP_SCAN ioctl (Linux 6.7+) or reads the
 // pagemap entries (the fallback of older kernels).
@@ -25,13 +25,13 @@ class PresentPagesTest : public ::testing::TestWithParam<bool> {
   // `pages` untouched pages of MAP_NORESERVE memory between two PROT_NONE pages, without
   // transparent huge pages (a write must make exactly one page exist).
   char* Map(size_t pages) {
-    size_t bytes = (pages + 2) * kPage;
+    size_t bytes = (pages + 2) * kSystemPage;
     void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     mappings_.emplace_back(p, bytes);
-    char* inner = static_cast<char*>(p) + kPage;
-    if (mprotect(inner, pages * kPage, PROT_READ | PROT_WRITE) != 0) return nullptr;
-    madvise(inner, pages * kPage, MADV_NOHUGEPAGE);
+    char* inner = static_cast<char*>(p) + kSystemPage;
+    if (mprotect(inner, pages * kSystemPage, PROT_READ | PROT_WRITE) != 0) return nullptr;
+    madvise(inner, pages * kSystemPage, MADV_NOHUGEPAGE);
     return inner;
   }
   void TearDown() override {
@@ -59,12 +59,13 @@ TEST_P(PresentPagesTest, OnlyWrittenPagesOfASparseMappingAreRead) {
   char* area = Map(kPages);
   ASSERT_NE(area, nullptr);
   area[0] = 1;
-  area[5000 * kPage + 100] = 1;
-  area[(kPages - 1) * kPage] = 1;
-  auto [runs, skipped] = Runs(area, area + kPages * kPage);
-  EXPECT_EQ(runs, (std::vector<Span>{{A(area), A(area) + kPage},
-                                     {A(area) + 5000 * kPage, A(area) + 5001 * kPage},
-                                     {A(area) + (kPages - 1) * kPage, A(area) + kPages * kPage}}));
+  area[5000 * kSystemPage + 100] = 1;
+  area[(kPages - 1) * kSystemPage] = 1;
+  auto [runs, skipped] = Runs(area, area + kPages * kSystemPage);
+  EXPECT_EQ(runs, (std::vector<Span>{
+                      {A(area), A(area) + kSystemPage},
+                      {A(area) + 5000 * kSystemPage, A(area) + 5001 * kSystemPage},
+                      {A(area) + (kPages - 1) * kSystemPage, A(area) + kPages * kSystemPage}}));
   EXPECT_EQ(skipped, kPages - 3);
 }
 
@@ -72,23 +73,26 @@ TEST_P(PresentPagesTest, GapsShorterThanTheMinimumAreRead) {
   char* area = Map(256);
   ASSERT_NE(area, nullptr);
   area[0] = 1;
-  area[(PresentPages::kMinGapPages - 1) * kPage] = 1;  // a gap of kMinGapPages - 2 pages
-  auto [runs, skipped] = Runs(area, area + 256 * kPage);
-  EXPECT_EQ(runs, (std::vector<Span>{{A(area), A(area) + PresentPages::kMinGapPages * kPage}}));
+  area[(PresentPages::kMinGapPages - 1) * kSystemPage] = 1;  // a gap of kMinGapPages - 2 pages
+  auto [runs, skipped] = Runs(area, area + 256 * kSystemPage);
+  EXPECT_EQ(runs,
+            (std::vector<Span>{{A(area), A(area) + PresentPages::kMinGapPages * kSystemPage}}));
   EXPECT_EQ(skipped, 256 - PresentPages::kMinGapPages);
 }
 
 TEST_P(PresentPagesTest, RunsAreClippedToTheRangeAskedFor) {
   char* area = Map(256);
   ASSERT_NE(area, nullptr);
-  area[100 * kPage] = 1;
-  const char* begin = area + 40;              // inside an absent page
-  const char* end = area + 100 * kPage + 24;  // inside the written page
+  area[100 * kSystemPage] = 1;
+  const char* begin = area + 40;                    // inside an absent page
+  const char* end = area + 100 * kSystemPage + 24;  // inside the written page
   auto [runs, skipped] = Runs(begin, end);
-  EXPECT_EQ(runs, (std::vector<Span>{{A(area) + 100 * kPage, A(end)}}));
+  EXPECT_EQ(runs, (std::vector<Span>{{A(area) + 100 * kSystemPage, A(end)}}));
   EXPECT_EQ(skipped, 100u);
-  auto [whole, none] = Runs(area + 100 * kPage + 8, area + 100 * kPage + 16);
-  EXPECT_EQ(whole, (std::vector<Span>{{A(area) + 100 * kPage + 8, A(area) + 100 * kPage + 16}}));
+  auto [whole, none] = Runs(area + 100 * kSystemPage + 8, area + 100 * kSystemPage + 16);
+  EXPECT_EQ(
+      whole,
+      (std::vector<Span>{{A(area) + 100 * kSystemPage + 8, A(area) + 100 * kSystemPage + 16}}));
   EXPECT_EQ(none, 0u);
 }
 
@@ -98,14 +102,14 @@ TEST_P(PresentPagesTest, FileMappingsAreAlwaysRead) {
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   unlink(path);
-  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(64 * kPage)), 0);
-  void* p = mmap(nullptr, 64 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(64 * kSystemPage)), 0);
+  void* p = mmap(nullptr, 64 * kSystemPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   close(fd);
   ASSERT_NE(p, MAP_FAILED);
-  mappings_.emplace_back(p, 64 * kPage);
+  mappings_.emplace_back(p, 64 * kSystemPage);
   auto* area = static_cast<char*>(p);
-  auto [runs, skipped] = Runs(area, area + 64 * kPage);
-  EXPECT_EQ(runs, (std::vector<Span>{{A(area), A(area) + 64 * kPage}}));
+  auto [runs, skipped] = Runs(area, area + 64 * kSystemPage);
+  EXPECT_EQ(runs, (std::vector<Span>{{A(area), A(area) + 64 * kSystemPage}}));
   EXPECT_EQ(skipped, 0u);
 }
 

@@ -14,9 +14,9 @@
 
 namespace {
 
-const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/recorder_tls_roots";
+const std::string kTlsChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/recorder_tls_roots";
 
-struct Outcome {
+struct TlsOutcome {
   int status = -1;
   std::string out;
   int ok = -1, planted = -1;
@@ -24,12 +24,12 @@ struct Outcome {
   unsigned long long state_bytes = 0, root_bytes = 0;
 };
 
-Outcome RunChild(const std::string& args) {
+TlsOutcome RunTlsChild(const std::string& args) {
   char pattern[] = "/tmp/heapgraph-recorder-tls-XXXXXX";
   std::string root = mkdtemp(pattern);
-  Outcome o;
-  o.status = heapgraph::testing::RunShellCommand(
-      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args), &o.out);
+  TlsOutcome o;
+  o.status = heapgraph::shell::RunShellCommand(
+      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kTlsChild + " " + args), &o.out);
   std::filesystem::remove_all(root);
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu planted_leaked=%zu planted=%d state_bytes=%llu "
@@ -41,7 +41,7 @@ Outcome RunChild(const std::string& args) {
 
 TEST(RecorderTlsRootsTest, RecorderStateIsNoRootAndProgramThreadLocalsAre) {
   constexpr int kThreads = 32;
-  Outcome o = RunChild("threads " + std::to_string(kThreads));
+  TlsOutcome o = RunTlsChild("threads " + std::to_string(kThreads));
   ASSERT_EQ(o.status, 0) << o.out;
   ASSERT_EQ(o.ok, 1) << o.out;
   // The stack-id cache alone is 16 KiB per thread.

@@ -3,7 +3,6 @@
 // mapping, whose top then holds a thread control block like the cached stack of an exited
 // thread. It belongs to a live thread: the whole mapping is a root, not only its top. (To fold
 // into RootRangesTest.cc once that file exists on main.)
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -18,17 +17,9 @@
 namespace heapgraph::scanner {
 namespace {
 
-uint64_t StaticTlsSize() {
-  using Fn = void (*)(size_t*, size_t*);
-  auto info = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
-  size_t size = 0, align = 0;
-  if (info != nullptr) info(&size, &align);
-  return size;
-}
-
 TEST(RootRangesLiveTcb, MemoryMergedBelowTheMainThreadsControlBlockIsARoot) {
   const auto tcb = reinterpret_cast<uintptr_t>(pthread_self());
-  ASSERT_GT(StaticTlsSize(), 0u);
+  ASSERT_GT(RootRanges::StaticTlsSize(), 0u);
   roots::ProcessMappings before;
   ASSERT_TRUE(before.Read());
   const roots::ProcessMappings::Mapping* tls = before.Find(tcb);
@@ -36,7 +27,8 @@ TEST(RootRangesLiveTcb, MemoryMergedBelowTheMainThreadsControlBlockIsARoot) {
   // The control block must lie in the top static-TLS-size bytes of the mapping, as it does with
   // libheapgraph.so loaded (its initial-exec TLS makes glibc's static TLS ~20 KiB); this process
   // may have less, so the size passed is at least that distance.
-  const uint64_t tls_size = std::max<uint64_t>(StaticTlsSize(), (tls->end - tcb + 128) & ~63ull);
+  const uint64_t tls_size =
+      std::max<uint64_t>(RootRanges::StaticTlsSize(), (tls->end - tcb + 128) & ~63ull);
   const size_t size = (4 * tls_size + 4095) & ~size_t{4095};
   void* p = mmap(reinterpret_cast<void*>(tls->start - size), size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);

@@ -15,21 +15,21 @@
 
 namespace {
 
-const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/off_stack_roots";
+const std::string kOffStackChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/off_stack_roots";
 
-struct Outcome {
+struct OffStackOutcome {
   int status = -1;
   std::string out;
   int ok = -1, off_stack = -1;
   unsigned long long direct = 0, indirect = 0, leaked_bytes = 0;
 };
 
-Outcome RunChild(const std::string& how, const std::string& stack) {
+OffStackOutcome RunOffStackChild(const std::string& how, const std::string& stack) {
   char pattern[] = "/tmp/heapgraph-off-stack-XXXXXX";
   std::string root = mkdtemp(pattern);
-  Outcome o;
-  o.status = heapgraph::testing::RunShellCommand(
-      "HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + how + " " + stack, &o.out);
+  OffStackOutcome o;
+  o.status = heapgraph::shell::RunShellCommand(
+      "HEAPGRAPH_OPTIONS=dir=" + root + " " + kOffStackChild + " " + how + " " + stack, &o.out);
   std::filesystem::remove_all(root);
   std::sscanf(o.out.c_str(), "ok=%d off_stack=%d direct=%llu indirect=%llu leaked_bytes=%llu",
               &o.ok, &o.off_stack, &o.direct, &o.indirect, &o.leaked_bytes);
@@ -41,7 +41,7 @@ class RootRangesOffStackTest
 
 TEST_P(RootRangesOffStackTest, MainStackIsScannedAndPlantedLeaksAreExact) {
   const auto& [how, stack] = GetParam();
-  Outcome o = RunChild(how, stack);
+  OffStackOutcome o = RunOffStackChild(how, stack);
   ASSERT_EQ(o.status, 0) << o.out;
   ASSERT_EQ(o.ok, 1) << o.out;
   ASSERT_EQ(o.off_stack, 1) << o.out;  // the check ran with main away from "[stack]"

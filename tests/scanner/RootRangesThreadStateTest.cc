@@ -3,7 +3,6 @@
 // thread's roots, the program's thread-locals next to it stay. Not sanitized: Compute reads the
 // live process's mappings with plain loads, which ASan's own mappings do not allow (as
 // RootRangesLiveTcbTest).
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -21,14 +20,6 @@ namespace heapgraph::scanner {
 namespace {
 
 using Range = std::pair<uint64_t, uint64_t>;
-
-uint64_t StaticTlsSize() {
-  using Fn = void (*)(size_t*, size_t*);
-  auto info = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
-  size_t size = 0, align = 0;
-  if (info != nullptr) info(&size, &align);
-  return size;
-}
 
 // Stand-ins for the recorder's per-thread state and for a program's thread-locals next to it.
 __thread uint64_t t_recorder_state[512] __attribute__((tls_model("initial-exec")));
@@ -110,7 +101,7 @@ TEST(RootRangesThreadStateTest, RecorderThreadStateIsCutFromEveryThreadsStaticTl
 #if !defined(__x86_64__)
   GTEST_SKIP() << "only x86-64 captures each thread's thread pointer (fs_base)";
 #endif
-  const uint64_t tls_size = StaticTlsSize();
+  const uint64_t tls_size = RootRanges::StaticTlsSize();
   ASSERT_GT(tls_size, 0u);
   BlockedThreads threads;
   roots::ProcessMappings mappings;
@@ -136,7 +127,7 @@ TEST(RootRangesThreadStateTest, ThreadStateOutsideStaticTlsIsNotCut) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "only x86-64 captures each thread's thread pointer (fs_base)";
 #endif
-  const uint64_t tls_size = StaticTlsSize();
+  const uint64_t tls_size = RootRanges::StaticTlsSize();
   ASSERT_GT(tls_size, 0u);
   BlockedThreads threads;
   roots::ProcessMappings mappings;

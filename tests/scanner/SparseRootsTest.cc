@@ -20,10 +20,10 @@ TEST(SparseRootsTest, AFourGibReservationIsReadOnlyWhereItsPagesExist) {
   int status;
   {
     heapgraph::TempDir root;
-    status = heapgraph::testing::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root.path() + " " +
-                                                     std::string(HEAPGRAPH_PROGRAM_DIR) +
-                                                     "/sparse_roots 4 2>/dev/null",
-                                                 &out);
+    status = heapgraph::shell::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root.path() + " " +
+                                                   std::string(HEAPGRAPH_PROGRAM_DIR) +
+                                                   "/sparse_roots 4 2>/dev/null",
+                                               &out);
   }
   if (out.rfind("skip=", 0) == 0) GTEST_SKIP() << out;
   ASSERT_EQ(status, 0) << out;

@@ -23,7 +23,7 @@ namespace {
 
 const std::string kProgramDir = HEAPGRAPH_PROGRAM_DIR;
 
-struct Outcome {
+struct UnreadableOutcome {
   int status = -1;
   std::string out;
   int ok = -1;
@@ -32,13 +32,13 @@ struct Outcome {
   bool skipped = false;
 };
 
-Outcome RunChild(const std::string& mode) {
+UnreadableOutcome RunUnreadableChild(const std::string& mode) {
   heapgraph::TempDir root;
-  Outcome o;
-  o.status = heapgraph::testing::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root.path() +
-                                                     " TMPDIR=" + root.path() + " " + kProgramDir +
-                                                     "/unreadable_pages " + mode + " 2>/dev/null",
-                                                 &o.out);
+  UnreadableOutcome o;
+  o.status = heapgraph::shell::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root.path() +
+                                                   " TMPDIR=" + root.path() + " " + kProgramDir +
+                                                   "/unreadable_pages " + mode + " 2>/dev/null",
+                                               &o.out);
   o.skipped = o.out.rfind("skip=", 0) == 0;
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu hidden_leaked=%zu big_leaked=%zu unreadable=%llu",
@@ -47,7 +47,8 @@ Outcome RunChild(const std::string& mode) {
 }
 
 // The verdict is exact and the scan went on past the faulting memory.
-void ExpectNormalCheck(const Outcome& o, size_t big_leaked, unsigned long long unreadable) {
+void ExpectNormalCheck(const UnreadableOutcome& o, size_t big_leaked,
+                       unsigned long long unreadable) {
   ASSERT_EQ(o.status, 0) << o.out;
   ASSERT_EQ(o.ok, 1) << o.out;
   EXPECT_EQ(o.leaked, 7u) << o.out;
@@ -59,21 +60,21 @@ void ExpectNormalCheck(const Outcome& o, size_t big_leaked, unsigned long long u
 
 TEST(UnreadablePagesProgramTest, ProtNonePageInsideMmappedBlocks) {
   // One page in the reachable holder, one in the leaked big block (read for the leak graph).
-  ExpectNormalCheck(RunChild("mmap_block"), 1, 2);
+  ExpectNormalCheck(RunUnreadableChild("mmap_block"), 1, 2);
 }
 
 TEST(UnreadablePagesProgramTest, ProtNonePageInsideMemalignedBrkBlock) {
-  ExpectNormalCheck(RunChild("brk_block"), 0, 1);
+  ExpectNormalCheck(RunUnreadableChild("brk_block"), 0, 1);
 }
 
 TEST(UnreadablePagesProgramTest, GuardPagesInsideMmappedBlocks) {
-  Outcome o = RunChild("guard_block");
+  UnreadableOutcome o = RunUnreadableChild("guard_block");
   if (o.skipped) GTEST_SKIP() << o.out;
   ExpectNormalCheck(o, 1, 2);
 }
 
 TEST(UnreadablePagesProgramTest, GuardPagesInsideAnRwRootMapping) {
-  Outcome o = RunChild("guard_root");
+  UnreadableOutcome o = RunUnreadableChild("guard_root");
   if (o.skipped) GTEST_SKIP() << o.out;
   ExpectNormalCheck(o, 0, 2);
 }
@@ -82,7 +83,7 @@ TEST(UnreadablePagesProgramTest, GuardPagesInsideAnRwRootMapping) {
 // page ends the scan's helper task, not the program; the scan runs again with a snapshot process
 // (exact, the page read there) and so does the next one.
 TEST(UnreadablePagesProgramTest, ScanInPlaceFallsBackToASnapshotOnAFaultingPage) {
-  Outcome o = RunChild("mmap_block in_place");
+  UnreadableOutcome o = RunUnreadableChild("mmap_block in_place");
   ExpectNormalCheck(o, 1, 2);
   EXPECT_NE(o.out.find(" in_place=0 fell_back=1 again_ok=1 again_in_place=0 again_leaked=7"),
             std::string::npos)
@@ -91,7 +92,7 @@ TEST(UnreadablePagesProgramTest, ScanInPlaceFallsBackToASnapshotOnAFaultingPage)
 
 TEST(UnreadablePagesProgramTest, PrivateMappingOfATruncatedFile) {
   // Pages 1..255 lie past the end of the file (SIGBUS).
-  ExpectNormalCheck(RunChild("file_root"), 0, 255);
+  ExpectNormalCheck(RunUnreadableChild("file_root"), 0, 255);
 }
 
 // LeakSanitizer dies on this program ("Tracer caught signal 11"); `heapgraph run` reports its 3
@@ -101,7 +102,7 @@ TEST(UnreadablePagesProgramTest, LeakSanitizersLeakCheckSegvShapeGivesANormalRep
   heapgraph::TempDir dir;
   std::string json_path = dir.Path("report.json"), text_path = dir.Path("report.txt");
   std::string out;
-  int status = heapgraph::testing::RunShellCommand(
+  int status = heapgraph::shell::RunShellCommand(
       "TMPDIR=" + dir.path() + " " + std::string(HEAPGRAPH_CLI) + " run --json " + json_path +
           " --text " + text_path + " -- " + kProgramDir + "/leak_check_segv 2>/dev/null",
       &out);

@@ -20,7 +20,7 @@ namespace {
 
 using Blocks = std::vector<BlockRange, MmapAllocator<BlockRange>>;
 
-const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+const size_t kPageSize = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 constexpr int kMadvGuardInstall = 102;  // MADV_GUARD_INSTALL (Linux 6.13)
 
 // Runs `body` in a forked child; its wait status. `body` returns the child's exit status.
@@ -35,11 +35,11 @@ int InChild(const std::function<int()>& body) {
 
 // `pages` pages between two PROT_NONE pages (no merging with a neighbour).
 char* Area(size_t pages) {
-  void* p = mmap(nullptr, (pages + 2) * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, (pages + 2) * kPageSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
-  char* inner = static_cast<char*>(p) + kPage;
-  if (mprotect(inner, pages * kPage, PROT_READ | PROT_WRITE) != 0) return nullptr;
-  memset(inner, 0x7b, pages * kPage);
+  char* inner = static_cast<char*>(p) + kPageSize;
+  if (mprotect(inner, pages * kPageSize, PROT_READ | PROT_WRITE) != 0) return nullptr;
+  memset(inner, 0x7b, pages * kPageSize);
   return inner;
 }
 
@@ -52,22 +52,22 @@ TEST(UnreadablePagesTest, AProtNonePartOfABlockReadsItsContentsCountedOnceAcross
     char* area = Area(8);
     if (area == nullptr) return 10;
     // The block: pages 1..6; pages 3 and 4 PROT_NONE (one mapping of their own).
-    if (mprotect(area + 3 * kPage, 2 * kPage, PROT_NONE) != 0) return 11;
+    if (mprotect(area + 3 * kPageSize, 2 * kPageSize, PROT_NONE) != 0) return 11;
     roots::ProcessMappings mappings;
     if (!mappings.Read()) return 12;
     Blocks ranges;
-    ranges.push_back({reinterpret_cast<uint64_t>(area + kPage), 6 * kPage});
+    ranges.push_back({reinterpret_cast<uint64_t>(area + kPageSize), 6 * kPageSize});
     BlockIndex index(std::move(ranges));
     if (!UnreadablePages::Install(mappings, index)) return 13;
     pid_t clone = fork();  // reads first: the count is shared
-    if (clone == 0) _exit(Load(area + 4 * kPage + 8) == 0x7b7b7b7b7b7b7b7bull ? 0 : 1);
+    if (clone == 0) _exit(Load(area + 4 * kPageSize + 8) == 0x7b7b7b7b7b7b7b7bull ? 0 : 1);
     int clone_status = 0;
     waitpid(clone, &clone_status, 0);
     if (!WIFEXITED(clone_status) || WEXITSTATUS(clone_status) != 0) return 14;
     if (UnreadablePages::Count() != 2) return 15;  // both pages of the PROT_NONE part, once
-    if (Load(area + 3 * kPage) != 0x7b7b7b7b7b7b7b7bull) return 16;
+    if (Load(area + 3 * kPageSize) != 0x7b7b7b7b7b7b7b7bull) return 16;
     if (UnreadablePages::Count() != 2) return 17;  // the same pages, made readable here too
-    if (Load(area + 5 * kPage) != 0x7b7b7b7b7b7b7b7bull) return 18;  // the rest unchanged
+    if (Load(area + 5 * kPageSize) != 0x7b7b7b7b7b7b7b7bull) return 18;  // the rest unchanged
     return 0;
   });
   ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
@@ -79,16 +79,16 @@ TEST(UnreadablePagesTest, AGuardPageUnderAProtNonePartOfABlockReadsAsZeros) {
   int status = InChild([] {
     char* area = Area(8);
     if (area == nullptr) return 10;
-    if (madvise(area + 4 * kPage, kPage, kMadvGuardInstall) != 0) return 77;  // before 6.13
-    if (mprotect(area + 3 * kPage, 2 * kPage, PROT_NONE) != 0) return 11;
+    if (madvise(area + 4 * kPageSize, kPageSize, kMadvGuardInstall) != 0) return 77;  // before 6.13
+    if (mprotect(area + 3 * kPageSize, 2 * kPageSize, PROT_NONE) != 0) return 11;
     roots::ProcessMappings mappings;
     if (!mappings.Read()) return 12;
     Blocks ranges;
-    ranges.push_back({reinterpret_cast<uint64_t>(area), 8 * kPage});
+    ranges.push_back({reinterpret_cast<uint64_t>(area), 8 * kPageSize});
     BlockIndex index(std::move(ranges));
     if (!UnreadablePages::Install(mappings, index)) return 13;
-    if (Load(area + 3 * kPage + 16) != 0x7b7b7b7b7b7b7b7bull) return 14;
-    if (Load(area + 4 * kPage + 16) != 0) return 15;
+    if (Load(area + 3 * kPageSize + 16) != 0x7b7b7b7b7b7b7b7bull) return 14;
+    if (Load(area + 4 * kPageSize + 16) != 0) return 15;
     return UnreadablePages::Count() == 2 ? 0 : 16;
   });
   ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
@@ -100,13 +100,13 @@ TEST(UnreadablePagesTest, AGuardPageInAReadableMappingReadsAsZeros) {
   int status = InChild([] {
     char* area = Area(8);
     if (area == nullptr) return 10;
-    if (madvise(area + 2 * kPage, kPage, kMadvGuardInstall) != 0) return 77;  // before 6.13
+    if (madvise(area + 2 * kPageSize, kPageSize, kMadvGuardInstall) != 0) return 77;  // before 6.13
     roots::ProcessMappings mappings;
     if (!mappings.Read()) return 12;
     BlockIndex index(Blocks{});
     if (!UnreadablePages::Install(mappings, index)) return 13;
-    if (Load(area + 2 * kPage + 128) != 0) return 14;
-    if (Load(area + 3 * kPage) != 0x7b7b7b7b7b7b7b7bull) return 15;
+    if (Load(area + 2 * kPageSize + 128) != 0) return 14;
+    if (Load(area + 3 * kPageSize) != 0x7b7b7b7b7b7b7b7bull) return 15;
     return UnreadablePages::Count() == 1 ? 0 : 16;
   });
   ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
@@ -118,18 +118,19 @@ TEST(UnreadablePagesTest, PagesPastTheEndOfATruncatedFileReadAsZeros) {
   int status = InChild([] {
     char path[] = "/tmp/heapgraph-unreadable-test-XXXXXX";
     int fd = mkstemp(path);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(4 * kPage)) != 0) return 10;
-    auto* area =
-        static_cast<char*>(mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(4 * kPageSize)) != 0) return 10;
+    auto* area = static_cast<char*>(
+        mmap(nullptr, 4 * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
     unlink(path);
     if (area == MAP_FAILED) return 11;
     area[0] = 1;
-    if (ftruncate(fd, static_cast<off_t>(kPage)) != 0) return 12;
+    if (ftruncate(fd, static_cast<off_t>(kPageSize)) != 0) return 12;
     roots::ProcessMappings mappings;
     if (!mappings.Read()) return 13;
     BlockIndex index(Blocks{});
     if (!UnreadablePages::Install(mappings, index)) return 14;
-    if (Load(area + 2 * kPage) != 0 || Load(area + 3 * kPage + 8) != 0) return 15;  // SIGBUS
+    if (Load(area + 2 * kPageSize) != 0 || Load(area + 3 * kPageSize + 8) != 0)
+      return 15;  // SIGBUS
     if (area[0] != 1) return 16;
     return UnreadablePages::Count() == 2 ? 0 : 17;
   });
@@ -146,7 +147,7 @@ TEST(UnreadablePagesTest, AFaultOutsideTheProgramsMemoryStillKills) {
       if (!mappings.Read()) return 12;
       BlockIndex index(Blocks{});
       if (!UnreadablePages::Install(mappings, index)) return 13;
-      void* later = mmap(nullptr, kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void* later = mmap(nullptr, kPageSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (later == MAP_FAILED) return 14;
       const char* at = null_page ? reinterpret_cast<const char*>(uintptr_t{0x10})
                                  : static_cast<const char*>(later);

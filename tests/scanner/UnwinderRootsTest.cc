@@ -15,9 +15,9 @@
 
 namespace {
 
-const std::string kChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/unwinder_roots";
+const std::string kUnwinderChild = std::string(HEAPGRAPH_PROGRAM_DIR) + "/unwinder_roots";
 
-struct Outcome {
+struct UnwinderOutcome {
   int status = -1;
   std::string out;
   int ok = -1;
@@ -25,12 +25,12 @@ struct Outcome {
   unsigned long long unwinder_bytes = 0, root_bytes = 0;
 };
 
-Outcome RunChild(const std::string& args) {
+UnwinderOutcome RunUnwinderChild(const std::string& args) {
   char pattern[] = "/tmp/heapgraph-unwinder-roots-XXXXXX";
   std::string root = mkdtemp(pattern);
-  Outcome o;
-  o.status = heapgraph::testing::RunShellCommand(
-      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kChild + " " + args), &o.out);
+  UnwinderOutcome o;
+  o.status = heapgraph::shell::RunShellCommand(
+      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kUnwinderChild + " " + args), &o.out);
   std::filesystem::remove_all(root);
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu unwinder_ranges=%zu unwinder_bytes=%llu "
@@ -41,7 +41,7 @@ Outcome RunChild(const std::string& args) {
 
 TEST(UnwinderRootsTest, CachesOfManyThreadsAreNoRootsAndLeaksAreExact) {
   constexpr int kThreads = 48;
-  Outcome o = RunChild("threads " + std::to_string(kThreads));
+  UnwinderOutcome o = RunUnwinderChild("threads " + std::to_string(kThreads));
   ASSERT_EQ(o.status, 0) << o.out;
   ASSERT_EQ(o.ok, 1) << o.out;
   EXPECT_EQ(o.out.find("mapped=0"), std::string::npos) << o.out;
@@ -59,7 +59,7 @@ TEST(UnwinderRootsTest, CachesOfManyThreadsAreNoRootsAndLeaksAreExact) {
 }
 
 TEST(UnwinderRootsTest, AnExitedThreadsCacheIsForgottenAndItsAddressScannedWhenReused) {
-  Outcome o = RunChild("reuse");
+  UnwinderOutcome o = RunUnwinderChild("reuse");
   ASSERT_EQ(o.status, 0) << o.out;
   ASSERT_EQ(o.ok, 1) << o.out;
   EXPECT_NE(o.out.find("forgotten=1"), std::string::npos) << o.out;

@@ -49,18 +49,18 @@ class ReportCommandTest : public ::testing::Test {
     std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_direct_local";
     std::string out;
     ASSERT_EQ(
-        testing::RunShellCommand("cp " + program + " " + app_ + " && objcopy --only-keep-debug " +
-                                     app_ + " " + debug_ + " && strip --strip-all " + app_,
-                                 &out),
+        shell::RunShellCommand("cp " + program + " " + app_ + " && objcopy --only-keep-debug " +
+                                   app_ + " " + debug_ + " && strip --strip-all " + app_,
+                               &out),
         0);
     build_id_ = report::ElfBuildId(app_);
     ASSERT_FALSE(build_id_.empty());
     ASSERT_EQ(report::ElfBuildId(debug_), build_id_);
     json_ = temp_->Path("leak.json");
-    int status = testing::RunShellCommand(std::string("env -u DEBUGINFOD_URLS ") + HEAPGRAPH_CLI +
-                                              " run --json " + json_ + " --text /dev/null -- " +
-                                              app_ + " malloc 2>&1",
-                                          &out);
+    int status = shell::RunShellCommand(std::string("env -u DEBUGINFOD_URLS ") + HEAPGRAPH_CLI +
+                                            " run --json " + json_ + " --text /dev/null -- " +
+                                            app_ + " malloc 2>&1",
+                                        &out);
     ASSERT_EQ(status, 23) << out;  // leaks found
   }
   static void TearDownTestSuite() {
@@ -72,7 +72,7 @@ class ReportCommandTest : public ::testing::Test {
   static Rendered Report(const std::string& args, const std::string& env = "-u DEBUGINFOD_URLS") {
     Rendered r;
     std::string err = temp_->Path("stderr");
-    r.status = testing::RunShellCommand(
+    r.status = shell::RunShellCommand(
         "env " + env + " " + HEAPGRAPH_CLI + " report " + json_ + " " + args + " 2>" + err, &r.out);
     r.err = ReadFile(err);
     return r;
@@ -132,9 +132,9 @@ TEST_F(ReportCommandTest, ADebugFileOfAnotherBuildLendsNoNames) {
   std::string dir = Mkdir("other");
   std::string out;
   ASSERT_EQ(
-      testing::RunShellCommand("objcopy --only-keep-debug " + std::string(HEAPGRAPH_PROGRAM_DIR) +
-                                   "/leak_direct " + dir + "/app.debug",
-                               &out),
+      shell::RunShellCommand("objcopy --only-keep-debug " + std::string(HEAPGRAPH_PROGRAM_DIR) +
+                                 "/leak_direct " + dir + "/app.debug",
+                             &out),
       0);
   ASSERT_NE(report::ElfBuildId(dir + "/app.debug"), build_id_);
   Rendered r = Report("--debug-dir " + dir);
@@ -199,7 +199,7 @@ TEST_F(ReportCommandTest, ADebuginfodServerNamesTheLeak) {
     GTEST_SKIP() << "heapgraph was built without libdebuginfod (Debian: libdebuginfod-dev)";
   }
   std::string out;
-  if (testing::RunShellCommand("python3 -c pass 2>&1", &out) != 0) {
+  if (shell::RunShellCommand("python3 -c pass 2>&1", &out) != 0) {
     GTEST_SKIP() << "no python3 to serve as a debuginfod server";
   }
   std::string root = Mkdir("debuginfod");

@@ -47,10 +47,6 @@ std::string FindBrowser() {
   return "";
 }
 
-bool ExitedZero(const RunResult& run) {
-  return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
-}
-
 struct LoadedPage {
   std::string dom;                   // the serialized DOM after the page's script ran
   std::vector<std::string> console;  // the browser's console lines

@@ -30,7 +30,7 @@ std::string TempRoot() {
 // Runs `command` with the shell; returns its exit status and stdout (replacing `*output`).
 int Shell(const std::string& command, std::string* output) {
   output->clear();
-  return heapgraph::testing::RunShellCommand(command, output);
+  return heapgraph::shell::RunShellCommand(command, output);
 }
 
 // Issue 13 item 6: a process tree under `heapgraph run`. tests/programs/leak_tree DEPTH STATUS is

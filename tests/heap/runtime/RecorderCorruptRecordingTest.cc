@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Small files, so that rewriting them for every case stays cheap.
-constexpr char kOptions[] = "shards=4,shard_capacity_log2=10,stack_slots_log2=16";
+constexpr char kCorruptOptions[] = "shards=4,shard_capacity_log2=10,stack_slots_log2=16";
 constexpr uint64_t kHeaderBytesToFlip = 128;
 constexpr size_t kCliCases = 48;  // the CLI runs for the first must-fail cases only
 
@@ -88,7 +88,8 @@ std::string ReadOutcome(const std::string& dir) {
 class RecorderCorruptRecordingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    RunResult run = RunToExit(ProgramPath("hg_simple"), {}, RecordingEnv(root_.path(), kOptions));
+    RunResult run =
+        RunToExit(ProgramPath("hg_simple"), {}, RecordingEnv(root_.path(), kCorruptOptions));
     ASSERT_TRUE(run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0)
         << run.stderr_text;
     std::vector<std::string> entries = root_.Entries();

@@ -19,7 +19,7 @@ using format::AllocFunction;
 constexpr size_t kChildren = 20;
 constexpr uint64_t kChildSizeBase = 7700;
 // Small files: 21 directories are written.
-constexpr char kOptions[] = "shards=16,shard_capacity_log2=16,stack_slots_log2=18";
+constexpr char kForkOptions[] = "shards=16,shard_capacity_log2=16,stack_slots_log2=18";
 
 struct KnownBlock {
   uint64_t address;
@@ -31,7 +31,7 @@ class RecorderForkTest : public ::testing::Test {
   void SetUp() override {
     parent_ =
         std::make_unique<ChildProcess>(ProgramPath("hg_fork_threads"), std::vector<std::string>{},
-                                       RecordingEnv(root_.path(), kOptions));
+                                       RecordingEnv(root_.path(), kForkOptions));
     // Each forked child has 60 s before the parent kills it; a deadlock shows as a timeout.
     ASSERT_TRUE(parent_->WaitReady(milliseconds(150000))) << parent_->Describe();
     for (const auto& r : parent_->Records("prefork")) {
@@ -132,7 +132,7 @@ TEST_F(RecorderForkTest, ChildrenDoNotTouchTheParentsDirectory) {
 TEST(RecorderForkExecTest, ForkThenExecLeavesThePidOneDirectoryOfTheNewProgram) {
   TempRoot root;
   RunResult run = RunToExit(ProgramPath("hg_fork_exec"), {ProgramPath("hg_simple")},
-                            RecordingEnv(root.path(), kOptions));
+                            RecordingEnv(root.path(), kForkOptions));
   std::vector<std::string> child = FieldOf(run.lines, "child");
   ASSERT_EQ(child.size(), 2u) << run.stderr_text;
   int status = static_cast<int>(std::stol(child[1]));

@@ -21,10 +21,6 @@ bool StartsWith(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
 
-bool ExitedZero(const RunResult& run) {
-  return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
-}
-
 std::vector<std::string> FileLines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;

@@ -16,25 +16,18 @@
 namespace heapgraph::proctest {
 namespace {
 
-const std::string& LibraryPath() {
-  static const std::string path = ProgramPath("libhg_dl_lib.so");
-  return path;
-}
+const std::string kLoaderLib = ProgramPath("libhg_dl_lib.so");
 
 std::string Count(const char* variable, const char* fallback) {
   const char* value = getenv(variable);
   return value != nullptr && value[0] != '\0' ? value : fallback;
 }
 
-bool ExitedZero(const RunResult& run) {
-  return run.status && WIFEXITED(*run.status) && WEXITSTATUS(*run.status) == 0;
-}
-
 TEST(RecorderLoaderTest, AllocationInsideDlIteratePhdrCallbacksNeverDeadlocks) {
   const std::string rounds = Count("HEAPGRAPH_LOADER_ROUNDS", "100");
   TempRoot root;
   // 100 rounds take about a second; a deadlocked child is given up after twice 60 s.
-  RunResult run = RunToExit(ProgramPath("hg_loader_callback"), {LibraryPath(), rounds},
+  RunResult run = RunToExit(ProgramPath("hg_loader_callback"), {kLoaderLib, rounds},
                             RecordingEnv(root.path(), ""), milliseconds(60000));
   ASSERT_TRUE(run.status.has_value()) << "deadlock: the child did not finish\n" << run.stderr_text;
   ASSERT_TRUE(ExitedZero(run)) << run.stderr_text;
@@ -56,7 +49,7 @@ TEST(RecorderLoaderTest, ForkedChildrenAllocateWhileAnotherThreadHoldsTheLoaderL
   const std::string forks = Count("HEAPGRAPH_LOADER_FORKS", "20");
   TempRoot root;
   // Each child has 20 s to allocate and exit; after the first that does not, no more are forked.
-  RunResult run = RunToExit(ProgramPath("hg_loader_fork"), {LibraryPath(), forks, "20"},
+  RunResult run = RunToExit(ProgramPath("hg_loader_fork"), {kLoaderLib, forks, "20"},
                             RecordingEnv(root.path(), ""), milliseconds(300000));
   ASSERT_TRUE(run.status.has_value()) << run.stderr_text;
   EXPECT_EQ(FieldOf(run.lines, "hung"), std::vector<std::string>{})

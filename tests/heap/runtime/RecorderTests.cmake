@@ -17,7 +17,8 @@ function(heapgraph_add_process_test name)
   cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
   heapgraph_add_test(${name} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${name}.cc
                      LIBS heapgraph_proctest heapgraph_reader ${T_LIBS})
-  heapgraph_sanitize(${name})
+  heapgraph_test_target(${name} executable)
+  heapgraph_sanitize(${executable})
   add_dependencies(${name} heapgraph heapgraph_test_programs)
 endfunction()
 
@@ -52,15 +53,17 @@ add_dependencies(RecorderFoomTest heapgraph_cli)
 if(TARGET heapgraph_scan)
   add_dependencies(RecorderFoomTest heapgraph_scan)  # the watcher's type refresh
 endif()
+heapgraph_test_target(RecorderFoomTest foom_test_executable)
+heapgraph_test_target(RecorderLoaderTest loader_test_executable)
 # By hand: SIGKILL at 100 random moments (docs/foom-report.md).
 add_custom_target(foom_stress
-  COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_FOOM_RUNS=100 $<TARGET_FILE:RecorderFoomTest>
+  COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_FOOM_RUNS=100 $<TARGET_FILE:${foom_test_executable}>
           --gtest_filter=*SigkillAtRandomMoments*
   DEPENDS RecorderFoomTest
   USES_TERMINAL)
 # By hand: the loader-lock tests long (issue 12, items 1 and 2): 3,000 callback rounds, 1,000 forks.
 add_custom_target(loader_stress
   COMMAND ${CMAKE_COMMAND} -E env HEAPGRAPH_LOADER_ROUNDS=3000 HEAPGRAPH_LOADER_FORKS=1000
-          $<TARGET_FILE:RecorderLoaderTest>
+          $<TARGET_FILE:${loader_test_executable}> --gtest_filter=RecorderLoaderTest.*
   DEPENDS RecorderLoaderTest
   USES_TERMINAL)

@@ -21,7 +21,7 @@ namespace {
 
 constexpr uint64_t kSecond = 1'000'000'000ull;
 
-uint64_t RealtimeNs() {
+uint64_t WallClockNs() {
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
   return static_cast<uint64_t>(t.tv_sec) * kSecond + static_cast<uint64_t>(t.tv_nsec);
@@ -45,7 +45,7 @@ void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns) 
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   int fd = openat(root.fd(), (name + "/" + format::kSessionFile).c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
-  uint64_t when = RealtimeNs() - age_ns;
+  uint64_t when = WallClockNs() - age_ns;
   ASSERT_EQ(8, pwrite(fd, &when, 8, offsetof(format::SessionHeader, start_time_ns)));
   ASSERT_EQ(8, pwrite(fd, &when, 8,
                       offsetof(format::SessionHeader, record) +

@@ -14,6 +14,7 @@
 #include "scanner/types/BlockReader.h"
 #include "scanner/types/BlocksAbi.h"
 #include "scanner/types/ReaderSet.h"
+#include "tests/scanner/types/SymbolBinding.h"
 
 namespace heapgraph::scanner::types {
 namespace {
@@ -27,12 +28,6 @@ struct Shapes {
   void* (*trivial)(void*) = nullptr;
   void (*release)(void*) = nullptr;
 };
-
-template <typename F>
-void Bind(void* handle, const char* name, F* f) {
-  *f = reinterpret_cast<F>(dlsym(handle, name));
-  ASSERT_NE(*f, nullptr) << name;
-}
 
 int g_target;
 void* Target() {

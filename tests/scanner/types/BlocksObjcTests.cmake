@@ -24,7 +24,8 @@ if(HEAPGRAPH_CLANGXX AND HEAPGRAPH_BLOCKS_RUNTIME)
   foreach(t dispose_helper_analyzer_test block_reader_test dynamic_symbols_test)
     if(TARGET ${t})
       add_dependencies(${t} block_shapes)
-      target_compile_definitions(${t} PRIVATE BLOCK_SHAPES_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+      heapgraph_test_target(${t} executable)
+      target_compile_definitions(${executable} PRIVATE BLOCK_SHAPES_DIR="${CMAKE_CURRENT_BINARY_DIR}")
     endif()
   endforeach()
 else()
@@ -59,7 +60,8 @@ if(HEAPGRAPH_GNUSTEP_CONFIG AND HEAPGRAPH_GOBJC)
                      LIBS heapgraph_scanner SANITIZE)
   if(TARGET gnu_objc_reader_test)
     add_dependencies(gnu_objc_reader_test objc_fixtures)
-    target_compile_definitions(gnu_objc_reader_test PRIVATE OBJC_FIXTURES="${fixtures}")
+    heapgraph_test_target(gnu_objc_reader_test executable)
+    target_compile_definitions(${executable} PRIVATE OBJC_FIXTURES="${fixtures}")
   endif()
 else()
   message(STATUS "gnustep-config not found: Objective-C reader tests skipped")
@@ -67,20 +69,7 @@ endif()
 
 
 # libFuzzer target for the user's ivar rule files, built with clang++ like the recording reader's.
-if(EXISTS /usr/bin/clang++)
-  set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/objc_ivar_rules_fuzzer)
-  set(fuzzer_sources ${PROJECT_SOURCE_DIR}/scanner/types/ObjcIvarRules.cc
-                     ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRulesFuzzer.cc)
-  add_custom_command(OUTPUT ${fuzzer}
-    COMMAND /usr/bin/clang++ -std=c++20 -O1 -g -fno-omit-frame-pointer
-            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-            -I${PROJECT_SOURCE_DIR} -MD -MT ${fuzzer} -MF ${fuzzer}.d ${fuzzer_sources} -o ${fuzzer}
-    DEPENDS ${fuzzer_sources} DEPFILE ${fuzzer}.d
-    COMMENT "Building libFuzzer target objc_ivar_rules_fuzzer with clang++" VERBATIM)
-  add_custom_target(objc_ivar_rules_fuzzer ALL DEPENDS ${fuzzer})
-  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz-artifacts)
-  add_test(NAME objc_ivar_rules_fuzz_smoke
-    COMMAND ${fuzzer} -runs=20000 -max_len=4096
-            -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz-artifacts/)
-  set_tests_properties(objc_ivar_rules_fuzz_smoke PROPERTIES TIMEOUT 120)
-endif()
+heapgraph_add_fuzzer(objc_ivar_rules_fuzzer
+  SOURCES ${PROJECT_SOURCE_DIR}/scanner/types/ObjcIvarRules.cc
+          ${CMAKE_CURRENT_LIST_DIR}/ObjcIvarRulesFuzzer.cc
+  RUN -runs=20000 -max_len=4096)

@@ -12,6 +12,7 @@
 #include "scanner/types/BlocksAbi.h"
 #include "scanner/types/DisposeHelperAnalyzer.h"
 #include "scanner/types/DynamicSymbols.h"
+#include "tests/scanner/types/SymbolBinding.h"
 
 namespace heapgraph::scanner::types {
 namespace {
@@ -29,12 +30,6 @@ struct Shapes {
   void* (*trivial)(void*) = nullptr;
   void (*release)(void*) = nullptr;
 };
-
-template <typename F>
-void Bind(void* handle, const char* name, F* f) {
-  *f = reinterpret_cast<F>(dlsym(handle, name));
-  ASSERT_NE(*f, nullptr) << name;
-}
 
 class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -14,6 +14,7 @@
 
 #include "scanner/types/GnuObjcReader.h"
 #include "scanner/types/ReaderSet.h"
+#include "tests/scanner/types/SymbolBinding.h"
 
 // GCC's libobjc and GNUstep Base keep their runtime tables (and the fixtures' objects, made by
 // NSAllocateObject) until exit; LeakSanitizer's reports of those are not about heapgraph.
@@ -34,12 +35,6 @@ struct Fixtures {
   void* (*class_of)(void*) = nullptr;
   void (*release)(void*) = nullptr;
 };
-
-template <typename F>
-void Bind(void* handle, const char* name, F* f) {
-  *f = reinterpret_cast<F>(dlsym(handle, name));
-  ASSERT_NE(*f, nullptr) << name;
-}
 
 class GnuObjcReaderTest : public ::testing::Test {
  protected:
