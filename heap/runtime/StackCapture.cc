@@ -72,12 +72,17 @@ bool rules_enabled = false;
 // No walk reads further than this above the stack pointer it started from.
 constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
 
-UnwindRule RuleAt(uintptr_t return_address, uint32_t generation) {
-  UnwindRule rule;
-  if (rule_cache.Find(return_address, generation, &rule)) return rule;
-  rule = EhFrameRules::Find(return_address - 1);  // the call instruction
+// A miss: the rule from .eh_frame, kept for the next walk.
+__attribute__((noinline)) UnwindRule ReadRule(uintptr_t return_address, uint32_t generation) {
+  UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
   rule_cache.Store(return_address, generation, rule);
   return rule;
+}
+
+inline UnwindRule RuleAt(uintptr_t return_address, uint32_t generation) {
+  UnwindRule rule;
+  if (__builtin_expect(rule_cache.Find(return_address, generation, &rule), 1)) return rule;
+  return ReadRule(return_address, generation);
 }
 
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
