@@ -73,16 +73,10 @@ bool rules_enabled = false;
 constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
 
 // A miss: the rule from .eh_frame, kept for the next walk.
-__attribute__((noinline)) UnwindRule ReadRule(uintptr_t return_address, uint32_t generation) {
+__attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
+                                                           uint32_t generation) {
   UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
-  rule_cache.Store(return_address, generation, rule);
-  return rule;
-}
-
-inline UnwindRule RuleAt(uintptr_t return_address, uint32_t generation) {
-  UnwindRule rule;
-  if (__builtin_expect(rule_cache.Find(return_address, generation, &rule), 1)) return rule;
-  return ReadRule(return_address, generation);
+  return rule_cache.Store(return_address, generation, rule);
 }
 
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
@@ -96,14 +90,16 @@ int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t 
   for (;;) {
     out[n++] = ip;
     if (n == size) return n;
-    UnwindRule rule = RuleAt(ip, generation);
-    if (rule.kind == UnwindRule::kEnd) return n;
-    if (rule.kind != UnwindRule::kSimple) return -1;
-    uintptr_t cfa = (rule.cfa_from_rbp ? fp : sp) + rule.cfa_offset;
+    UnwindRuleCache::Packed rule;
+    if (__builtin_expect(!rule_cache.Find(ip, generation, &rule), 0)) {
+      rule = ReadRule(ip, generation);
+    }
+    if (!rule.simple()) return rule.end() ? n : -1;
+    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
     if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return -1;
     ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
-    if (rule.rbp_saved) {
-      uintptr_t slot = cfa + static_cast<intptr_t>(rule.rbp_offset);
+    if (rule.rbp_saved()) {
+      uintptr_t slot = cfa - rule.rbp_depth();
       if (slot < sp) return -1;
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }

@@ -6,13 +6,23 @@
 
 namespace heapgraph {
 
-uint64_t UnwindRuleCache::Pack(const UnwindRule& rule, uint32_t generation) {
-  uint64_t value = uint64_t{rule.kind} + 1;
-  value |= uint64_t{rule.cfa_from_rbp} << 2;
-  value |= uint64_t{rule.rbp_saved} << 3;
-  value |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
-  value |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
-  return value | (uint64_t{generation} & kGenerationMask) << kGenerationShift;
+UnwindRuleCache::Packed UnwindRuleCache::Packed::Of(const UnwindRule& rule, uint32_t generation) {
+  uint64_t bits = uint64_t{rule.kind} + 1;
+  bits |= uint64_t{rule.cfa_from_rbp} << 2;
+  bits |= uint64_t{rule.rbp_saved} << 3;
+  bits |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
+  bits |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
+  return Packed(bits | (uint64_t{generation} & kGenerationMask) << kGenerationShift);
+}
+
+UnwindRule UnwindRuleCache::Packed::Unpack() const {
+  UnwindRule rule;
+  rule.kind = simple() ? UnwindRule::kSimple : end() ? UnwindRule::kEnd : UnwindRule::kNotSimple;
+  rule.cfa_from_rbp = cfa_from_rbp();
+  rule.rbp_saved = rbp_saved();
+  rule.cfa_offset = cfa_offset();
+  rule.rbp_offset = -static_cast<int32_t>(rbp_depth());
+  return rule;
 }
 
 bool UnwindRuleCache::Initialize() {
@@ -23,8 +33,10 @@ bool UnwindRuleCache::Initialize() {
   return true;
 }
 
-void UnwindRuleCache::Store(uintptr_t address, uint32_t generation, const UnwindRule& rule) {
-  if (slots_ == nullptr || address == 0) return;
+UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t generation,
+                                               const UnwindRule& rule) {
+  Packed packed = Packed::Of(rule, generation);
+  if (slots_ == nullptr || address == 0) return packed;
   for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
     Slot& slot = slots_[index & kMask];
     uintptr_t key = slot.key.load(std::memory_order_acquire);
@@ -34,9 +46,10 @@ void UnwindRuleCache::Store(uintptr_t address, uint32_t generation, const Unwind
     if (key != address) continue;
     // Rules of one address and one generation are equal, so racing stores agree; a store of an
     // older generation that lands last only costs one more read of .eh_frame.
-    slot.value.store(Pack(rule, generation), std::memory_order_release);
-    return;
+    slot.value.store(packed.bits(), std::memory_order_release);
+    break;
   }
+  return packed;
 }
 
 void UnwindRuleCache::Forget() {

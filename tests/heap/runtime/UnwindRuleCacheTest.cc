@@ -35,14 +35,14 @@ TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
   UnwindRuleCache cache;
   ASSERT_TRUE(cache.Initialize());
   uint32_t generation = cache.Generation();
-  UnwindRule rule;
+  UnwindRuleCache::Packed rule;
   EXPECT_FALSE(cache.Find(0x401234, generation, &rule));
   for (uintptr_t address = 0x400000; address < 0x400000 + 3000 * 7; address += 7) {
     cache.Store(address, generation, RuleFor(address));
   }
   for (uintptr_t address = 0x400000; address < 0x400000 + 3000 * 7; address += 7) {
     ASSERT_TRUE(cache.Find(address, generation, &rule)) << address;
-    ExpectSame(rule, RuleFor(address));
+    ExpectSame(rule.Unpack(), RuleFor(address));
   }
   UnwindRule extreme;
   extreme.kind = UnwindRule::kSimple;
@@ -51,7 +51,7 @@ TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
   extreme.rbp_offset = -static_cast<int32_t>(EhFrameRules::kMaxRbpDepth);
   cache.Store(0x7fff12345678, generation, extreme);
   ASSERT_TRUE(cache.Find(0x7fff12345678, generation, &rule));
-  ExpectSame(rule, extreme);
+  ExpectSame(rule.Unpack(), extreme);
 }
 
 TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
@@ -63,12 +63,12 @@ TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
   cache.Forget();
   uint32_t generation = cache.Generation();
   EXPECT_NE(generation, old_generation);
-  UnwindRule rule;
+  UnwindRuleCache::Packed rule;
   EXPECT_FALSE(cache.Find(0x500000, generation, &rule));
   UnwindRule second = RuleFor(0x500001);  // another library at the same address
   cache.Store(0x500000, generation, second);
   ASSERT_TRUE(cache.Find(0x500000, generation, &rule));
-  ExpectSame(rule, second);
+  ExpectSame(rule.Unpack(), second);
   // A capture that read the old generation before the Forget misses the new rule, and a late
   // store of the old rule does not come back in the new generation.
   EXPECT_FALSE(cache.Find(0x500000, old_generation, &rule));
@@ -90,14 +90,14 @@ TEST(UnwindRuleCacheTest, ThreadsStoringAndFindingTheSameAddressesAgree) {
         for (uintptr_t i = 0; i < kAddresses; ++i) {
           uintptr_t address = 0x10000 + ((i * 7919 + t * 104729) % kAddresses) * 5;
           uint32_t generation = cache.Generation();
-          UnwindRule rule;
+          UnwindRuleCache::Packed rule;
           if (cache.Find(address, generation, &rule)) {
             found.fetch_add(1, std::memory_order_relaxed);
+            UnwindRule got = rule.Unpack();
             UnwindRule expected = RuleFor(address);
-            if (rule.kind != expected.kind || rule.cfa_offset != expected.cfa_offset ||
-                rule.rbp_offset != expected.rbp_offset ||
-                rule.cfa_from_rbp != expected.cfa_from_rbp ||
-                rule.rbp_saved != expected.rbp_saved) {
+            if (got.kind != expected.kind || got.cfa_offset != expected.cfa_offset ||
+                got.rbp_offset != expected.rbp_offset ||
+                got.cfa_from_rbp != expected.cfa_from_rbp || got.rbp_saved != expected.rbp_saved) {
               wrong.fetch_add(1, std::memory_order_relaxed);
             }
           } else {
