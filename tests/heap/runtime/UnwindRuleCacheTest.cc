@@ -1,9 +1,11 @@
 // tests/heap: UnwindRuleCache. Rules come back as stored, field by field; Forget makes every
 // earlier rule a miss and a new store of the same address wins; and with real threads storing and
-// finding the same addresses at once, a found rule is always the one stored for its address.
+// finding the same addresses at once while another thread starts new generations, a found rule is
+// always the one stored for its address in the generation the finder asked for.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -12,7 +14,7 @@
 namespace heapgraph {
 namespace {
 
-// A rule that depends on the address only, so that any reader can check what it found.
+// A rule that depends on its argument only, so that any reader can check what it found.
 UnwindRule RuleFor(uintptr_t address) {
   UnwindRule rule;
   rule.kind = static_cast<UnwindRule::Kind>(address % 3);
@@ -23,12 +25,15 @@ UnwindRule RuleFor(uintptr_t address) {
   return rule;
 }
 
+bool Same(const UnwindRule& a, const UnwindRule& b) {
+  return a.kind == b.kind && a.cfa_from_rbp == b.cfa_from_rbp && a.rbp_saved == b.rbp_saved &&
+         a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset;
+}
+
 void ExpectSame(const UnwindRule& a, const UnwindRule& b) {
-  EXPECT_EQ(a.kind, b.kind);
-  EXPECT_EQ(a.cfa_from_rbp, b.cfa_from_rbp);
-  EXPECT_EQ(a.rbp_saved, b.rbp_saved);
-  EXPECT_EQ(a.cfa_offset, b.cfa_offset);
-  EXPECT_EQ(a.rbp_offset, b.rbp_offset);
+  EXPECT_TRUE(Same(a, b)) << "kind " << int{a.kind} << "/" << int{b.kind} << " cfa +"
+                          << a.cfa_offset << "/" << b.cfa_offset << " rbp " << a.rbp_offset << "/"
+                          << b.rbp_offset;
 }
 
 TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
@@ -76,13 +81,12 @@ TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
   EXPECT_FALSE(cache.Find(0x500000, generation, &rule));
 }
 
-TEST(UnwindRuleCacheTest, ThreadsStoringAndFindingTheSameAddressesAgree) {
+TEST(UnwindRuleCacheTest, ThreadsStoringAndFindingWhileGenerationsChangeAgree) {
   UnwindRuleCache cache;
   ASSERT_TRUE(cache.Initialize());
   constexpr int kThreads = 4;
   constexpr uintptr_t kAddresses = 20000;
   std::atomic<int> wrong{0};
-  std::atomic<int> found{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -92,24 +96,37 @@ TEST(UnwindRuleCacheTest, ThreadsStoringAndFindingTheSameAddressesAgree) {
           uint32_t generation = cache.Generation();
           UnwindRuleCache::Packed rule;
           if (cache.Find(address, generation, &rule)) {
-            found.fetch_add(1, std::memory_order_relaxed);
-            UnwindRule got = rule.Unpack();
-            UnwindRule expected = RuleFor(address);
-            if (got.kind != expected.kind || got.cfa_offset != expected.cfa_offset ||
-                got.rbp_offset != expected.rbp_offset ||
-                got.cfa_from_rbp != expected.cfa_from_rbp || got.rbp_saved != expected.rbp_saved) {
+            if (!Same(rule.Unpack(), RuleFor(address + generation))) {
               wrong.fetch_add(1, std::memory_order_relaxed);
             }
           } else {
-            cache.Store(address, generation, RuleFor(address));
+            cache.Store(address, generation, RuleFor(address + generation));
           }
         }
       }
     });
   }
+  // Meanwhile new generations, in which every address has another rule (a library reloaded).
+  std::atomic<bool> done{false};
+  std::thread forgetter([&] {
+    while (!done.load()) {
+      cache.Forget();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
   for (std::thread& thread : threads) thread.join();
+  done = true;
+  forgetter.join();
   EXPECT_EQ(wrong.load(), 0);
-  EXPECT_GT(found.load(), 0);
+  // Every address keeps its slot across generations: stored again now, each is found.
+  uint32_t generation = cache.Generation();
+  for (uintptr_t i = 0; i < kAddresses; ++i) {
+    uintptr_t address = 0x10000 + i * 5;
+    cache.Store(address, generation, RuleFor(address + generation));
+    UnwindRuleCache::Packed rule;
+    ASSERT_TRUE(cache.Find(address, generation, &rule)) << address;
+    ExpectSame(rule.Unpack(), RuleFor(address + generation));
+  }
 }
 
 }  // namespace
