@@ -273,6 +273,8 @@ void Initialize() {
   }
   g.depth.store(g.config.depth, std::memory_order_relaxed);
   StackCapture::Initialize(g.config.unwind_rules);
+  uintptr_t table_begin, table_end;
+  if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);

@@ -137,6 +137,12 @@ void StackCapture::Initialize(bool unwind_by_rules) {
   }
 }
 
+bool StackCapture::RuleTable(uintptr_t* begin, uintptr_t* end) {
+  *begin = rule_cache.begin();
+  *end = rule_cache.end();
+  return rules_enabled;
+}
+
 void StackCapture::AfterForkInChild() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 }

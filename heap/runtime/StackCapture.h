@@ -33,6 +33,9 @@ void SetOwnCode(uintptr_t begin, uintptr_t end);
 // unwind_by_rules (option unwind_rules): walk by cached .eh_frame rules, libunwind only for the
 // stacks they cannot describe; false: libunwind for every stack (the behaviour before issue 14).
 void Initialize(bool unwind_by_rules = true);
+// The rule walk's table mapping (UnwindRuleCache), for the registry of the unwinder's own
+// mappings (UnwinderMappings: no leak-scan root); false when the walk is off.
+bool RuleTable(uintptr_t* begin, uintptr_t* end);
 
 // In a forked child, from the recorder's pthread_atfork child handler, before any capture: turns
 // libunwind's shared cache off (UNW_CACHE_NONE). Another thread of the parent may have held the

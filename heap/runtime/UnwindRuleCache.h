@@ -47,6 +47,10 @@ class UnwindRuleCache {
   // Maps the table; false (and Find never hits) when mmap fails.
   bool Initialize();
   bool ready() const { return slots_ != nullptr; }
+  // The table's mapping (unwind data only, never a pointer of the program's): empty before
+  // Initialize.
+  uintptr_t begin() const { return reinterpret_cast<uintptr_t>(slots_); }
+  uintptr_t end() const { return slots_ == nullptr ? 0 : begin() + (sizeof(Slot) << kSlotsLog2); }
 
   // The current generation (read once per capture and passed to Find and Store).
   uint32_t Generation() const { return generation_.load(std::memory_order_acquire); }
