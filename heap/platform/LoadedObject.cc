@@ -44,6 +44,7 @@ bool LoadedObject::Find(uintptr_t address, LoadedObject* out) {
   out->map_end = reinterpret_cast<uintptr_t>(found.dlfo_map_end);
   out->name = map->l_name != nullptr ? map->l_name : "";
   out->link_map = map;
+  out->eh_frame_hdr = found.dlfo_eh_frame;
   FindProgramHeaders(out);
   return true;
 }

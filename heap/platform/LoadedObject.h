@@ -25,6 +25,8 @@ struct LoadedObject {
   const ElfW(Phdr) * phdr = nullptr;
   uint16_t phnum = 0;
   const void* link_map = nullptr;  // the loader's identity of this load of the object
+  // The object's PT_GNU_EH_FRAME segment (.eh_frame_hdr) in memory, or null when it has none.
+  const void* eh_frame_hdr = nullptr;
 
   // The object containing `address`; false when no loaded object does (heap, stack, JIT code).
   static bool Find(uintptr_t address, LoadedObject* out);

@@ -272,7 +272,9 @@ void Initialize() {
     return;
   }
   g.depth.store(g.config.depth, std::memory_order_relaxed);
-  StackCapture::Initialize();
+  StackCapture::Initialize(g.config.unwind_rules);
+  uintptr_t table_begin, table_end;
+  if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);
@@ -415,6 +417,7 @@ void ForgetUnwinderMaps(void* address, size_t length) {
 }
 
 void NoteDlclose() {
+  StackCapture::ForgetRuleWalkRules();  // whatever the state: rules read while paused count too
   if (t_state.guard) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;

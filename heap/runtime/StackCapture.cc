@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstring>
 
+#include "heap/platform/EhFrameRules.h"
 #include "heap/platform/LoadedObject.h"
+#include "heap/runtime/UnwindRuleCache.h"
 
 // libunwind's dl_iterate_phdr callback (dwarf_callback in src/dwarf/Gfind_proc_info-lsb.c) gets a
 // struct dwarf_callback_data whose first member is the address being looked up, in every release
@@ -64,6 +66,60 @@ bool InUnwinderCode(uintptr_t address) {
   return address >= unwinder_begin && address < unwinder_end;
 }
 
+// The rule walk (WalkByRules): rules of return addresses, filled from .eh_frame on a miss.
+UnwindRuleCache rule_cache;
+bool rules_enabled = false;
+// No walk reads further than this above the stack pointer it started from.
+constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
+
+// A miss: the rule from .eh_frame, kept for the next walk.
+__attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
+                                                           uint32_t generation) {
+  UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
+  return rule_cache.Store(return_address, generation, rule);
+}
+
+// The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
+// pointer `fp` on, by cached rules; -1 when a frame needs libunwind (no FDE, a signal frame, a
+// rule the cache does not hold) or the frames do not climb the stack (CFA above the previous
+// one, within kMaxStackSpan of the first), so that libunwind takes the whole capture.
+int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp) {
+  uint32_t generation = rule_cache.Generation();
+  uintptr_t limit = sp + kMaxStackSpan;
+  int n = 0;
+  for (;;) {
+    out[n++] = ip;
+    if (n == size) return n;
+    UnwindRuleCache::Packed rule;
+    if (__builtin_expect(!rule_cache.Find(ip, generation, &rule), 0)) {
+      rule = ReadRule(ip, generation);
+    }
+    if (!rule.simple()) return rule.end() ? n : -1;
+    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+    if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return -1;
+    ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
+    if (rule.rbp_saved()) {
+      uintptr_t slot = cfa - rule.rbp_depth();
+      if (slot < sp) return -1;
+      fp = *reinterpret_cast<const uintptr_t*>(slot);
+    }
+    sp = cfa;
+    if (ip == 0) return -1;
+  }
+}
+
+// libunwind's capture (today's path): its trace cache, and its stepping unwinder when a frame
+// lies in unloaded code.
+int LibunwindBacktrace(uintptr_t* out, int size) {
+  t_in_unwinder = true;
+  int n = unw_backtrace(reinterpret_cast<void**>(out), size);
+  if (n > 0 && stale_count.load(std::memory_order_relaxed) != 0 && PassesStaleCode(out, n)) {
+    n = StepBacktrace(out, size);
+  }
+  t_in_unwinder = false;
+  return n;
+}
+
 }  // namespace
 
 void StackCapture::SetOwnCode(uintptr_t begin, uintptr_t end) {
@@ -71,7 +127,8 @@ void StackCapture::SetOwnCode(uintptr_t begin, uintptr_t end) {
   own_end = end;
 }
 
-void StackCapture::Initialize() {
+void StackCapture::Initialize(bool unwind_by_rules) {
+  rules_enabled = unwind_by_rules && rule_cache.Initialize();
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   auto unwinder = reinterpret_cast<uintptr_t>(&unw_backtrace);
   LoadedObject object;
@@ -80,8 +137,18 @@ void StackCapture::Initialize() {
   }
 }
 
+bool StackCapture::RuleTable(uintptr_t* begin, uintptr_t* end) {
+  *begin = rule_cache.begin();
+  *end = rule_cache.end();
+  return rules_enabled;
+}
+
 void StackCapture::AfterForkInChild() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+}
+
+void StackCapture::ForgetRuleWalkRules() {
+  rule_cache.Forget();
 }
 
 void StackCapture::FlushUnwindRules() {
@@ -113,14 +180,16 @@ bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
   return t_in_unwinder && InUnwinderCode(return_address);
 }
 
-uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
-  t_in_unwinder = true;
+// Never inlined, and built with frame pointers (HEAPGRAPH_CORE_FLAGS): its frame pointer gives its
+// caller's stack pointer and frame pointer, where the rule walk starts.
+__attribute__((noinline)) uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
   int size = static_cast<int>(max_depth + kMaxOwnFrames);
-  int n = unw_backtrace(reinterpret_cast<void**>(out), size);
-  if (n > 0 && stale_count.load(std::memory_order_relaxed) != 0 && PassesStaleCode(out, n)) {
-    n = StepBacktrace(out, size);
+  int n = -1;
+  if (rules_enabled) {
+    const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
+    n = WalkByRules(out, size, frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0]);
   }
-  t_in_unwinder = false;
+  if (n < 0) n = LibunwindBacktrace(out, size);
   if (n <= 0) return 0;
   uint32_t skip = 0;
   while (skip < static_cast<uint32_t>(n) && out[skip] >= own_begin && out[skip] < own_end) ++skip;

@@ -1,6 +1,10 @@
-// heap/runtime/: call-stack capture for the allocation hooks. Uses libunwind's cached DWARF-CFI
-// unwinder (unw_backtrace), so stacks continue through code built without frame pointers, such as
-// Debian's libstdc++ operator new and glibc. Never allocates from the host's malloc.
+// heap/runtime/: call-stack capture for the allocation hooks. Walks the stack by the DWARF-CFI
+// (.eh_frame) rules of each return address, so stacks continue through code built without frame
+// pointers, such as Debian's libstdc++ operator new and glibc: each frame costs a lookup in
+// UnwindRuleCache, filled on a miss by EhFrameRules. A frame whose rule is not one of the simple
+// shapes (signal frames, CFA expressions, realigned stacks, JIT code without an FDE) hands the
+// whole capture to libunwind's cached DWARF-CFI unwinder (unw_backtrace), which gives the same
+// frames wherever both apply. Never allocates from the host's malloc.
 // Never waits for the dynamic loader's lock either: libunwind (1.x, including Debian 12's 1.6.2)
 // finds the unwind tables of an address it has not cached with dl_iterate_phdr, which takes
 // glibc's _dl_load_write_lock. That deadlocks a hook running while another thread holds the lock
@@ -26,7 +30,12 @@ inline constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, th
 void SetOwnCode(uintptr_t begin, uintptr_t end);
 // Asks for libunwind's per-thread cache (Debian's 1.6.2 is built without it and keeps one global
 // cache behind a mutex instead) and finds libunwind's code; call once before the first capture.
-void Initialize();
+// unwind_by_rules (option unwind_rules): walk by cached .eh_frame rules, libunwind only for the
+// stacks they cannot describe; false: libunwind for every stack (the behaviour before issue 14).
+void Initialize(bool unwind_by_rules = true);
+// The rule walk's table mapping (UnwindRuleCache), for the registry of the unwinder's own
+// mappings (UnwinderMappings: no leak-scan root); false when the walk is off.
+bool RuleTable(uintptr_t* begin, uintptr_t* end);
 
 // In a forked child, from the recorder's pthread_atfork child handler, before any capture: turns
 // libunwind's shared cache off (UNW_CACHE_NONE). Another thread of the parent may have held the
@@ -50,6 +59,10 @@ void ForgetUnloadedCode(uintptr_t begin, uintptr_t end);
 // Drops the step-by-step unwinder's cached rules (unw_flush_cache): those of unloaded code may
 // have been cached again since the last flush, by captures through a stale range.
 void FlushUnwindRules();
+// After every dlclose, recording or not: the rule walk's cache starts a new generation
+// (UnwindRuleCache::Forget), so no rule read before the call is used after it, not even for a
+// library loaded later at the same address. Wait-free.
+void ForgetRuleWalkRules();
 
 // True while the calling thread is inside Capture's unwinder and `return_address` (of a call
 // into mmap) lies in the unwinder's own code: the mapping is libunwind's, made for heapgraph

@@ -30,7 +30,9 @@ UnwinderOutcome RunUnwinderChild(const std::string& args) {
   std::string root = mkdtemp(pattern);
   UnwinderOutcome o;
   o.status = heapgraph::shell::RunShellCommand(
-      ("HEAPGRAPH_OPTIONS=dir=" + root + " " + kUnwinderChild + " " + args), &o.out);
+      // libunwind's caches exist only where libunwind unwinds: every stack with unwind_rules=0
+      // (the rule walk's own table is one registered range, whatever the thread count).
+      ("HEAPGRAPH_OPTIONS=dir=" + root + ",unwind_rules=0 " + kUnwinderChild + " " + args), &o.out);
   std::filesystem::remove_all(root);
   std::sscanf(o.out.c_str(),
               "ok=%d leaked=%zu kept_leaked=%zu unwinder_ranges=%zu unwinder_bytes=%llu "

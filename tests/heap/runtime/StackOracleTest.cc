@@ -320,6 +320,12 @@ TEST_F(StackOracleTest, CxxTestBinaryStacksEqualTheReferenceUnwind) {
   Expect("hg_cxx_gtest", RunAndCompare(ProgramPath("hg_cxx_gtest"), {}, 3), 10000);
 }
 
+// Option unwind_rules=0: libunwind takes every stack (the unwinder before the rule walk).
+TEST_F(StackOracleTest, LibunwindOnlyStacksEqualTheReferenceUnwind) {
+  Expect("hg_cxx_gtest unwind_rules=0",
+         RunAndCompare(ProgramPath("hg_cxx_gtest"), {}, 3, "unwind_rules=0"), 10000);
+}
+
 TEST_F(StackOracleTest, Python3StacksEqualTheReferenceUnwind) {
   std::string python = FindOnPath("python3");
   if (python.empty()) GTEST_SKIP() << "python3 is not installed";

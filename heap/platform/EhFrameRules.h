@@ -1,0 +1,45 @@
+// heap/platform/: the x86-64 unwind rule of one code address, read from its module's .eh_frame.
+// EhFrameRules::Find(pc) finds the loaded object of `pc` (LoadedObject, lock-free), the FDE that
+// covers `pc` through the binary-search table of .eh_frame_hdr, and runs the CIE's and the FDE's
+// call-frame instructions up to `pc`. The result says how the caller's frame follows from this
+// one, in the few shapes compiled code has:
+//   CFA = rsp + offset or rbp + offset; the return address at CFA - 8; rbp either unchanged or
+//   saved at CFA + rbp_offset; rsp of the caller = CFA.
+// Everything else is kNotSimple: no object, no .eh_frame_hdr or no sorted table, no FDE (JIT
+// code), signal frames (augmentation 'S'), CFA or register expressions, a CFA in another register
+// (realigned stacks), rbp or the return address kept in a register, unknown instructions or
+// augmentations, 64-bit DWARF lengths, remember_state nested deeper than kMaxRememberedStates.
+// kEnd is the outermost frame: its return address is undefined (glibc's _start, clone3's child,
+// __start_context), where every DWARF unwinder stops.
+// `pc` of a frame other than the innermost is its return address - 1 (the call instruction).
+// No malloc, no locks, no exceptions, no stdio; reads only the object's mapped .eh_frame_hdr and
+// .eh_frame, bounded by its mapping. Safe while the object stays loaded (callers look up return
+// addresses of a live stack).
+#pragma once
+
+#include <cstdint>
+
+namespace heapgraph {
+
+struct UnwindRule {
+  enum Kind : uint8_t { kNotSimple = 0, kSimple = 1, kEnd = 2 };
+  Kind kind = kNotSimple;
+  bool cfa_from_rbp = false;  // CFA = (cfa_from_rbp ? rbp : rsp) + cfa_offset
+  bool rbp_saved = false;     // the caller's rbp is at CFA + rbp_offset, else rbp is unchanged
+  uint32_t cfa_offset = 0;
+  int32_t rbp_offset = 0;
+};
+
+namespace EhFrameRules {
+
+inline constexpr int kMaxRememberedStates = 8;
+// Largest CFA offset a kSimple rule holds (bigger frames are kNotSimple).
+inline constexpr uint32_t kMaxCfaOffset = (1u << 20) - 1;
+// Deepest saved-rbp slot below the CFA a kSimple rule holds, in bytes.
+inline constexpr uint32_t kMaxRbpDepth = 0xffff;
+
+UnwindRule Find(uintptr_t pc);
+
+}  // namespace EhFrameRules
+
+}  // namespace heapgraph

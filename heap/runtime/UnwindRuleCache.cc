@@ -1,0 +1,59 @@
+#include "heap/runtime/UnwindRuleCache.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+
+namespace heapgraph {
+
+UnwindRuleCache::Packed UnwindRuleCache::Packed::Of(const UnwindRule& rule, uint32_t generation) {
+  uint64_t bits = uint64_t{rule.kind} + 1;
+  bits |= uint64_t{rule.cfa_from_rbp} << 2;
+  bits |= uint64_t{rule.rbp_saved} << 3;
+  bits |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
+  bits |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
+  return Packed(bits | (uint64_t{generation} & kGenerationMask) << kGenerationShift);
+}
+
+UnwindRule UnwindRuleCache::Packed::Unpack() const {
+  UnwindRule rule;
+  rule.kind = simple() ? UnwindRule::kSimple : end() ? UnwindRule::kEnd : UnwindRule::kNotSimple;
+  rule.cfa_from_rbp = cfa_from_rbp();
+  rule.rbp_saved = rbp_saved();
+  rule.cfa_offset = cfa_offset();
+  rule.rbp_offset = -static_cast<int32_t>(rbp_depth());
+  return rule;
+}
+
+bool UnwindRuleCache::Initialize() {
+  size_t size = sizeof(Slot) << kSlotsLog2;
+  void* table = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (table == MAP_FAILED) return false;
+  slots_ = static_cast<Slot*>(table);
+  return true;
+}
+
+UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t generation,
+                                               const UnwindRule& rule) {
+  Packed packed = Packed::Of(rule, generation);
+  if (slots_ == nullptr || address == 0) return packed;
+  for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
+    Slot& slot = slots_[index & kMask];
+    uintptr_t key = slot.key.load(std::memory_order_acquire);
+    if (key == 0 && slot.key.compare_exchange_strong(key, address, std::memory_order_acq_rel)) {
+      key = address;
+    }
+    if (key != address) continue;
+    // Rules of one address and one generation are equal, so racing stores agree; a store of an
+    // older generation that lands last only costs one more read of .eh_frame.
+    slot.value.store(packed.bits(), std::memory_order_release);
+    break;
+  }
+  return packed;
+}
+
+void UnwindRuleCache::Forget() {
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+}  // namespace heapgraph

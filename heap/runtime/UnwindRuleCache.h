@@ -1,0 +1,101 @@
+// heap/runtime/: the unwind rules of return addresses seen by StackCapture, in a lock-free
+// open-addressed table of 2^kSlotsLog2 slots in its own anonymous mapping (never the host's
+// malloc). A slot is {key: the address, value: the packed UnwindRule and the generation it was
+// read in}. Find is wait-free (loads only); Store claims an empty slot with a CAS on its key, then
+// publishes the value; a key, once claimed, never changes, so a reader never pairs one address
+// with another's rule. A value of an older generation is never returned: Forget (after a dlclose)
+// starts a new generation, and every address is read from .eh_frame again on its next use, so a
+// rule of an unloaded module is never applied to code loaded later at the same address. When the
+// probe sequence of an address is full, Store drops the rule (the caller reads it again next time).
+// Safe in any thread, in signal handlers and in a forked child (no locks).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "heap/platform/EhFrameRules.h"
+
+namespace heapgraph {
+
+class UnwindRuleCache {
+ public:
+  static constexpr uint32_t kSlotsLog2 = 16;  // 1 MiB of address space, touched as filled
+  static constexpr uint32_t kMaxProbes = 16;
+
+  // A rule as a slot holds it: one word with its generation, decoded field by field where the
+  // walk needs a field (bits 0-1 kind + 1, 0 = not published; bit 2 cfa_from_rbp; bit 3
+  // rbp_saved; bits 4-23 cfa_offset; bits 24-39 -rbp_offset; bits 40-63 the generation, 24 bits:
+  // after 2^24 Forgets a rule of 2^24 generations ago would count as current again).
+  class Packed {
+   public:
+    explicit Packed(uint64_t bits = 0) : bits_(bits) {}
+    static Packed Of(const UnwindRule& rule, uint32_t generation);
+    bool simple() const { return (bits_ & 3) == UnwindRule::kSimple + 1; }
+    bool end() const { return (bits_ & 3) == UnwindRule::kEnd + 1; }
+    bool cfa_from_rbp() const { return (bits_ & 4) != 0; }
+    bool rbp_saved() const { return (bits_ & 8) != 0; }
+    uint32_t cfa_offset() const { return (bits_ >> 4) & EhFrameRules::kMaxCfaOffset; }
+    uint32_t rbp_depth() const { return (bits_ >> 24) & EhFrameRules::kMaxRbpDepth; }
+    uint64_t generation() const { return bits_ >> kGenerationShift; }
+    uint64_t bits() const { return bits_; }
+    UnwindRule Unpack() const;
+
+   private:
+    uint64_t bits_;
+  };
+
+  // Maps the table; false (and Find never hits) when mmap fails.
+  bool Initialize();
+  bool ready() const { return slots_ != nullptr; }
+  // The table's mapping (unwind data only, never a pointer of the program's): empty before
+  // Initialize.
+  uintptr_t begin() const { return reinterpret_cast<uintptr_t>(slots_); }
+  uintptr_t end() const { return slots_ == nullptr ? 0 : begin() + (sizeof(Slot) << kSlotsLog2); }
+
+  // The current generation (read once per capture and passed to Find and Store).
+  uint32_t Generation() const { return generation_.load(std::memory_order_acquire); }
+  // True with *rule when `address` has a rule of `generation`. Inline: the stack walk's per-frame
+  // cost (a multiply, the loads of one slot, a compare). Relaxed loads suffice: a value is only
+  // ever stored for its slot's key and carries everything it says (no other memory is published
+  // with it); a reader that sees the key before its value reads 0 or an older generation: a miss.
+  bool Find(uintptr_t address, uint32_t generation, Packed* rule) const {
+    if (slots_ == nullptr) return false;
+    uint64_t expected = generation & kGenerationMask;
+    for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
+      const Slot& slot = slots_[index & kMask];
+      uintptr_t key = slot.key.load(std::memory_order_relaxed);
+      if (key == address) {
+        // An unpublished 0 matches only generation 0 (after 2^24 Forgets) and is neither
+        // simple() nor end(): the caller takes libunwind's path, never a wrong rule.
+        Packed value(slot.value.load(std::memory_order_relaxed));
+        if (value.generation() != expected) return false;
+        *rule = value;
+        return true;
+      }
+      if (key == 0) return false;
+    }
+    return false;
+  }
+  // Keeps `rule` for `address` (dropped when its probe sequence is full); returns it packed.
+  Packed Store(uintptr_t address, uint32_t generation, const UnwindRule& rule);
+  // Every stored rule is of the past from now on.
+  void Forget();
+
+ private:
+  struct Slot {
+    std::atomic<uintptr_t> key;
+    std::atomic<uint64_t> value;
+  };
+  static constexpr uint32_t kMask = (1u << kSlotsLog2) - 1;
+  static constexpr uint64_t kGenerationShift = 40;
+  static constexpr uint64_t kGenerationMask = (uint64_t{1} << 24) - 1;
+
+  static uint32_t SlotOf(uintptr_t address) {
+    return static_cast<uint32_t>((address * 0x9e3779b97f4a7c15ull) >> (64 - kSlotsLog2));
+  }
+
+  Slot* slots_ = nullptr;
+  std::atomic<uint32_t> generation_{1};
+};
+
+}  // namespace heapgraph

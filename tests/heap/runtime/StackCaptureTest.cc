@@ -1,0 +1,104 @@
+// tests/heap: StackCapture's rule walk against libunwind's unw_backtrace from the same frame, on
+// the main thread, on other threads (through libstdc++'s std::function and glibc's thread start),
+// through a frame kept by rbp, after ForgetRuleWalkRules, and with many threads filling the rule
+// cache at once: the frames below the caller are the same return addresses.
+#define UNW_LOCAL_ONLY
+#include <gtest/gtest.h>
+#include <libunwind.h>
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "heap/runtime/StackCapture.h"
+
+namespace heapgraph {
+namespace {
+
+constexpr uint32_t kDepth = 64;
+
+struct Both {
+  std::vector<uintptr_t> captured;
+  std::vector<uintptr_t> libunwind;
+};
+
+// Both unwinders from one frame: Capture's first frame is the return address into this function;
+// libunwind's list holds it too (after its own frames, if any).
+__attribute__((noinline)) Both CaptureBoth() {
+  uintptr_t frames[kDepth + StackCapture::kMaxOwnFrames];
+  uint32_t n = StackCapture::Capture(frames, kDepth);
+  void* reference[kDepth + 8];
+  int m = unw_backtrace(reference, kDepth + 8);
+  asm volatile("" ::: "memory");
+  Both both;
+  both.captured.assign(frames, frames + n);
+  for (int i = 0; i < m; ++i) both.libunwind.push_back(reinterpret_cast<uintptr_t>(reference[i]));
+  return both;
+}
+
+// The frames above CaptureBoth: from each list's first frame after the one inside CaptureBoth.
+void ExpectSameCallers(const Both& both) {
+  ASSERT_GE(both.captured.size(), 2u);
+  const std::vector<uintptr_t>& ref = both.libunwind;
+  size_t start = 0;
+  while (start < ref.size() && ref[start] != both.captured[1]) ++start;
+  ASSERT_LT(start, ref.size()) << "libunwind lacks the caller's return address";
+  std::vector<uintptr_t> expected(ref.begin() + start, ref.end());
+  std::vector<uintptr_t> got(both.captured.begin() + 1, both.captured.end());
+  EXPECT_EQ(got, expected);
+}
+
+__attribute__((noinline)) Both Chain(int depth) {
+  Both both = depth == 0 ? CaptureBoth() : Chain(depth - 1);
+  asm volatile("" ::: "memory");
+  return both;
+}
+
+__attribute__((noinline)) Both ThroughAlloca(int n) {
+  auto* scratch = static_cast<volatile char*>(__builtin_alloca(static_cast<size_t>(n) + 16));
+  scratch[0] = 1;
+  Both both = Chain(n % 3 + scratch[0]);
+  asm volatile("" ::: "memory");
+  return both;
+}
+
+class StackCaptureTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    StackCapture::Initialize(true);
+    StackCapture::SetOwnCode(0, 0);
+  }
+};
+
+TEST_F(StackCaptureTest, RuleWalkGivesLibunwindsFrames) {
+  for (int depth : {0, 5, 20}) ExpectSameCallers(Chain(depth));
+  ExpectSameCallers(ThroughAlloca(40));
+}
+
+TEST_F(StackCaptureTest, FramesAgreeAfterTheRulesAreForgotten) {
+  ExpectSameCallers(Chain(4));
+  StackCapture::ForgetRuleWalkRules();
+  ExpectSameCallers(Chain(4));
+}
+
+TEST_F(StackCaptureTest, ThreadsThroughLibstdcxxGetLibunwindsFrames) {
+  std::vector<Both> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&results, t] {
+      std::function<Both()> call = [t] { return Chain(t * 3); };
+      for (int i = 0; i < 200; ++i) results[t] = call();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Both& both : results) ExpectSameCallers(both);
+}
+
+TEST_F(StackCaptureTest, DepthLimitTruncates) {
+  uintptr_t frames[3 + StackCapture::kMaxOwnFrames];
+  uint32_t n = StackCapture::Capture(frames, 3);
+  EXPECT_EQ(n, 3u);
+}
+
+}  // namespace
+}  // namespace heapgraph

@@ -1,0 +1,133 @@
+// tests/heap: UnwindRuleCache. Rules come back as stored, field by field; Forget makes every
+// earlier rule a miss and a new store of the same address wins; and with real threads storing and
+// finding the same addresses at once while another thread starts new generations, a found rule is
+// always the one stored for its address in the generation the finder asked for.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "heap/runtime/UnwindRuleCache.h"
+
+namespace heapgraph {
+namespace {
+
+// A rule that depends on its argument only, so that any reader can check what it found.
+UnwindRule RuleFor(uintptr_t address) {
+  UnwindRule rule;
+  rule.kind = static_cast<UnwindRule::Kind>(address % 3);
+  rule.cfa_from_rbp = (address & 8) != 0;
+  rule.rbp_saved = (address & 16) != 0;
+  rule.cfa_offset = static_cast<uint32_t>(address % EhFrameRules::kMaxCfaOffset);
+  rule.rbp_offset = -static_cast<int32_t>((address >> 3) % EhFrameRules::kMaxRbpDepth);
+  return rule;
+}
+
+bool Same(const UnwindRule& a, const UnwindRule& b) {
+  return a.kind == b.kind && a.cfa_from_rbp == b.cfa_from_rbp && a.rbp_saved == b.rbp_saved &&
+         a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset;
+}
+
+void ExpectSame(const UnwindRule& a, const UnwindRule& b) {
+  EXPECT_TRUE(Same(a, b)) << "kind " << int{a.kind} << "/" << int{b.kind} << " cfa +"
+                          << a.cfa_offset << "/" << b.cfa_offset << " rbp " << a.rbp_offset << "/"
+                          << b.rbp_offset;
+}
+
+TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
+  UnwindRuleCache cache;
+  ASSERT_TRUE(cache.Initialize());
+  uint32_t generation = cache.Generation();
+  UnwindRuleCache::Packed rule;
+  EXPECT_FALSE(cache.Find(0x401234, generation, &rule));
+  for (uintptr_t address = 0x400000; address < 0x400000 + 3000 * 7; address += 7) {
+    cache.Store(address, generation, RuleFor(address));
+  }
+  for (uintptr_t address = 0x400000; address < 0x400000 + 3000 * 7; address += 7) {
+    ASSERT_TRUE(cache.Find(address, generation, &rule)) << address;
+    ExpectSame(rule.Unpack(), RuleFor(address));
+  }
+  UnwindRule extreme;
+  extreme.kind = UnwindRule::kSimple;
+  extreme.cfa_offset = EhFrameRules::kMaxCfaOffset;
+  extreme.rbp_saved = true;
+  extreme.rbp_offset = -static_cast<int32_t>(EhFrameRules::kMaxRbpDepth);
+  cache.Store(0x7fff12345678, generation, extreme);
+  ASSERT_TRUE(cache.Find(0x7fff12345678, generation, &rule));
+  ExpectSame(rule.Unpack(), extreme);
+}
+
+TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
+  UnwindRuleCache cache;
+  ASSERT_TRUE(cache.Initialize());
+  uint32_t old_generation = cache.Generation();
+  UnwindRule first = RuleFor(0x500000);
+  cache.Store(0x500000, old_generation, first);
+  cache.Forget();
+  uint32_t generation = cache.Generation();
+  EXPECT_NE(generation, old_generation);
+  UnwindRuleCache::Packed rule;
+  EXPECT_FALSE(cache.Find(0x500000, generation, &rule));
+  UnwindRule second = RuleFor(0x500001);  // another library at the same address
+  cache.Store(0x500000, generation, second);
+  ASSERT_TRUE(cache.Find(0x500000, generation, &rule));
+  ExpectSame(rule.Unpack(), second);
+  // A capture that read the old generation before the Forget misses the new rule, and a late
+  // store of the old rule does not come back in the new generation.
+  EXPECT_FALSE(cache.Find(0x500000, old_generation, &rule));
+  cache.Store(0x500000, old_generation, first);
+  EXPECT_FALSE(cache.Find(0x500000, generation, &rule));
+}
+
+TEST(UnwindRuleCacheTest, ThreadsStoringAndFindingWhileGenerationsChangeAgree) {
+  UnwindRuleCache cache;
+  ASSERT_TRUE(cache.Initialize());
+  constexpr int kThreads = 4;
+  constexpr uintptr_t kAddresses = 20000;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        for (uintptr_t i = 0; i < kAddresses; ++i) {
+          uintptr_t address = 0x10000 + ((i * 7919 + t * 104729) % kAddresses) * 5;
+          uint32_t generation = cache.Generation();
+          UnwindRuleCache::Packed rule;
+          if (cache.Find(address, generation, &rule)) {
+            if (!Same(rule.Unpack(), RuleFor(address + generation))) {
+              wrong.fetch_add(1, std::memory_order_relaxed);
+            }
+          } else {
+            cache.Store(address, generation, RuleFor(address + generation));
+          }
+        }
+      }
+    });
+  }
+  // Meanwhile new generations, in which every address has another rule (a library reloaded).
+  std::atomic<bool> done{false};
+  std::thread forgetter([&] {
+    while (!done.load()) {
+      cache.Forget();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  for (std::thread& thread : threads) thread.join();
+  done = true;
+  forgetter.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Every address keeps its slot across generations: stored again now, each is found.
+  uint32_t generation = cache.Generation();
+  for (uintptr_t i = 0; i < kAddresses; ++i) {
+    uintptr_t address = 0x10000 + i * 5;
+    cache.Store(address, generation, RuleFor(address + generation));
+    UnwindRuleCache::Packed rule;
+    ASSERT_TRUE(cache.Find(address, generation, &rule)) << address;
+    ExpectSame(rule.Unpack(), RuleFor(address + generation));
+  }
+}
+
+}  // namespace
+}  // namespace heapgraph
