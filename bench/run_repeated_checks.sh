@@ -6,17 +6,20 @@
 # process, its snapshot processes included (/usr/bin/time).
 #
 # Usage: bench/run_repeated_checks.sh --bin build/bench/repeated_checks
-#          --lsan build/bench/repeated_checks_lsan --preload build/heap/libheapgraph.so
-#          [--rounds 3] [--raw FILE] [-- PROGRAM ARGS...]
-# PROGRAM ARGS go to both builds (default: --threads 10 --checks 100).
+#          [--lsan build/bench/repeated_checks_lsan] --preload build/heap/libheapgraph.so
+#          [--baseline OTHER/libheapgraph.so] [--rounds 3] [--raw FILE] [-- PROGRAM ARGS...]
+# PROGRAM ARGS go to every build (default: --threads 10 --checks 100). --baseline: an A/B of two
+# heapgraph builds (each library with its libheapgraph_scan.so beside it), the baseline run in
+# the same rounds ("baseline" row, ratios heapgraph / baseline); without --lsan LSan is not run.
 set -euo pipefail
 
-bin="" lsan_bin="" preload="" rounds=3 raw_out=""
+bin="" lsan_bin="" preload="" baseline="" rounds=3 raw_out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --lsan) lsan_bin=$2; shift 2 ;;
     --preload) preload=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --raw) raw_out=$2; shift 2 ;;
     --) shift; break ;;
@@ -25,10 +28,11 @@ while [ $# -gt 0 ]; do
 done
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--threads 10 --checks 100)
-for f in "$bin" "$lsan_bin" "$preload"; do
-  [ -e "$f" ] || { echo "missing: '$f' (--bin, --lsan and --preload are required)" >&2; exit 2; }
+for f in "$bin" "$preload" ${lsan_bin:+"$lsan_bin"} ${baseline:+"$baseline"}; do
+  [ -e "$f" ] || { echo "missing: '$f' (--bin and --preload are required)" >&2; exit 2; }
 done
 preload=$(readlink -f "$preload")
+[ -z "$baseline" ] || baseline=$(readlink -f "$baseline")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/repeated-checks.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -39,8 +43,10 @@ results="$work/results"
 run() {
   local tool=$1 status=0 log="$work/log" times="$work/time"
   case "$tool" in
-    heapgraph)
-      HEAPGRAPH_OPTIONS="dir=$work/rec" LD_PRELOAD="$preload" \
+    heapgraph | baseline)
+      local lib=$preload
+      [ "$tool" = heapgraph ] || lib=$baseline
+      HEAPGRAPH_OPTIONS="dir=$work/rec" LD_PRELOAD="$lib" \
         /usr/bin/time -f "wall=%e user=%U sys=%S" -o "$times" \
         "$bin" "${args[@]}" > "$log" 2> "$work/stderr" || status=$? ;;
     lsan)
@@ -53,7 +59,7 @@ run() {
     tail -5 "$work/stderr" >&2
     return 0
   fi
-  echo "$(grep '^RESULT ' "$log") $(tail -1 "$times")" >> "$results"
+  echo "$(grep '^RESULT ' "$log") $(tail -1 "$times") tool=$tool" >> "$results"
   tail -1 "$results" | tr ' ' '\n' \
     | grep -E '^(total_s|check_med_ms|churn_base_kops|churn_kops|wall|user|sys|load1)=' \
     | tr '\n' ' ' | sed "s/^/  $tool: /" >&2
@@ -66,7 +72,8 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((round = 1; round <= rounds; ++round)); do
   echo "## round $round/$rounds" >&2
   run heapgraph
-  run lsan
+  [ -z "$baseline" ] || run baseline
+  [ -z "$lsan_bin" ] || run lsan
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# load after: $load_after" >&2
@@ -98,21 +105,25 @@ def med(tool, key):
 print("| tool | runs | program wall s | program CPU s (user+sys) | one check ms (median of the run's"
       " medians) | slowest check ms | churn kops/s before | churn kops/s during the checks |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for tool in ("heapgraph", "lsan"):
+for tool in ("heapgraph", "baseline", "lsan"):
     if not runs.get(tool):
         continue
     print(f"| {tool} | {len(runs[tool])} | {cell(tool, 'wall')} | {cell(tool, 'cpu')} | "
           f"{cell(tool, 'check_med_ms')} | {cell(tool, 'check_max_ms', 0)} | "
           f"{cell(tool, 'churn_base_kops', 0)} | {cell(tool, 'churn_kops', 0)} |")
 
-def ratio(key):
-    a, b = med("heapgraph", key), med("lsan", key)
+def ratio(key, other):
+    a, b = med("heapgraph", key), med(other, key)
     return "–" if a is None or not b else f"{a / b:.2f}"
 
-print()
-print(f"Ratios heapgraph / LSan (medians): program wall {ratio('wall')}, program CPU {ratio('cpu')},"
-      f" one check {ratio('check_med_ms')}, churn rate during the checks {ratio('churn_kops')}.")
-loads = values("heapgraph", "load1") + values("lsan", "load1")
+for other, name in (("baseline", "baseline"), ("lsan", "LSan")):
+    if not runs.get(other):
+        continue
+    print()
+    print(f"Ratios heapgraph / {name} (medians): program wall {ratio('wall', other)}, program CPU"
+          f" {ratio('cpu', other)}, one check {ratio('check_med_ms', other)}, churn rate during the"
+          f" checks {ratio('churn_kops', other)}.")
+loads = values("heapgraph", "load1") + values("baseline", "load1") + values("lsan", "load1")
 print(f"Load average: {sys.argv[2]} before, {sys.argv[3]} after; 1-minute load at the end of each"
       f" run: median {statistics.median(loads):.1f}, min {min(loads):.1f}, max {max(loads):.1f}"
       f" ({len(loads)} runs).")

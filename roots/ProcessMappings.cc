@@ -209,6 +209,40 @@ bool ProcessMappings::ParseBuffer(bool may_grow) {
   return true;
 }
 
+bool ProcessMappings::Cut(std::span<const std::pair<uint64_t, uint64_t>> ranges) {
+  for (const auto& [begin, end] : ranges) {
+    if (begin >= end) continue;
+    auto it = std::upper_bound(mappings_.begin(), mappings_.end(), begin,
+                               [](uintptr_t a, const Mapping& m) { return a < m.end; });
+    while (it != mappings_.end() && it->start < end) {
+      if (it->start >= begin && it->end <= end) {
+        it = mappings_.erase(it);  // covered
+        continue;
+      }
+      if (it->start < begin && it->end > end) {  // split: the part above goes after it
+        if (mappings_.size() == mappings_.capacity()) {
+          error_ = "no room in the reserve to cut a mapping in two";
+          return false;
+        }
+        Mapping above = *it;
+        above.offset += end - it->start;
+        above.start = end;
+        it->end = begin;
+        it = mappings_.insert(it + 1, above) + 1;
+        continue;
+      }
+      if (it->start < begin) {
+        it->end = begin;
+      } else {
+        it->offset += end - it->start;
+        it->start = end;
+      }
+      ++it;
+    }
+  }
+  return true;
+}
+
 const ProcessMappings::Mapping* ProcessMappings::Find(uintptr_t address) const {
   // First mapping whose end is past `address`; it contains `address` unless there is a gap.
   auto it = std::upper_bound(mappings_.begin(), mappings_.end(), address,

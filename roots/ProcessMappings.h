@@ -65,6 +65,12 @@ class ProcessMappings {
   // Uses only raw system calls: safe while other threads are stopped.
   bool ReadWithoutAllocating();
 
+  // Takes the address ranges [first, second) out of the list, as if they were not mapped: a
+  // mapping they cover goes, one they overlap shrinks, one they fall inside is split in two.
+  // Without allocating (a split needs a free entry of the reserve): false and error() if a
+  // split had none (the rest of that range is then left in the list). Empty ranges are ignored.
+  bool Cut(std::span<const std::pair<uint64_t, uint64_t>> ranges);
+
   std::span<const Mapping> mappings() const { return mappings_; }
   // The address ranges of the text and mapping buffers (their capacity): memory of the scan's own
   // that a leak scan must not treat as a root.

@@ -298,7 +298,7 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
         "later check of this process";
   } else if (context->in_place && pid == 0 && !in_place->ran) {
     // The helper task ended during the scan in place (or the world could not be stopped). Its
-    // page pool lived on its stack.
+    // page pool is no longer active.
     PagePool::Activate(nullptr);
     g_in_place_faulted = true;
     *notice = "the scan in place ended (" + prep.capture.error() +

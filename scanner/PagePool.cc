@@ -19,12 +19,24 @@ void Unmap(uintptr_t begin, size_t bytes) {
 
 }  // namespace
 
-PagePool::~PagePool() {
+void PagePool::Release() {
   for (size_t i = 0; i < count_; ++i) Unmap(extents_[i].begin, extents_[i].bytes);
+  count_ = 0;
 }
 
 void* PagePool::Take(size_t bytes) {
   bytes = Round(bytes);
+  void* p = TakeKept(bytes);
+  if (p == nullptr) p = Grow(bytes);
+  if (p != nullptr) {
+    in_use_ += bytes;
+    peak_ = std::max(peak_, in_use_);
+  }
+  return p;
+}
+
+// The front of the smallest kept extent of at least `bytes` (a multiple of pages), or nullptr.
+void* PagePool::TakeKept(size_t bytes) {
   size_t best = count_;
   for (size_t i = 0; i < count_; ++i) {
     if (extents_[i].bytes >= bytes &&
@@ -32,7 +44,7 @@ void* PagePool::Take(size_t bytes) {
       best = i;
     }
   }
-  if (best == count_) return Grow(bytes);
+  if (best == count_) return nullptr;
   auto* p = reinterpret_cast<void*>(extents_[best].begin);
   extents_[best].begin += bytes;
   extents_[best].bytes -= bytes;
@@ -62,6 +74,7 @@ void* PagePool::Grow(size_t bytes) {
 
 void PagePool::Give(void* p, size_t bytes) {
   Extent e{reinterpret_cast<uintptr_t>(p), Round(bytes)};
+  in_use_ -= std::min(in_use_, e.bytes);
   for (size_t i = 0; i < count_;) {
     if (extents_[i].begin + extents_[i].bytes == e.begin) {
       e = {extents_[i].begin, extents_[i].bytes + e.bytes};
@@ -104,6 +117,19 @@ void PagePool::Trim(size_t bytes) {
     kept -= cut;
     if (e.bytes == 0) Remove(largest);
   }
+}
+
+void PagePool::TrimToPeak() {
+  Trim(peak_);
+  peak_ = in_use_;
+}
+
+std::array<std::pair<uint64_t, uint64_t>, PagePool::kMaxExtents> PagePool::Ranges() const {
+  std::array<std::pair<uint64_t, uint64_t>, kMaxExtents> ranges = {};
+  for (size_t i = 0; i < count_; ++i) {
+    ranges[i] = {extents_[i].begin, extents_[i].begin + extents_[i].bytes};
+  }
+  return ranges;
 }
 
 size_t PagePool::kept_bytes() const {

@@ -5,11 +5,16 @@
 // Memory given back here is handed out again, already faulted in and holding stale contents
 // (callers initialize what they use, as std::vector does). Raw syscalls only, no host malloc.
 // MmapAllocator uses the pool activated in this process; only a single-threaded process (the
-// snapshot child) may activate one. May include heap/ headers only.
+// snapshot child) may activate one, or a task that runs while every other thread is stopped (the
+// ptrace helper of a scan in place, whose pool is kept from one repeated check to the next:
+// Ranges() tells the scans what to leave out of the roots, TrimToPeak() bounds what it keeps).
+// May include heap/ headers only.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace heapgraph::scanner {
 
@@ -18,10 +23,10 @@ class PagePool {
   static constexpr size_t kPage = 4096;
   static constexpr size_t kMaxExtents = 64;
 
-  PagePool() = default;
+  constexpr PagePool() = default;
   PagePool(const PagePool&) = delete;
   PagePool& operator=(const PagePool&) = delete;
-  ~PagePool();  // unmaps what it keeps
+  ~PagePool() { Release(); }
 
   // At least `bytes` (rounded up to pages), page-aligned: the front of the smallest kept extent
   // that is large enough; else the largest kept extent grown in place or moved (mremap: its pages
@@ -35,8 +40,17 @@ class PagePool {
   // extents: what the rest of a scan will not reuse would only raise its peak memory.
   void Trim(size_t bytes);
 
+  // Trim to the most bytes taken at once (not given back yet) since the last TrimToPeak: a pool
+  // kept between scans of about the same size then holds what one scan uses, no more.
+  void TrimToPeak();
+  // Unmaps every kept extent; the pool is empty.
+  void Release();
+
   size_t kept_bytes() const;
   size_t extent_count() const { return count_; }
+  size_t peak_bytes() const { return peak_; }
+  // The kept extents as [begin, end) pairs; the unused slots are empty ({0, 0}).
+  std::array<std::pair<uint64_t, uint64_t>, kMaxExtents> Ranges() const;
 
   // The pool MmapAllocator takes from and gives to in this process, or nullptr (plain mmap and
   // munmap). Set in the snapshot child only: the pool is not thread-safe.
@@ -52,10 +66,13 @@ class PagePool {
     return bytes == 0 ? kPage : (bytes + kPage - 1) & ~(kPage - 1);
   }
   void Remove(size_t i) { extents_[i] = extents_[--count_]; }
+  void* TakeKept(size_t bytes);
   void* Grow(size_t bytes);
 
   Extent extents_[kMaxExtents] = {};
   size_t count_ = 0;
+  size_t in_use_ = 0;  // taken and not given back
+  size_t peak_ = 0;    // the most in use at once since the last TrimToPeak
   static inline PagePool* active_ = nullptr;
 };
 

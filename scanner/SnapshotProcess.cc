@@ -149,6 +149,14 @@ bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& m
   return ResultChannel::Write(fd, totals, leaked, edges);
 }
 
+// The page pool of the scans in place, kept from one to the next (a repeated check's arrays are
+// then already faulted in; fresh pages were a quarter of such a check's time). Its extents hold
+// the previous scan's arrays (addresses of blocks): every scan, in place or not, takes those it
+// kept at its step 1 out of its map (never roots, never read). Used by the ptrace helper only,
+// while every other thread is stopped, one scan at a time (the check lock); a snapshot process
+// reads its copy's extents.
+constinit PagePool g_in_place_pool;
+
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
 // scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
@@ -169,7 +177,8 @@ std::array<std::pair<uint64_t, uint64_t>, 12> OwnBuffers(const SnapshotProcess::
 }  // namespace
 
 int SnapshotProcess::Entry(void* context) {
-  return SnapshotProcess(*static_cast<const Context*>(context)).Run();
+  PagePool pool;
+  return SnapshotProcess(*static_cast<const Context*>(context)).Run(pool);
 }
 
 int SnapshotProcess::InPlace(void* context) {
@@ -177,15 +186,16 @@ int SnapshotProcess::InPlace(void* context) {
   static sigjmp_buf jump;  // one scan at a time in a process (the check lock)
   SnapshotProcess process(*c);
   process.fault_jump_ = &jump;
-  int status = roots::ThreadCapture::kNeedsCopy;
-  if (sigsetjmp(jump, 1) == 0) {
-    status = process.Run();
-  } else {
+  if (sigsetjmp(jump, 1) != 0) {
     process.UndoAfterFault();
     c->in_place_faulted = true;
     c->in_place = false;  // the snapshot process the helper makes next reads its copy
+    PagePool::Activate(nullptr);
+    return roots::ThreadCapture::kNeedsCopy;
   }
-  PagePool::Activate(nullptr);  // every array was given back and unmapped with the pool
+  const int status = process.Run(g_in_place_pool);
+  g_in_place_pool.TrimToPeak();  // every array was given back: kept for the next check
+  PagePool::Activate(nullptr);
   return status;
 }
 
@@ -194,6 +204,12 @@ int SnapshotProcess::InPlace(void* context) {
 // longer range; only the part beyond the old one goes.
 void SnapshotProcess::UndoAfterFault() {
   if (kept_fd_ >= 0) roots::RawSyscall::Close(kept_fd_);
+  // The kept pool goes too (every later check makes a snapshot process): its extents at step 1,
+  // some of them in use now, and those it keeps now (the ones mapped since go below anyway).
+  for (const auto& [begin, end] : kept_at_start_) {
+    if (begin < end) syscall(SYS_munmap, begin, end - begin);
+  }
+  g_in_place_pool.Release();
   roots::ProcessMappings* after = c_.mappings_after_fault;
   if (after == nullptr || !after->ReadWithoutAllocating()) return;
   std::span<const roots::ProcessMappings::Mapping> before = c_.mappings->mappings();
@@ -208,11 +224,14 @@ void SnapshotProcess::UndoAfterFault() {
   }
 }
 
-int SnapshotProcess::Run() {
+int SnapshotProcess::Run(PagePool& pool) {
   bool maps_ok = c_.mappings->ReadWithoutAllocating();  // step 1
+  // The kept pool is not the program's: out of the map, so never a root nor read (the scan may
+  // move or unmap its extents before the roots are read).
+  kept_at_start_ = g_in_place_pool.Ranges();
+  maps_ok = maps_ok && c_.mappings->Cut(kept_at_start_);
   // Every array from here on reuses the pages of those freed before it (a fresh page costs the
   // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
-  PagePool pool;
   PagePool::Activate(&pool);
   MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c_.view.heap);
   if (!c_.hold_allocations_while_marking) ReleaseRecorder();
@@ -265,8 +284,11 @@ int SnapshotProcess::MarkAndWrite(std::span<const LeakedBlock> blocks, const Blo
                                         marking.stats().unreadable_pages,  // + faults: WriteLeaks
                                         roots.absent_pages() + marking.stats().absent_pages};
   size_t count = CountUnmarked(marker, index.size());
-  // Kept for what follows: the leaked list, then the typed scan's per-block index and lists.
-  pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
+  // Kept for what follows: the leaked list, then the typed scan's per-block index and lists. In
+  // place the pool is kept for the next check whole (InPlace trims it to this scan's peak).
+  if (!c_.in_place) {
+    pool.Trim(count * sizeof(LeakedBlock) + blocks.size() * sizeof(uint32_t) + (1u << 20));
+  }
   bool ok = WriteLeaks(c_.result_fd, blocks, marker, count, leaked_index, totals);
   if (ok && c_.explain != nullptr) {
     const RootContext root_context = {roots,

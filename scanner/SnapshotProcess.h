@@ -26,20 +26,22 @@
 
 #include <setjmp.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include "heap/plugin/ScanInterface.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
 #include "scanner/ExplainScanResult.h"
+#include "scanner/PagePool.h"
 #include "scanner/ScanResult.h"
 #include "scanner/types/ReaderSet.h"
 
 namespace heapgraph::scanner {
 
 class BlockIndex;
-class PagePool;
 class PresentPages;
 class RootRanges;
 
@@ -78,10 +80,12 @@ class SnapshotProcess {
   // the ptrace helper while every thread stays stopped, for repeated checks (no snapshot process:
   // no copy-on-write fault for the program's threads afterwards). Differences: no ready byte (the
   // world is stopped until the end, the scanning process releases the recorder afterwards), no
-  // marking helper (its fork-like clone would give every page a copy-on-write mapping again), and
-  // every array is unmapped and every descriptor closed before returning. A page that faults when
-  // read abandons the scan (UnreadablePages::InstallJump), since only a snapshot may change the
-  // protections of the program's pages to read them: every mapping made since step 1 is unmapped
+  // marking helper (its fork-like clone would give every page a copy-on-write mapping again),
+  // every descriptor is closed before returning, and every array is given back to a page pool
+  // kept for the next scan in place (trimmed to this scan's peak; every scan cuts the pool's
+  // extents out of its map: never roots). A page that faults when read abandons the scan
+  // (UnreadablePages::InstallJump), since only a snapshot may change the protections of the
+  // program's pages to read them: every mapping made since step 1 and the kept pool are unmapped
   // (the map read again, minus step 1's), the pagemap descriptor closed, `in_place_faulted` set,
   // and kNeedsCopy returned: the helper then makes the snapshot process from the same stop.
   // Else returns the status Entry's process would have exited with.
@@ -90,7 +94,8 @@ class SnapshotProcess {
  private:
   explicit SnapshotProcess(const Context& context) : c_(context) {}
 
-  int Run();
+  // Steps 1 to 8 with `pool` activated for every array.
+  int Run(PagePool& pool);
   // After a fault in place: unmaps what this scan mapped, closes the descriptor it kept.
   void UndoAfterFault();
   // Steps 5 to 7 over the sorted, indexed blocks (`pool`: step 1's page pool).
@@ -109,6 +114,8 @@ class SnapshotProcess {
   const Context& c_;
   int kept_fd_ = -1;                  // PresentPages' pagemap descriptor, while open
   sigjmp_buf* fault_jump_ = nullptr;  // InPlace's
+  // The kept pool of the scans in place (SnapshotProcess.cc) as step 1 saw it: cut out of the map.
+  std::array<std::pair<uint64_t, uint64_t>, PagePool::kMaxExtents> kept_at_start_ = {};
 };
 
 }  // namespace heapgraph::scanner

@@ -106,6 +106,46 @@ TEST(ProcessMappingsTest, FindUsesHalfOpenRangesAndSortsInput) {
 
 int g_global_in_data = 7;
 
+// The scan's kept page pool is taken out of the map this way: covered mappings go, overlapped ones
+// shrink (a file mapping's offset follows its start), one holding a range is split in two.
+TEST(ProcessMappingsTest, CutRemovesShrinksAndSplitsMappings) {
+  ProcessMappings maps;
+  maps.ParseText(kFixedMaps);
+  const std::pair<uint64_t, uint64_t> cuts[] = {
+      {0x7f1e2c000000, 0x7f1e2c021000},  // the whole anonymous mapping
+      {0x55d0c6a01000, 0x55d0c6a03000},  // the end of one file mapping, the start of the next
+      {0x55d0c7e20000, 0x55d0c7e21000},  // inside [heap]: split
+      {0x1000, 0x1000},                  // empty: ignored
+  };
+  ASSERT_TRUE(maps.Cut(cuts)) << maps.error();
+  auto m = maps.mappings();
+  ASSERT_EQ(m.size(), 12u);
+  EXPECT_EQ(m[0].start, 0x55d0c6a00000u);
+  EXPECT_EQ(m[0].end, 0x55d0c6a01000u);
+  EXPECT_EQ(m[1].start, 0x55d0c6a03000u);
+  EXPECT_EQ(m[1].offset, 0x3000u);
+  EXPECT_EQ(m[2].start, 0x55d0c7e1e000u);
+  EXPECT_EQ(m[2].end, 0x55d0c7e20000u);
+  EXPECT_EQ(m[3].start, 0x55d0c7e21000u);
+  EXPECT_EQ(m[3].end, 0x55d0c7e3f000u);
+  EXPECT_EQ(m[3].kind, Kind::kHeap);
+  EXPECT_EQ(m[4].start, 0x7f1e2c021000u);  // the anonymous mapping is gone
+  EXPECT_EQ(maps.Find(0x7f1e2c000000), nullptr);
+  // Splits until the reserve is full: then refused, not grown (ParseText's growth may have left
+  // room for a few).
+  bool refused = false;
+  size_t size = maps.mappings().size();
+  for (uint64_t page = 0x7ffd5a3c2000; page < 0x7ffd5a3e0000 && !refused; page += 0x2000) {
+    const std::pair<uint64_t, uint64_t> split[] = {{page, page + 0x1000}};
+    refused = !maps.Cut(split);
+    if (!refused) {
+      EXPECT_EQ(maps.mappings().size(), ++size);
+    }
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(maps.mappings().size(), size);
+}
+
 TEST(ProcessMappingsTest, ReadsTheLiveProcess) {
   ProcessMappings maps;
   ASSERT_TRUE(maps.Read()) << maps.error();

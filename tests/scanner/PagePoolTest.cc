@@ -153,5 +153,33 @@ TEST(PagePoolTest, MmapAllocatorUsesTheActivePool) {
   EXPECT_EQ(plain[9], 1u);
 }
 
+// A pool kept from one scan to the next: Ranges() names what it keeps (the scans leave it out of
+// their roots), TrimToPeak() keeps no more than the most a scan held at once, Release() empties it.
+TEST(PagePoolTest, KeptPoolNamesItsExtentsAndTrimsToItsPeak) {
+  PagePool pool;
+  void* a = pool.Take(8 * kPage);
+  void* b = pool.Take(4 * kPage);
+  EXPECT_EQ(pool.peak_bytes(), 12 * kPage);
+  pool.Give(b, 4 * kPage);
+  pool.Give(a, 8 * kPage);
+  pool.TrimToPeak();
+  EXPECT_EQ(pool.kept_bytes(), 12 * kPage);  // nothing beyond the peak
+  EXPECT_EQ(pool.peak_bytes(), 0u);          // the next scan's peak starts from what is in use
+  size_t named = 0;
+  for (const auto& [begin, end] : pool.Ranges()) {
+    if (begin == end) continue;
+    named += end - begin;
+    EXPECT_EQ(begin % kPage, 0u);
+  }
+  EXPECT_EQ(named, 12 * kPage);
+  // A smaller scan next: the pool shrinks to it.
+  pool.Give(pool.Take(2 * kPage), 2 * kPage);
+  pool.TrimToPeak();
+  EXPECT_EQ(pool.kept_bytes(), 2 * kPage);
+  pool.Release();
+  EXPECT_EQ(pool.kept_bytes(), 0u);
+  EXPECT_EQ(pool.Ranges()[0], (std::pair<uint64_t, uint64_t>{0, 0}));
+}
+
 }  // namespace
 }  // namespace heapgraph::scanner
