@@ -19,6 +19,7 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/store/LiveAllocationTree.h"
+#include "heap/store/LockWait.h"
 #include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
@@ -358,6 +359,14 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
   return pid;
 }
 
+// The longest time a program thread waited for a recorder lock since `view`'s begin_snapshot,
+// read once the world and every lock are released (a waiter woken by the unlock gets up to
+// kSettleMs to run and note its wait).
+double LongestAllocationWait(const HeapgraphRecorderView& view) {
+  constexpr unsigned kSettleMs = 50;
+  return view.lock_waits != nullptr ? LockWait::Longest(*view.lock_waits, kSettleMs) : 0;
+}
+
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   ScanResult result;
   double start = NowMs();
@@ -390,12 +399,14 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     result.stats.in_stopped_world = true;
     RunWhileMarking(options, result.recording_dir, 0, live_bytes, nullptr);  // the marking is over
     result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
+    result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view);
     result.timings.total_ms = NowMs() - start;
     return result;
   }
   if (pid <= 0) return result;
   result.ok =
       CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid, live_bytes), &result);
+  result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view);
   result.timings.total_ms = NowMs() - start;
   return result;
 }
