@@ -26,7 +26,7 @@ struct LeakedBlock {
 };
 
 struct ScanTimings {
-  double world_stopped_ms = 0;     // threads stopped: capture + snapshot
+  double world_stopped_ms = 0;     // threads stopped: capture + snapshot (the copy before excluded)
   double allocation_pause_ms = 0;  // recorder locks held (allocations wait): includes the above
   // The longest time one program thread waited for a recorder lock during the check, timed by that
   // thread (heap/store/LockWait): the pause an allocating thread felt, wake-up delay included.
