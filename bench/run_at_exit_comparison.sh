@@ -5,8 +5,10 @@
 # LSan, heapgraph; then again), so that load from other processes spreads over the three. Each run:
 # wall, user and system time of the whole process tree (/usr/bin/time), the load average; for
 # heapgraph also its at-exit check's Scan line (world stopped, allocations paused, total) from the
-# text report. Prints one line per run and a markdown table of medians (min-max), and the time
-# each tool adds over plain (docs/performance.md, issue 14, "heapgraph run of the big heap").
+# text report; and `heapgraph run` with leak_check=0 (tool "record": the recording alone, so that
+# the check's share is the difference). Prints one line per run and a markdown table of medians
+# (min-max), and the time each tool adds over plain (docs/performance.md, issue 14, "heapgraph run
+# of the big heap").
 #
 # Usage: run_at_exit_comparison.sh [--build DIR] [--baseline DIR] [--rounds N] [--blocks N]
 #                                   [--keep DIR]
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --blocks) blocks=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +44,7 @@ lsan=/usr/lib/x86_64-linux-gnu/liblsan.so.0
 for f in "$program" "$cli" "$preload" "$lsan"; do
   [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }
 done
-tools=(plain lsan heapgraph)
+tools=(plain lsan record heapgraph)
 [ -z "$baseline" ] || tools+=(before)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/atexit.XXXXXX")
@@ -63,11 +65,12 @@ one() {
     lsan) LD_PRELOAD=$lsan LSAN_OPTIONS=detect_leaks=1:exitcode=0 \
             /usr/bin/time -f "%e %U %S" -o "$times" "$program" "${args[@]}" > /dev/null 2> "$err" ||
             status=$? ;;
-    heapgraph|before)
-      local c=$cli p=$preload
-      [ "$tool" = heapgraph ] || { c=$baseline/tools/heapgraph; p=$baseline/heap/libheapgraph.so; }
+    heapgraph|before|record)
+      local c=$cli p=$preload o=${HEAPGRAPH_RUN_OPTIONS:-}
+      [ "$tool" != before ] || { c=$baseline/tools/heapgraph; p=$baseline/heap/libheapgraph.so; }
+      [ "$tool" != record ] || o=leak_check=0${o:+,$o}
       /usr/bin/time -f "%e %U %S" -o "$times" "$c" run --exitcode 0 --dir "$work/rec" \
-        --preload "$p" ${HEAPGRAPH_RUN_OPTIONS:+--options "$HEAPGRAPH_RUN_OPTIONS"} \
+        --preload "$p" ${o:+--options "$o"} \
         -- "$program" "${args[@]}" > /dev/null 2> "$err" || status=$? ;;
   esac
   [ "$status" = 0 ] || { echo "$tool round $round: exit $status" >&2; tail -5 "$err" >&2; }
@@ -92,7 +95,7 @@ def fmt(v):
     return f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" if v else "-"
 print("\n| tool | runs | wall s | CPU s (user+sys) | load | at-exit scan: stopped / paused / total ms |")
 print("|---|---:|---:|---:|---:|---|")
-for tool in ("plain", "lsan", "heapgraph", "before"):
+for tool in ("plain", "lsan", "record", "heapgraph", "before"):
     if not col(tool, 1):
         continue
     wall = col(tool, 1); cpu = [u + s for u, s in zip(col(tool, 2), col(tool, 3))]
@@ -103,9 +106,13 @@ for tool in ("plain", "lsan", "heapgraph", "before"):
 plain = statistics.median(col("plain", 1))
 print()
 lsan = statistics.median(col("lsan", 1)) - plain
-for t in ("lsan", "heapgraph", "before"):
+plain_cpu = statistics.median([u + s for u, s in zip(col("plain", 2), col("plain", 3))])
+lsan_cpu = statistics.median([u + s for u, s in zip(col("lsan", 2), col("lsan", 3))]) - plain_cpu
+for t in ("lsan", "record", "heapgraph", "before"):
     if col(t, 1):
         added = statistics.median(col(t, 1)) - plain
+        cpu = statistics.median([u + s for u, s in zip(col(t, 2), col(t, 3))]) - plain_cpu
         ratio = f" ({added / lsan:.2f}x LSan's)" if lsan > 0 else ""
-        print(f"added wall over plain (medians), {t}: {added:.2f} s{ratio}")
+        cpu_ratio = f" ({cpu / lsan_cpu:.2f}x LSan's)" if lsan_cpu > 0 else ""
+        print(f"added over plain (medians), {t}: wall {added:.2f} s{ratio}, CPU {cpu:.2f} s{cpu_ratio}")
 PY
