@@ -214,6 +214,8 @@ void ForkChild() {
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
+  // The parent's other threads, some maybe inside a timed lock wait, do not exist here.
+  LockWait::Window().waiting.store(0, std::memory_order_relaxed);
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
