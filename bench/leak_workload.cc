@@ -1,5 +1,5 @@
 // bench/: the program heapgraph's leak check is compared with LeakSanitizer's on
-// (docs/performance.md, "Leak scan"). One source, three builds:
+// (docs/performance.md, "Leak scan"). One source, four builds:
 //
 //   leak_workload_heapgraph  g++ -O2, linked with libheapgraph.so and libheapgraph_scan.so; the
 //                            check is heapgraph_check_leaks() (JSON + text report to files).
@@ -7,6 +7,9 @@
 //                            internal libraries with a timer around each step (leak_phases.cc).
 //   leak_workload_lsan       clang++ -O2 -fsanitize=leak, nothing of heapgraph; the check is
 //                            __lsan_do_recoverable_leak_check() with LSan's report sent to a file.
+//   leak_workload_plain      g++ -O2, nothing of either tool: with --at-exit, the heap for a tool
+//                            that checks at exit (`heapgraph run`, liblsan.so preloaded), or none
+//                            (bench/run_at_exit_comparison.sh).
 //
 // Modes (each builds a heap, then runs exactly one check and prints one RESULT line):
 //   bigheap N      N blocks of 64 B, each holding 8 pointers to random reachable blocks (the first
@@ -17,11 +20,14 @@
 //   threads T      T idle threads blocked in FUTEX_WAIT, each holding a block only its stack
 //                  references, plus a small heap: 10,000 reachable blocks and 100 leaked.
 //
-// Usage: leak_workload --heapgraph|--phases|--lsan MODE ARGS... [--out DIR] [--no-probe]
-//                      [--child-mem] [--seed S]
+// Usage: leak_workload --heapgraph|--phases|--lsan|--plain MODE ARGS... [--out DIR] [--no-probe]
+//                      [--child-mem] [--alloc-probe] [--at-exit] [--seed S]
 //   --out DIR     where reports go (heapgraph.json/.txt, lsan.txt); default $TMPDIR or /tmp
 //   --no-probe    no probe thread (see below)
 //   --child-mem   sample the heapgraph snapshot child's private memory every 2 ms
+//   --alloc-probe a thread that, every 0.2 ms, makes 16 malloc+free pairs and times them (below)
+//   --at-exit     no check call: the RESULT line (setup only), then exit(0), so that the at-exit
+//                 check of the tool around the program runs (the only mode of --plain)
 //
 // The RESULT line (key=value, one line on stdout):
 //   check_ms       wall time of the check call (heapgraph: scan + graph + report + files; LSan:
@@ -38,6 +44,12 @@
 //   child_private_kb heapgraph with --child-mem: the child's peak Private_Dirty + Private_Clean
 //                  (smaps_rollup): the memory it allocated or copied on write
 //   leaks          leaked blocks reported (direct + indirect); expected: what the workload leaked
+//   alloc_iter_ms  with --alloc-probe: the longest iteration (0.2 ms sleep + 16 malloc+free pairs)
+//                  that ended during the check: the stall an allocating thread felt, stop,
+//                  lock waits and scheduling included; alloc_iter_base_ms the same over the
+//                  100 ms before. alloc_call_ms / alloc_call_base_ms: the 16 pairs alone
+//   heapgraph's JSON report's scan: pause_ms (allocation_pause_ms) and alloc_wait_ms
+//                  (longest_allocation_wait_ms, timed by the waiting threads themselves)
 //
 // Environment: LEAKBENCH_PRINT_WINDOW=1 also prints "WINDOW start,end" (CLOCK_MONOTONIC seconds of
 // the check, for `perf record -k CLOCK_MONOTONIC` + `perf report --time start,end`);
@@ -67,6 +79,8 @@
 
 #if defined(LEAKBENCH_LSAN)
 #include <sanitizer/lsan_interface.h>
+#elif defined(LEAKBENCH_PLAIN)
+// No tool: --at-exit only.
 #elif defined(LEAKBENCH_PHASES)
 // leak_phases.cc defines leakbench::RunPhasedCheck and PhaseTimes, then includes this file.
 #else
@@ -77,6 +91,8 @@ namespace {
 
 #if defined(LEAKBENCH_LSAN)
 constexpr const char* kTool = "lsan";
+#elif defined(LEAKBENCH_PLAIN)
+constexpr const char* kTool = "plain";
 #elif defined(LEAKBENCH_PHASES)
 constexpr const char* kTool = "phases";
 #else
@@ -349,6 +365,42 @@ void* ProbeMain(void*) {
   return nullptr;
 }
 
+// The pause an allocating thread feels (--alloc-probe): like a server answering a request every
+// 0.2 ms with a few allocations. Max iteration and call times, in µs, before and during the check
+// (the phase is g_probe's).
+struct AllocProbe {
+  std::atomic<int64_t> base_iteration_us{0}, check_iteration_us{0};
+  std::atomic<int64_t> base_call_us{0}, check_call_us{0};
+};
+AllocProbe g_alloc_probe;
+void* volatile g_alloc_sink;
+
+void KeepLonger(std::atomic<int64_t>& slot, double ms) {
+  auto us = static_cast<int64_t>(ms * 1000);
+  if (us > slot.load()) slot.store(us);
+}
+
+void* AllocProbeMain(void*) {
+  for (;;) {
+    double begin = NowMs();
+    timespec pause{0, 200000};
+    nanosleep(&pause, nullptr);
+    double called = NowMs();
+    for (int i = 0; i < 16; ++i) {
+      void* p = malloc(64 + 16 * static_cast<size_t>(i));
+      g_alloc_sink = p;
+      free(p);
+    }
+    double end = NowMs();
+    int phase = g_probe.phase.load();
+    if (phase == 2) break;
+    KeepLonger(phase == 0 ? g_alloc_probe.base_iteration_us : g_alloc_probe.check_iteration_us,
+               end - begin);
+    KeepLonger(phase == 0 ? g_alloc_probe.base_call_us : g_alloc_probe.check_call_us, end - called);
+  }
+  return nullptr;
+}
+
 struct ChildSampler {
   std::atomic<bool> stop{false};
   std::atomic<long> peak_private_kb{-1};
@@ -467,7 +519,27 @@ __attribute__((noinline)) CheckResult RunCheck(const std::string& out_dir) {
   return r;
 }
 
+#elif defined(LEAKBENCH_PLAIN)
+
+CheckResult RunCheck(const std::string&) {
+  fprintf(stderr, "the plain build has no check: use --at-exit\n");
+  _exit(2);
+}
+
 #else
+
+// The number after "key": in the JSON report `path` (the first one), or -1.
+double JsonNumber(const std::string& path, const char* key) {
+  FILE* f = fopen(path.c_str(), "r");
+  if (f == nullptr) return -1;
+  std::string text;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) text.append(chunk, n);
+  fclose(f);
+  size_t at = text.find("\"" + std::string(key) + "\":");
+  return at == std::string::npos ? -1 : strtod(text.c_str() + at + strlen(key) + 3, nullptr);
+}
 
 __attribute__((noinline)) CheckResult RunCheck(const std::string& out_dir) {
   CheckResult r;
@@ -484,7 +556,11 @@ __attribute__((noinline)) CheckResult RunCheck(const std::string& out_dir) {
   r.leaks = n;
   r.stopped_ms = s.world_stopped_ms;
   r.scan_ms = s.total_ms;
-  r.extra = "live_blocks=" + std::to_string(s.live_blocks) + " cycles=" + std::to_string(s.cycles);
+  char waits[96];
+  snprintf(waits, sizeof(waits), " pause_ms=%.3f alloc_wait_ms=%.3f",
+           JsonNumber(json, "allocation_pause_ms"), JsonNumber(json, "longest_allocation_wait_ms"));
+  r.extra = "live_blocks=" + std::to_string(s.live_blocks) + " cycles=" + std::to_string(s.cycles) +
+            waits;
   return r;
 }
 
@@ -492,8 +568,9 @@ __attribute__((noinline)) CheckResult RunCheck(const std::string& out_dir) {
 
 [[noreturn]] void Usage() {
   fprintf(stderr,
-          "usage: leak_workload --heapgraph|--phases|--lsan (bigheap N | manyleaks N S | "
-          "threads T) [--out DIR] [--no-probe] [--child-mem] [--seed S]\n");
+          "usage: leak_workload --heapgraph|--phases|--lsan|--plain (bigheap N | manyleaks N S | "
+          "threads T) [--out DIR] [--no-probe] [--child-mem] [--alloc-probe] [--at-exit] "
+          "[--seed S]\n");
   _exit(2);
 }
 
@@ -511,13 +588,13 @@ uint64_t ParseCount(const char* s) {
 int main(int argc, char** argv) {
   std::string tool_flag, mode, out_dir;
   std::vector<uint64_t> args;
-  bool probe = true, child_mem = false;
+  bool probe = true, child_mem = false, alloc_probe = false, at_exit = false;
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   const char* tmp = getenv("TMPDIR");
   out_dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--heapgraph" || a == "--lsan" || a == "--phases") {
+    if (a == "--heapgraph" || a == "--lsan" || a == "--phases" || a == "--plain") {
       tool_flag = a.substr(2);
     } else if (a == "--out" && i + 1 < argc) {
       out_dir = argv[++i];
@@ -527,6 +604,10 @@ int main(int argc, char** argv) {
       probe = false;
     } else if (a == "--child-mem") {
       child_mem = true;
+    } else if (a == "--alloc-probe") {
+      alloc_probe = true;
+    } else if (a == "--at-exit") {
+      at_exit = true;
     } else if (mode.empty() && a[0] != '-') {
       mode = a;
     } else if (!mode.empty() && a[0] != '-') {
@@ -557,10 +638,17 @@ int main(int argc, char** argv) {
     Usage();
   }
   double setup_ms = NowMs() - setup_start;
+  if (at_exit) {
+    printf("RESULT tool=%s mode=%s %s at_exit=1 expected=%" PRIu64 " setup_ms=%.0f\n", kTool,
+           mode.c_str(), params.c_str(), built.expected_leaks, setup_ms);
+    fflush(stdout);
+    exit(0);  // the tool around the program checks now, after the static destructors
+  }
 
-  pthread_t probe_thread{}, sampler_thread{};
-  if (probe) {
-    pthread_create(&probe_thread, nullptr, ProbeMain, nullptr);
+  pthread_t probe_thread{}, sampler_thread{}, alloc_probe_thread{};
+  if (alloc_probe) pthread_create(&alloc_probe_thread, nullptr, AllocProbeMain, nullptr);
+  if (probe) pthread_create(&probe_thread, nullptr, ProbeMain, nullptr);
+  if (probe || alloc_probe) {
     usleep(100 * 1000);  // baseline: scheduler latency of a 1 ms sleeper on this machine now
   }
   if (child_mem && std::string(kTool) != "lsan") {
@@ -590,6 +678,7 @@ int main(int argc, char** argv) {
   rusage children;
   getrusage(RUSAGE_CHILDREN, &children);
   if (probe) pthread_join(probe_thread, nullptr);
+  if (alloc_probe) pthread_join(alloc_probe_thread, nullptr);
   if (child_mem && std::string(kTool) != "lsan") {
     g_sampler.stop.store(true);
     pthread_join(sampler_thread, nullptr);
@@ -604,14 +693,18 @@ int main(int argc, char** argv) {
          " indirect=%" PRId64 " records=%" PRId64
          " check_ms=%.2f cpu_ms=%.1f stopped_ms=%.3f scan_ms=%.2f probe_gap_ms=%.2f"
          " probe_base_ms=%.2f setup_ms=%.0f rss_before_kb=%ld extra_kb=%ld hwm_reset=%d"
-         " child_maxrss_kb=%ld child_private_kb=%ld load1=%.2f %s\n",
+         " child_maxrss_kb=%ld child_private_kb=%ld alloc_iter_ms=%.2f alloc_iter_base_ms=%.2f"
+         " alloc_call_ms=%.2f alloc_call_base_ms=%.2f load1=%.2f %s\n",
          kTool, mode.c_str(), params.c_str(), r.ok ? 1 : 0, built.expected_leaks, r.leaks, r.direct,
          r.indirect, r.records, check_ms, cpu_ms, r.stopped_ms, r.scan_ms,
          probe ? g_probe.check_gap_us.load() / 1e3 : -1.0,
          probe ? g_probe.base_gap_us.load() / 1e3 : -1.0, setup_ms, rss_before,
          hwm_reset ? hwm_after - rss_before : -1, hwm_reset ? 1 : 0,
          std::string(kTool) == "lsan" ? -1L : children.ru_maxrss, g_sampler.peak_private_kb.load(),
-         load1, r.extra.c_str());
+         alloc_probe ? g_alloc_probe.check_iteration_us.load() / 1e3 : -1.0,
+         alloc_probe ? g_alloc_probe.base_iteration_us.load() / 1e3 : -1.0,
+         alloc_probe ? g_alloc_probe.check_call_us.load() / 1e3 : -1.0,
+         alloc_probe ? g_alloc_probe.base_call_us.load() / 1e3 : -1.0, load1, r.extra.c_str());
   // For `perf record -k CLOCK_MONOTONIC` + `perf report --time START,END`: the check's window.
   if (getenv("LEAKBENCH_PRINT_WINDOW") != nullptr) {
     printf("WINDOW %.6f,%.6f\n", start / 1e3, (start + check_ms) / 1e3);

@@ -103,6 +103,7 @@ json ScanJson(const LeakReport& r) {
   json j = {{"ok", r.ok},
             {"world_stopped_ms", t.world_stopped_ms},
             {"allocation_pause_ms", t.allocation_pause_ms},
+            {"longest_allocation_wait_ms", t.longest_allocation_wait_ms},
             {"total_ms", t.total_ms},
             {"threads", s.threads},
             {"live_blocks", s.live_blocks},

@@ -129,6 +129,8 @@ void ScanFrom(const ReportJsonFields& s, LeakReport& report) {
   report.notice = s.Has("notice") ? s.StringOrNull("notice") : std::string();
   report.timings.world_stopped_ms = s.Number("world_stopped_ms");
   report.timings.allocation_pause_ms = s.Number("allocation_pause_ms");
+  report.timings.longest_allocation_wait_ms =
+      s.Has("longest_allocation_wait_ms") ? s.Number("longest_allocation_wait_ms") : 0;
   report.timings.total_ms = s.Number("total_ms");
   scanner::ScanStats& stats = report.stats;
   stats.threads = s.Unsigned("threads");

@@ -344,9 +344,9 @@ std::string ScanLine(const LeakReport& report) {
       s.unreadable_pages == 0 ? "" : fmt::format(", {} unreadable page(s)", s.unreadable_pages);
   return fmt::format(
       "Scan: {} thread(s), {} live block(s) ({} bytes), world stopped {:.2f} ms, allocations "
-      "paused {:.2f} ms, total {:.2f} ms{}{}.\n",
-      s.threads, s.live_blocks, s.live_bytes, t.world_stopped_ms, t.allocation_pause_ms, t.total_ms,
-      method, unreadable);
+      "paused {:.2f} ms, longest allocation wait {:.2f} ms, total {:.2f} ms{}{}.\n",
+      s.threads, s.live_blocks, s.live_bytes, t.world_stopped_ms, t.allocation_pause_ms,
+      t.longest_allocation_wait_ms, t.total_ms, method, unreadable);
 }
 
 }  // namespace

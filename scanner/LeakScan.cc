@@ -19,9 +19,11 @@
 #include "heap/plugin/ScanInterface.h"
 #include "heap/runtime/AllocationSampler.h"
 #include "heap/store/LiveAllocationTree.h"
+#include "heap/store/LockWait.h"
 #include "reader/InputFile.h"
 #include "roots/ProcessMappings.h"
 #include "roots/ThreadCapture.h"
+#include "scanner/BlockCopy.h"
 #include "scanner/ExplainScan.h"
 #include "scanner/PagePool.h"
 #include "scanner/ResultChannel.h"
@@ -71,6 +73,7 @@ struct Preparation {
   const ExplainRequest* explain = nullptr;
   std::shared_ptr<types::ReaderSet> readers;  // prepared type readers, when typing
   bool types_only_if_leaked = false;
+  BlockCopy copy;  // the live blocks, copied under the recorder's locks
 
   explicit Preparation(const ScanOptions& o)
       : capture(roots::ThreadCapture::Options{o.allow_signal_fallback
@@ -212,11 +215,12 @@ void NoteCapture(const roots::ThreadCapture& capture, ScanResult* result) {
 }
 
 // Waits until the snapshot process `pid` has copied the blocks (its byte on the ready pipe), so
-// that the recorder can be released; at once if there is no snapshot process.
-void AwaitCopy(Preparation& prep, pid_t pid) {
+// that the recorder can be released; at once if there is no snapshot process, or if it has the
+// blocks this process copied and does not hold allocations while it marks (it sends no byte then).
+void AwaitCopy(Preparation& prep, const SnapshotProcess::Context& context, pid_t pid) {
   close(prep.ready[1]);
   prep.ready[1] = -1;
-  if (pid > 0) {
+  if (pid > 0 && (!context.blocks_copied || context.hold_allocations_while_marking)) {
     char byte;
     while (read(prep.ready[0], &byte, 1) < 0 && errno == EINTR) {
     }
@@ -310,6 +314,16 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
   return pid;
 }
 
+// Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (its locks
+// held only while the count is read) and written before the check takes the locks for good.
+void ReserveBlockCopy(const RecorderEntries& recorder, BlockCopy* copy) {
+  HeapgraphRecorderView glance{};
+  if (recorder.begin_snapshot(&glance) != 0) return;
+  const uint64_t live_blocks = glance.heap->LiveCount();
+  recorder.end_snapshot();
+  copy->Reserve(live_blocks);
+}
+
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the
 // ptrace helper when it can), and releases the recorder once the snapshot process has copied the
 // blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
@@ -319,10 +333,15 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
                         SnapshotProcess::Context* context, ScanResult* result,
                         roots::ThreadCapture::InPlace* in_place, uint64_t* live_bytes) {
+  ReserveBlockCopy(recorder, &prep.copy);
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
   *live_bytes = context->view.heap->LiveBytes();
   prep.ShareWith(context);
+  context->blocks_copied = prep.copy.CopyFrom(*context->view.heap);
+  context->copied_blocks = prep.copy.blocks();
+  context->copy_range = prep.copy.Range();
+  double stopping = NowMs();
   const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice);
   if (pid == 0 && !in_place->ran) {
     recorder.end_snapshot();
@@ -335,16 +354,25 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
   if (!in_place_notice.empty()) {
     result->notice = in_place_notice + (result->notice.empty() ? "" : "; " + result->notice);
   }
-  AwaitCopy(prep, pid);
+  AwaitCopy(prep, *context, pid);
   recorder.end_snapshot();
   double unlocked = NowMs();
+  if (pid > 0) prep.copy.Unmap();  // the snapshot process has its own
   if (pid < 0) {
     result->error = std::string("cannot create the snapshot process: ") + strerror(-pid);
     return pid;
   }
-  result->timings.world_stopped_ms = released - locked;
+  result->timings.world_stopped_ms = released - stopping;
   result->timings.allocation_pause_ms = unlocked - locked;
   return pid;
+}
+
+// The longest time a program thread waited for a recorder lock since `view`'s begin_snapshot,
+// read once the world and every lock are released (a waiter woken by the unlock gets up to
+// kSettleMs to run and note its wait).
+double LongestAllocationWait(const HeapgraphRecorderView& view) {
+  constexpr unsigned kSettleMs = 50;
+  return view.lock_waits != nullptr ? LockWait::Longest(*view.lock_waits, kSettleMs) : 0;
 }
 
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
@@ -379,12 +407,14 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     result.stats.in_stopped_world = true;
     RunWhileMarking(options, result.recording_dir, 0, live_bytes, nullptr);  // the marking is over
     result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
+    result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view);
     result.timings.total_ms = NowMs() - start;
     return result;
   }
   if (pid <= 0) return result;
   result.ok =
       CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid, live_bytes), &result);
+  result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view);
   result.timings.total_ms = NowMs() - start;
   return result;
 }

@@ -26,9 +26,12 @@ struct LeakedBlock {
 };
 
 struct ScanTimings {
-  double world_stopped_ms = 0;     // threads stopped: capture + snapshot
+  double world_stopped_ms = 0;     // threads stopped: capture + snapshot (the copy before excluded)
   double allocation_pause_ms = 0;  // recorder locks held (allocations wait): includes the above
-  double total_ms = 0;             // request to result, report excluded
+  // The longest time one program thread waited for a recorder lock during the check, timed by that
+  // thread (heap/store/LockWait): the pause an allocating thread felt, wake-up delay included.
+  double longest_allocation_wait_ms = 0;
+  double total_ms = 0;  // request to result, report excluded
 };
 
 struct ScanStats {

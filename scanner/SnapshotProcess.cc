@@ -13,6 +13,7 @@
 #include "heap/store/LiveAllocationTree.h"
 #include "roots/RawSyscall.h"
 #include "roots/ThreadCapture.h"
+#include "scanner/BlockCopy.h"
 #include "scanner/BlockIndex.h"
 #include "scanner/ExplainScan.h"
 #include "scanner/HeapMarker.h"
@@ -28,19 +29,6 @@
 
 namespace heapgraph::scanner {
 namespace {
-
-// Live heap blocks, copied out of the (locked) tree by a linear scan of every shard's slot table
-// (the same walk a reader of the files makes), in slot order.
-MmapVector<LeakedBlock> CopyLiveBlocks(LiveAllocationTree& tree) {
-  MmapVector<LeakedBlock> blocks;
-  blocks.reserve(tree.LiveCount());
-  for (uint32_t s = 0; s < tree.shard_count(); ++s) {
-    tree.shard(s).ForEach([&](const BlockRecord& r) {
-      blocks.push_back({r.address, r.size, r.stack, r.seq, r.function, r.ignored});
-    });
-  }
-  return blocks;
-}
 
 // Sorts `items` by begin: an LSD radix sort over 8-bit digits through `scratch`. The digits start
 // at the lowest bit in which the keys differ (malloc's 16-byte alignment leaves the low 4 bits
@@ -68,7 +56,7 @@ void RadixSortByBegin(MmapVector<BlockRange>& items, MmapVector<BlockRange>& scr
 // The blocks' ranges in address order into `ranges`; returns order, with order[i] the index in
 // `blocks` of ranges[i]. Sorts 16-byte (address, index) pairs, held in `ranges` itself (size
 // stands for the index until the sizes are gathered), rather than the 40-byte blocks.
-MmapVector<uint32_t> SortByAddress(const MmapVector<LeakedBlock>& blocks,
+MmapVector<uint32_t> SortByAddress(std::span<const LeakedBlock> blocks,
                                    MmapVector<BlockRange>& ranges) {
   ranges.clear();
   ranges.reserve(blocks.size());
@@ -89,27 +77,29 @@ MmapVector<uint32_t> SortByAddress(const MmapVector<LeakedBlock>& blocks,
   return order;
 }
 
-// `blocks` rearranged so that blocks[i] is the block order[i] named: a gather into a new array
-// (independent random reads, prefetched; several times faster than permuting in place, for a
-// transient second copy). Keeps the invariant the rest of the snapshot relies on: blocks sorted
-// by address, block i = index entry i.
-void ApplyOrder(MmapVector<LeakedBlock>& blocks, const MmapVector<uint32_t>& order) {
+// The blocks of `unsorted` in the order `order` names: a gather into a new array (independent
+// random reads, prefetched; several times faster than permuting in place, for a transient second
+// copy). Keeps the invariant the rest of the snapshot relies on: blocks sorted by address, block
+// i = index entry i.
+MmapVector<LeakedBlock> Gather(std::span<const LeakedBlock> unsorted,
+                               const MmapVector<uint32_t>& order) {
   MmapVector<LeakedBlock> sorted;
-  sorted.reserve(blocks.size());
+  sorted.reserve(unsorted.size());
   constexpr size_t kAhead = 16;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (i + kAhead < order.size()) __builtin_prefetch(&blocks[order[i + kAhead]]);
-    sorted.push_back(blocks[order[i]]);
+    if (i + kAhead < order.size()) __builtin_prefetch(&unsorted[order[i + kAhead]]);
+    sorted.push_back(unsorted[order[i]]);
   }
-  blocks.swap(sorted);
+  return sorted;
 }
 
-// Sorts `blocks` by address and returns their ranges: blocks[i] is ranges[i]'s block. The order
-// array is freed before the caller indexes the ranges.
-MmapVector<BlockRange> SortBlocks(MmapVector<LeakedBlock>& blocks) {
+// Sorts `unsorted` by address into `*blocks` and returns their ranges: (*blocks)[i] is ranges[i]'s
+// block. The order array is freed before the caller indexes the ranges.
+MmapVector<BlockRange> SortBlocks(std::span<const LeakedBlock> unsorted,
+                                  MmapVector<LeakedBlock>* blocks) {
   MmapVector<BlockRange> ranges;
-  MmapVector<uint32_t> order = SortByAddress(blocks, ranges);
-  ApplyOrder(blocks, order);
+  MmapVector<uint32_t> order = SortByAddress(unsorted, ranges);
+  *blocks = Gather(unsorted, order);
   return ranges;
 }
 
@@ -158,11 +148,13 @@ bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& m
 constinit PagePool g_in_place_pool;
 
 // heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
-// scratch (up to 96 MiB), the buffers prepared for this scan and the ptrace helper's stack (seen
+// scratch (up to 96 MiB), the buffers prepared for this scan (the live blocks' copy included) and
+// the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
-std::array<std::pair<uint64_t, uint64_t>, 12> OwnBuffers(const SnapshotProcess::Context& c) {
-  std::array<std::pair<uint64_t, uint64_t>, 12> own = {};
+std::array<std::pair<uint64_t, uint64_t>, 13> OwnBuffers(const SnapshotProcess::Context& c) {
+  std::array<std::pair<uint64_t, uint64_t>, 13> own = {};
   own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
+  own[12] = c.copy_range;  // the live blocks' copy of the scanning process
   auto maps = c.mappings->BufferRanges();
   auto capture = c.capture->BufferRanges();
   std::copy(maps.begin(), maps.end(), own.begin() + 1);
@@ -233,9 +225,17 @@ int SnapshotProcess::Run(PagePool& pool) {
   // Every array from here on reuses the pages of those freed before it (a fresh page costs the
   // kernel's zeroing). Only this process's own arrays are ever given back: none was a root.
   PagePool::Activate(&pool);
-  MmapVector<LeakedBlock> blocks = CopyLiveBlocks(*c_.view.heap);
-  if (!c_.hold_allocations_while_marking) ReleaseRecorder();
-  MmapVector<BlockRange> ranges = SortBlocks(blocks);  // blocks[i] is ranges[i]'s block
+  // The scanning process's copy, made under the locks; else this process copies the tree now.
+  MmapVector<LeakedBlock> own_copy;
+  std::span<const LeakedBlock> unsorted = c_.copied_blocks;
+  if (!c_.blocks_copied) {
+    own_copy = BlockCopy::Copy(*c_.view.heap);
+    unsorted = own_copy;
+    if (!c_.hold_allocations_while_marking) ReleaseRecorder();
+  }
+  MmapVector<LeakedBlock> blocks;
+  MmapVector<BlockRange> ranges = SortBlocks(unsorted, &blocks);  // blocks[i] is ranges[i]'s block
+  MmapVector<LeakedBlock>().swap(own_copy);
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
   if (!maps_ok) return Fail("cannot read /proc/self/maps", c_.mappings->error());

@@ -63,9 +63,15 @@ class SnapshotProcess {
     int types_fd;                         // memfd for TypedScan
     bool types_only_if_leaked;            // no typed pass (nothing in types_fd) when nothing leaked
     bool hold_allocations_while_marking;  // the ready byte after the marking, not the copy
-    const ExplainRequest* explain;        // nullptr: nothing to explain
-    int explain_fd;                       // memfd for ExplainScan
-    bool in_place;                        // run by InPlace (set by the scanning process)
+    // The live blocks as the scanning process copied them under the recorder's locks (BlockCopy),
+    // and that memory (never a root); when !blocks_copied the snapshot copies the tree itself,
+    // then sends the ready byte (unless it holds allocations while marking).
+    bool blocks_copied;
+    std::span<const LeakedBlock> copied_blocks;
+    std::pair<uint64_t, uint64_t> copy_range;
+    const ExplainRequest* explain;  // nullptr: nothing to explain
+    int explain_fd;                 // memfd for ExplainScan
+    bool in_place;                  // run by InPlace (set by the scanning process)
     // InPlace only: reserved for reading the map again after a fault, and set when one happened
     // (the scan was abandoned; the snapshot process makes it).
     roots::ProcessMappings* mappings_after_fault;

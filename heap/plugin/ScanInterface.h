@@ -23,6 +23,7 @@ class LiveAllocationTree;
 class VmRegionTree;
 class UnwinderMappings;
 class StackStore;
+struct LockWaitWindow;
 }  // namespace heapgraph
 extern "C" {
 #endif
@@ -96,6 +97,13 @@ struct HeapgraphRecorderView {
   uint32_t max_leaks;
   int categories;
   uint32_t preview_bytes;  // leak_preview: bytes of each direct leak shown as hex (0: none)
+  // The recorder's lock-wait window (heap/store/LockWait.h), opened by begin_snapshot: the longest
+  // time a program thread waited for a recorder lock since then, timed by that thread.
+#ifdef __cplusplus
+  heapgraph::LockWaitWindow* lock_waits;
+#else
+  void* lock_waits;
+#endif
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

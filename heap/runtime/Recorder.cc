@@ -34,6 +34,7 @@
 #include "heap/session/SessionFile.h"
 #include "heap/session/SessionMonitor.h"
 #include "heap/store/LiveAllocationTree.h"
+#include "heap/store/LockWait.h"
 #include "heap/store/ModuleMap.h"
 #include "heap/store/RecordingDirectory.h"
 #include "heap/store/StackStore.h"
@@ -213,6 +214,8 @@ void ForkChild() {
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
+  // The parent's other threads, some maybe inside a timed lock wait, do not exist here.
+  LockWait::Window().waiting.store(0, std::memory_order_relaxed);
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (!Recording(mode)) return;
   int fd = g.staging.fd();
@@ -669,6 +672,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   if (!Recording(mode)) return -1;
   g.guard_before_snapshot = t_state.guard;
   t_state.guard = true;
+  LockWait::Open(LockWait::Window());  // waits from here on are this check's
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
@@ -694,6 +698,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->max_leaks = g.config.max_leaks;
   view->categories = g.config.leak_categories ? 1 : 0;
   view->preview_bytes = g.config.leak_preview;
+  view->lock_waits = &LockWait::Window();
   return 0;
 }
 

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "heap/store/LockWait.h"
+
 namespace heapgraph {
 
 using format::ModuleRecord;
@@ -100,7 +102,10 @@ bool ModuleMap::CopyTo(int dir_fd, const char* name) const {
 }
 
 void ModuleMap::Lock() {
+  if (lock_.exchange(1, std::memory_order_acquire) == 0) return;
+  const uint64_t began = LockWait::Begin();  // held: a check's snapshot, or a module change
   while (lock_.exchange(1, std::memory_order_acquire) != 0) sched_yield();
+  LockWait::End(began);
 }
 
 void ModuleMap::Unlock() {

@@ -28,8 +28,10 @@ class RehashScratch {
 
   // Locks the scratch and returns it, or null if `slots` exceeds it (or it is not mapped).
   format::HashSlot* Acquire(uint64_t slots);
-  // Gives the pages of the first `slots` slots back to the kernel and unlocks.
+  // Gives the pages of the first `slots` slots back to the kernel, except the first kKeptBytes,
+  // and unlocks.
   void Release(uint64_t slots);
+  static constexpr uint64_t kKeptBytes = uint64_t{4} << 20;
 
   // The reserved address range (0, 0 if not mapped): heapgraph's own memory, never a scan root.
   uint64_t begin() const { return reinterpret_cast<uint64_t>(slots_); }

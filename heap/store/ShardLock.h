@@ -5,8 +5,9 @@
 // the CPU from the check that they were waiting for (bench/repeated_checks.cc). The word is 0
 // (free), 1 (held) or 2 (held, and a thread may be asleep on it: the unlock wakes one); Ulrich
 // Drepper's "Futexes Are Tricky", mutex 3. The futex is not process-private: the shard header
-// lies in a MAP_SHARED file mapping. Raw system calls only, never allocates: usable inside malloc
-// hooks and signal handlers.
+// lies in a MAP_SHARED file mapping. A wait that goes past the spin is timed (heap/store/LockWait:
+// the longest wait during a leak check is in its report). Raw system calls only, never allocates:
+// usable inside malloc hooks and signal handlers.
 #pragma once
 
 #include <linux/futex.h>
@@ -15,6 +16,8 @@
 
 #include <atomic>
 #include <cstdint>
+
+#include "heap/store/LockWait.h"
 
 namespace heapgraph {
 
@@ -51,9 +54,11 @@ inline void LockShard(std::atomic<uint32_t>& lock) {
     }
   }
   // From here on the lock is taken as kContended: a sleeper may exist until the last one leaves.
+  const uint64_t began = LockWait::Begin();
   while (lock.exchange(kContended, std::memory_order_acquire) != kFree) {
     Futex(lock, FUTEX_WAIT, kContended);  // returns at once if the word is no longer kContended
   }
+  LockWait::End(began);
 }
 
 inline void UnlockShard(std::atomic<uint32_t>& lock) {

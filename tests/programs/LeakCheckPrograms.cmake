@@ -92,3 +92,8 @@ if(TARGET heapgraph_scan)
   heapgraph_add_program(gtest_leaks_preload SOURCES ${CMAKE_CURRENT_LIST_DIR}/gtest_leaks.cc
                         LIBS heapgraph_gtest_main)
 endif()
+
+# tests/check/LeakCheckAllocationWaitTest's child: threads allocate during API checks (issue 14,
+# the pause the program feels).
+heapgraph_add_program(alloc_during_checks SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_during_checks.cc
+                      LIBS heapgraph heapgraph_scan)

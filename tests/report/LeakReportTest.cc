@@ -164,7 +164,10 @@ class Scenario {
       result.edges.push_back({Vertex(from), Vertex(to)});
     }
     result.ok = true;
-    result.timings = {.world_stopped_ms = 1.25, .allocation_pause_ms = 2.5, .total_ms = 4.5};
+    result.timings = {.world_stopped_ms = 1.25,
+                      .allocation_pause_ms = 2.5,
+                      .longest_allocation_wait_ms = 3.75,
+                      .total_ms = 4.5};
     result.stats.threads = 3;
     result.stats.live_blocks = 1000;
     result.stats.live_bytes = 65536;
@@ -610,7 +613,8 @@ TEST_F(LeakReportTest, TextSummaryAndScanLines) {
       text.find(
           "\nSUMMARY: heapgraph: 532 byte(s) leaked in 12 allocation(s) (6 direct, 6 "
           "indirect; 2 cycles).\nScan: 3 thread(s), 1000 live block(s) (65536 bytes), "
-          "world stopped 1.25 ms, allocations paused 2.50 ms, total 4.50 ms, stopped by ptrace.\n"),
+          "world stopped 1.25 ms, allocations paused 2.50 ms, longest allocation wait 3.75 ms, "
+          "total 4.50 ms, stopped by ptrace.\n"),
       std::string::npos)
       << text;
   EXPECT_EQ(text.back(), '\n');
@@ -696,6 +700,7 @@ TEST_F(LeakReportTest, JsonRoundTripsAndKeepsEveryField) {
   EXPECT_EQ(j["recording_dir"], dir_);
   EXPECT_EQ(j["scan"]["threads"], 3);
   EXPECT_EQ(j["scan"]["world_stopped_ms"], 1.25);
+  EXPECT_EQ(j["scan"]["longest_allocation_wait_ms"], 3.75);
   EXPECT_EQ(j["scan"]["stop_method"], "ptrace");
   EXPECT_EQ(j["scan"]["notice"], "");
   EXPECT_EQ(LeakReportToJson(report).begin().key(), "format");  // documented key order

@@ -14,18 +14,12 @@
 #include <vector>
 
 #include "heap/store/ShardLock.h"
+#include "tests/heap/store/LockWordPoll.h"
 
 namespace heapgraph {
 namespace {
 
-// Polls (up to a minute: a loaded machine) until `lock` reads `value`.
-bool Reaches(const std::atomic<uint32_t>& lock, uint32_t value) {
-  for (int i = 0; i < 60000; ++i) {
-    if (lock.load() == value) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return false;
-}
+using testing::Reaches;
 
 TEST(ShardLockTest, ThreadsIncrementingUnderTheLockLoseNoIncrement) {
   std::atomic<uint32_t> lock{0};

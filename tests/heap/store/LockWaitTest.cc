@@ -1,0 +1,98 @@
+// tests/heap: the timed lock waits (heap/store/LockWait.h) with real threads on a real shard lock
+// (heap/store/ShardLock.h): a thread that sleeps on a lock held across the window is counted, the
+// count is bounded by the window (a wait that began before it counts only from its opening), the
+// fast path is never timed, and Longest lets a woken waiter finish first. No wall-clock bound:
+// every bound is a time the test itself read on the same clock.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "heap/store/LockWait.h"
+#include "heap/store/ShardLock.h"
+#include "tests/heap/store/LockWordPoll.h"
+
+namespace heapgraph {
+namespace {
+
+using testing::Reaches;
+
+constexpr unsigned kSettleMs = 60000;  // the waiter is woken: it always ends its wait in time
+
+TEST(LockWaitTest, AThreadWaitingOnAHeldLockIsTimedWithinTheWindow) {
+  LockWaitWindow& window = LockWait::Window();
+  std::atomic<uint32_t> lock{0};
+  const uint64_t opened = LockWait::NowNs();
+  LockWait::Open(window);
+  LockShard(lock);
+  std::thread waiter([&] {
+    LockShard(lock);
+    UnlockShard(lock);
+  });
+  ASSERT_TRUE(Reaches(lock, shard_lock::kContended)) << "the waiter never went to the futex";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const uint64_t unlocked = LockWait::NowNs();
+  UnlockShard(lock);
+  double longest = LockWait::Longest(window, kSettleMs);
+  const uint64_t read = LockWait::NowNs();
+  waiter.join();
+  EXPECT_EQ(window.waiting.load(), 0u);
+  EXPECT_GT(longest, 0.0);
+  EXPECT_LE(longest, static_cast<double>(read - opened) / 1e6);
+  // It waited at least from kContended (seen after it began) until the unlock: > the 2 ms sleep.
+  EXPECT_GE(longest, 2.0) << "unlocked " << static_cast<double>(unlocked - opened) / 1e6 << " ms";
+}
+
+TEST(LockWaitTest, AWaitThatBeganBeforeTheWindowCountsFromItsOpening) {
+  LockWaitWindow& window = LockWait::Window();
+  std::atomic<uint32_t> lock{0};
+  LockShard(lock);
+  std::thread waiter([&] {
+    LockShard(lock);
+    UnlockShard(lock);
+  });
+  ASSERT_TRUE(Reaches(lock, shard_lock::kContended));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // waited before the window
+  const uint64_t opened = LockWait::NowNs();
+  LockWait::Open(window);
+  UnlockShard(lock);
+  double longest = LockWait::Longest(window, kSettleMs);
+  const uint64_t read = LockWait::NowNs();
+  waiter.join();
+  EXPECT_LE(longest, static_cast<double>(read - opened) / 1e6);
+}
+
+TEST(LockWaitTest, TheFastPathIsNotTimed) {
+  LockWaitWindow& window = LockWait::Window();
+  std::atomic<uint32_t> lock{0};
+  LockWait::Open(window);
+  for (int i = 0; i < 1000; ++i) {
+    LockShard(lock);
+    UnlockShard(lock);
+  }
+  EXPECT_EQ(LockWait::Longest(window, kSettleMs), 0.0);
+  EXPECT_EQ(window.waiting.load(), 0u);
+}
+
+TEST(LockWaitTest, LongestWaitsForAWaiterStillInsideItsWait) {
+  LockWaitWindow& window = LockWait::Window();
+  LockWait::Open(window);
+  const uint64_t began = LockWait::Begin();
+  std::thread ender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    LockWait::End(began);
+  });
+  double longest = LockWait::Longest(window, kSettleMs);  // returns once the wait has ended
+  ender.join();
+  EXPECT_GE(longest, 5.0);
+}
+
+TEST(LockWaitTest, NothingIsKeptBeforeAWindowOpens) {
+  LockWaitWindow fresh;  // never opened
+  EXPECT_EQ(LockWait::Longest(fresh, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace heapgraph
