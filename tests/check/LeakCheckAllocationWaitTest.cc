@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/alloc_during_checks";
+const std::string kAllocWaitProgram = std::string(HEAPGRAPH_PROGRAM_DIR) + "/alloc_during_checks";
 
 class LeakCheckAllocationWaitTest : public ::testing::Test {
  protected:
@@ -31,7 +31,7 @@ class LeakCheckAllocationWaitTest : public ::testing::Test {
 TEST_F(LeakCheckAllocationWaitTest, EveryCheckReportsTheLongestWaitInsideTheCheck) {
   constexpr int kChecks = 4;
   std::string out;
-  ASSERT_EQ(heapgraph::testing::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kProgram +
+  ASSERT_EQ(heapgraph::shell::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kAllocWaitProgram +
                                                     " 3 " + std::to_string(kChecks) + " " + root_,
                                                 &out),
             0)
