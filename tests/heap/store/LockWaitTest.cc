@@ -17,7 +17,7 @@
 namespace heapgraph {
 namespace {
 
-using testing::Reaches;
+using lock_word::Reaches;
 
 constexpr unsigned kSettleMs = 60000;  // the waiter is woken: it always ends its wait in time
 

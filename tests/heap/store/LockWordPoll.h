@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <thread>
 
-namespace heapgraph::testing {
+namespace heapgraph::lock_word {
 
 // Polls (up to a minute: a loaded machine) until `lock` reads `value`.
 inline bool Reaches(const std::atomic<uint32_t>& lock, uint32_t value) {
@@ -19,4 +19,4 @@ inline bool Reaches(const std::atomic<uint32_t>& lock, uint32_t value) {
   return false;
 }
 
-}  // namespace heapgraph::testing
+}  // namespace heapgraph::lock_word

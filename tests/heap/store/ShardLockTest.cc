@@ -19,7 +19,7 @@
 namespace heapgraph {
 namespace {
 
-using testing::Reaches;
+using lock_word::Reaches;
 
 TEST(ShardLockTest, ThreadsIncrementingUnderTheLockLoseNoIncrement) {
   std::atomic<uint32_t> lock{0};
