@@ -8,13 +8,6 @@
 #include "reader/RecordingError.h"
 
 namespace heapgraph {
-namespace {
-
-[[noreturn]] void Fail(const std::string& problem) {
-  throw RecordingError(std::string(format::kLagFile) + ": " + problem);
-}
-
-}  // namespace
 
 LagRecords::LagRecords(const std::string& directory) {
   std::optional<InputFile> file =
@@ -26,7 +19,8 @@ LagRecords::LagRecords(const std::string& directory) {
 
 void LagRecords::Parse(const std::string& bytes) {
   ReadFileHeader(bytes, format::kLagFile, format::kLagMagic, &header_);
-  if (header_.record_size != sizeof(format::LagRecord)) Fail("corrupt header");
+  if (header_.record_size != sizeof(format::LagRecord))
+    throw RecordingError(format::kLagFile, "corrupt header");
   for (size_t at = header_.file.header_size; at < bytes.size(); at += sizeof(format::LagRecord)) {
     format::LagRecord r;
     if (bytes.size() - at < sizeof(r)) {

@@ -13,10 +13,6 @@ namespace {
 
 constexpr uint64_t kMaxCategories = (uint64_t{1} << 16) + 2;  // CategoryTotals' table
 
-[[noreturn]] void Fail(const std::string& problem) {
-  throw RecordingError(std::string(format::kPressureFile) + ": " + problem);
-}
-
 }  // namespace
 
 PressureTimeline::PressureTimeline(const std::string& directory) {
@@ -36,7 +32,7 @@ void PressureTimeline::Parse(const std::string& bytes) {
   if (header_.record_size != sizeof(format::PressureRecord) ||
       header_.category_size != sizeof(format::CategoryTotal) ||
       header_.watermark_count > format::kMaxWatermarks) {
-    Fail("corrupt header");
+    throw RecordingError(format::kPressureFile, "corrupt header");
   }
   header_.cgroup_dir[sizeof(header_.cgroup_dir) - 1] = '\0';
   size_t at = header_.file.header_size;
@@ -48,11 +44,13 @@ void PressureTimeline::Parse(const std::string& bytes) {
     }
     memcpy(&e.record, bytes.data() + at, sizeof(e.record));
     if (e.record.tag != format::kPressureRecordTag) {
-      Fail("corrupt entry at offset " + std::to_string(at) + " (bad tag)");
+      throw RecordingError(format::kPressureFile,
+                           "corrupt entry at offset " + std::to_string(at) + " (bad tag)");
     }
     if (e.record.category_count > kMaxCategories) {
-      Fail("corrupt entry at offset " + std::to_string(at) + " (category_count " +
-           std::to_string(e.record.category_count) + ")");
+      throw RecordingError(format::kPressureFile,
+                           "corrupt entry at offset " + std::to_string(at) + " (category_count " +
+                               std::to_string(e.record.category_count) + ")");
     }
     at += sizeof(e.record);
     size_t length = e.record.category_count * sizeof(format::CategoryTotal);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 namespace heapgraph {
 
@@ -11,6 +12,9 @@ namespace heapgraph {
 class RecordingError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // "file: problem".
+  RecordingError(const char* file, const std::string& problem)
+      : std::runtime_error(std::string(file) + ": " + problem) {}
 };
 
 }  // namespace heapgraph

@@ -11,13 +11,10 @@ namespace {
 
 constexpr uint64_t kMaxNames = 1u << 20;
 
-[[noreturn]] void Fail(const std::string& problem) {
-  throw RecordingError(std::string(format::kTypesFile) + ": " + problem);
-}
-
 uint64_t Product(uint64_t count, uint64_t size, const char* what) {
   uint64_t bytes;
-  if (__builtin_mul_overflow(count, size, &bytes)) Fail(std::string("corrupt ") + what + " count");
+  if (__builtin_mul_overflow(count, size, &bytes))
+    throw RecordingError(format::kTypesFile, std::string("corrupt ") + what + " count");
   return bytes;
 }
 
@@ -30,18 +27,22 @@ std::optional<TypesFile> TypesFile::Read(const std::string& directory) {
   uint64_t size = f->size();
   format::TypesHeader h;
   f->ReadAt(0, &h, sizeof(h), "header");
-  if (memcmp(h.file.magic, format::kTypesMagic, 8) != 0) Fail("not a heapgraph types file");
+  if (memcmp(h.file.magic, format::kTypesMagic, 8) != 0)
+    throw RecordingError(format::kTypesFile, "not a heapgraph types file");
   if (h.file.version != format::kVersion) {
-    Fail("unsupported format version " + std::to_string(h.file.version));
+    throw RecordingError(format::kTypesFile,
+                         "unsupported format version " + std::to_string(h.file.version));
   }
   if (h.file.header_size < sizeof(h) || h.record_size != sizeof(format::TypeRecord)) {
-    Fail("corrupt header");
+    throw RecordingError(format::kTypesFile, "corrupt header");
   }
-  if (h.name_count > kMaxNames || h.strings_size > size) Fail("corrupt header (counts)");
+  if (h.name_count > kMaxNames || h.strings_size > size)
+    throw RecordingError(format::kTypesFile, "corrupt header (counts)");
   uint64_t names_bytes = Product(h.name_count, sizeof(format::TypeName), "name");
   f->CheckExtent(h.names_offset, names_bytes, "names");
   f->CheckExtent(h.strings_offset, h.strings_size, "strings");
-  if (h.record_count > size / sizeof(format::TypeRecord)) Fail("corrupt header (record_count)");
+  if (h.record_count > size / sizeof(format::TypeRecord))
+    throw RecordingError(format::kTypesFile, "corrupt header (record_count)");
   uint64_t records_bytes = Product(h.record_count, sizeof(format::TypeRecord), "record");
   f->CheckExtent(h.records_offset, records_bytes, "records");
   std::vector<format::TypeName> entries(h.name_count);
@@ -53,12 +54,14 @@ std::optional<TypesFile> TypesFile::Read(const std::string& directory) {
   f->ReadAt(h.records_offset, types.records_.data(), records_bytes, "records");
   for (const format::TypeName& e : entries) {
     if (e.length > format::kMaxTypeNameLength || uint64_t{e.offset} + e.length > strings.size()) {
-      Fail("corrupt type name entry");
+      throw RecordingError(format::kTypesFile, "corrupt type name entry");
     }
     types.names_.emplace_back(strings, e.offset, e.length);
   }
   for (const format::TypeRecord& r : types.records_) {
-    if (r.type >= types.names_.size()) Fail("corrupt record (type " + std::to_string(r.type) + ")");
+    if (r.type >= types.names_.size())
+      throw RecordingError(format::kTypesFile,
+                           "corrupt record (type " + std::to_string(r.type) + ")");
   }
   std::sort(types.records_.begin(), types.records_.end(), [](const auto& a, const auto& b) {
     return a.address != b.address ? a.address < b.address : a.seq < b.seq;

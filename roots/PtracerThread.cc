@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "roots/RawSyscall.h"
+#include "roots/SynchronousSignals.h"
 
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER 0x59616d61
@@ -23,9 +24,6 @@ namespace {
 constexpr int kCloneFlags =
     CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED | CLONE_CHILD_CLEARTID;
 
-// Synchronous signals stay unblocked: blocking them would turn a fault in the helper into a hang.
-constexpr int kSynchronousSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
-
 size_t PageSize() {
   return static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
@@ -33,7 +31,7 @@ size_t PageSize() {
 sigset_t AsynchronousSignals() {
   sigset_t set;
   sigfillset(&set);
-  for (int signal : kSynchronousSignals) sigdelset(&set, signal);
+  RemoveSynchronousSignals(&set);
   return set;
 }
 

@@ -13,6 +13,7 @@
 
 #include "roots/RawSyscall.h"
 #include "roots/SelfRegisters.h"
+#include "roots/SynchronousSignals.h"
 #include "roots/VectorState.h"
 
 #if defined(__x86_64__)
@@ -45,10 +46,9 @@ namespace {
 constexpr uint64_t kRequestMagic = 0x48475353ull << 32;  // "HGSS"
 constexpr int kPollIntervalMs = 10;
 constexpr std::chrono::milliseconds kGoneCheckInterval{20};
-constexpr int kMaxPasses = 100;
+constexpr int kMaxSuspendPasses = 100;
 // RunPasses()' failure when more threads were met than the attempt had slots for.
 constexpr const char* kOutOfSlots = "more threads than the prepared slots";
-constexpr int kSynchronousSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
 
 SignalSuspender::Shared g_shared;
 // The disposition each signal had before we installed our handler, for chaining foreign signals.
@@ -331,7 +331,7 @@ bool SignalSuspender::InstallHandler() {
   action.sa_sigaction = &SuspendHandler;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&action.sa_mask);
-  for (int s : kSynchronousSignals) sigdelset(&action.sa_mask, s);
+  RemoveSynchronousSignals(&action.sa_mask);
   if (sigaction(signal_, &action, &g_previous[signal_]) != 0) {
     error_ = std::string("sigaction failed: ") + std::strerror(errno);
     return false;
@@ -471,7 +471,7 @@ void SignalSuspender::Begin() {
 
 const char* SignalSuspender::RunPasses(int* error_number) {
   long expected = 0;
-  for (int pass = 0; pass < kMaxPasses; ++pass) {
+  for (int pass = 0; pass < kMaxSuspendPasses; ++pass) {
     bool found_new = false;
     const long sent = SignalNewThreads(&found_new);
     if (sent == -ENOBUFS) return kOutOfSlots;

@@ -105,7 +105,7 @@ namespace {
 using State = ThreadCapture::HelperState;
 using Worker = ThreadCapture::HelperState::Worker;
 
-constexpr int kMaxPasses = 100;
+constexpr int kMaxCapturePasses = 100;
 constexpr size_t kDirentBytes = 64 * 1024;
 
 // ---- Helper task side: raw system calls only, no allocation, no errno. ----------------------
@@ -259,7 +259,7 @@ void CollectPending(State* s, Worker* w, long pending) {
 }
 
 bool AttachAll(State* s, Worker* w) {
-  for (int pass = 1; pass <= kMaxPasses; ++pass) {
+  for (int pass = 1; pass <= kMaxCapturePasses; ++pass) {
     ++w->passes;
     bool complete = false;
     const long pending = SeizeNewThreads(s, w, &complete);
