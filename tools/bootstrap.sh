@@ -41,10 +41,12 @@ fi
 
 # The test command compiles each test once: the tests that run under ASan+UBSan (label
 # `sanitizable`) are built and run in the second pass only; this pass builds the rest.
-sanitizable_here=ON
-if [ "$mode" = test ]; then sanitizable_here=OFF; fi
+# The libFuzzer targets and their smoke runs are not part of it (a separate step, as the long
+# fuzz campaigns are: `ctest -R fuzz_smoke` in a default build, docs/reliability.md).
+sanitizable_here=ON fuzzers_here=ON
+if [ "$mode" = test ]; then sanitizable_here=OFF fuzzers_here=OFF; fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGRAPH_WERROR=ON \
-  -DHEAPGRAPH_SANITIZABLE_TESTS="$sanitizable_here" >/dev/null
+  -DHEAPGRAPH_SANITIZABLE_TESTS="$sanitizable_here" -DHEAPGRAPH_FUZZERS="$fuzzers_here" >/dev/null
 cmake --build "$build" -j "$jobs"
 
 if [ "$mode" = demo ]; then
