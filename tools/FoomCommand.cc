@@ -33,7 +33,8 @@ std::string LatestRun(const std::string& root) {
   uint64_t best_time = 0, best_any_time = 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-    if (!entry.is_directory()) continue;
+    // A hidden directory is a run that a start is removing (DumpRetention::kRemovingPrefix).
+    if (!entry.is_directory() || entry.path().filename().string().starts_with('.')) continue;
     int fd = open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) continue;
     auto session = std::make_unique<format::SessionHeader>();

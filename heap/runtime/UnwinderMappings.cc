@@ -23,9 +23,12 @@ bool UnwinderMappings::Add(uint64_t begin, uint64_t end) {
   uint32_t used = used_.load(std::memory_order_acquire);
   uint32_t start = used == 0 ? 0 : hint_.load(std::memory_order_relaxed) % used;
   int32_t found = -1;
-  for (uint32_t n = 0; n < used && found < 0; ++n) {
+  for (uint32_t n = 0; n < used && found < 0 && freed_.load(std::memory_order_relaxed) > 0; ++n) {
     uint32_t i = (start + n) % used;
-    if (Claim(i)) found = static_cast<int32_t>(i);
+    if (Claim(i)) {
+      found = static_cast<int32_t>(i);
+      freed_.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
   while (found < 0) {
     uint32_t i = used_.load(std::memory_order_acquire);
@@ -61,7 +64,9 @@ void UnwinderMappings::Forget(uint64_t begin, uint64_t end) {
       if (b <= kClaimed || b >= end) continue;
       if (slots_[i].end.load(std::memory_order_relaxed) <= begin) continue;
       // Another thread may have forgotten (and reused) the slot meanwhile: nothing to do then.
-      slots_[i].begin.compare_exchange_strong(b, kFree, std::memory_order_release);
+      if (slots_[i].begin.compare_exchange_strong(b, kFree, std::memory_order_release)) {
+        freed_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
 }

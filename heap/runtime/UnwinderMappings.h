@@ -64,6 +64,10 @@ class UnwinderMappings {
   Group groups_[kCapacity / kGroup];
   std::atomic<uint32_t> used_{0};  // slots [0, used_) have ever been claimed
   std::atomic<uint32_t> hint_{0};  // where Add starts looking for a free slot
+  // Slots below used_ that Forget freed and no Add has claimed again (a hint: it may lag a racing
+  // Forget or Add by one, which costs a reuse or a scan, never a lost range). 0: Add takes a new
+  // slot without scanning the used ones (filling the registry is linear, not quadratic).
+  std::atomic<int32_t> freed_{0};
   std::atomic<uint64_t> refused_{0};
 };
 

@@ -56,7 +56,7 @@ bool WriteExitFile(int dir_fd, const ExitClassification& c) {
 }
 
 // One level: a recording directory holds only files.
-bool RemoveDirectory(int root_fd, const char* name) {
+bool RemoveContentsAndDirectory(int root_fd, const char* name) {
   int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;
   DIR* dir = fdopendir(fd);
@@ -69,6 +69,25 @@ bool RemoveDirectory(int root_fd, const char* name) {
   }
   closedir(dir);
   return unlinkat(root_fd, name, AT_REMOVEDIR) == 0;
+}
+
+bool IsBeingRemoved(const char* name) {
+  return strncmp(name, DumpRetention::kRemovingPrefix, strlen(DumpRetention::kRemovingPrefix)) == 0;
+}
+
+// Renames the run out of sight first, so that a process that exits (or is killed) halfway
+// through leaves no run without its session behind, only a hidden directory the next start
+// finishes removing. A concurrent start that renamed it first wins; this one removes nothing.
+bool RemoveRun(int root_fd, const char* name) {
+  char hidden[sizeof(FinishedRun::name) + 16];
+  size_t prefix = strlen(DumpRetention::kRemovingPrefix);
+  size_t length = strlen(name);
+  if (prefix + length >= sizeof(hidden)) return false;
+  memcpy(hidden, DumpRetention::kRemovingPrefix, prefix);
+  memcpy(hidden + prefix, name, length + 1);
+  if (renameat(root_fd, name, root_fd, hidden) != 0) return false;
+  RemoveContentsAndDirectory(root_fd, hidden);
+  return true;
 }
 
 }  // namespace
@@ -138,6 +157,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     return 0;
   }
   while (dirent* e = readdir(root)) {
+    if (IsBeingRemoved(e->d_name)) RemoveContentsAndDirectory(root_fd, e->d_name);
     if (e->d_name[0] == '.' || strcmp(e->d_name, own_name) == 0 || count == kMaxRuns) continue;
     if (strlen(e->d_name) >= sizeof(runs[0].name)) continue;
     int dir_fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -162,7 +182,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
   if (keep == 0) return 0;
   SortNewestFirst(runs, count);
   size_t removed = 0;
-  for (size_t i = keep; i < count; ++i) removed += RemoveDirectory(root_fd, runs[i].name) ? 1 : 0;
+  for (size_t i = keep; i < count; ++i) removed += RemoveRun(root_fd, runs[i].name) ? 1 : 0;
   return removed;
 }
 

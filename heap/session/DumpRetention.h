@@ -1,11 +1,13 @@
 // heap/session/: what the next start of a program does with the FOOM dumps its earlier runs left in
 // the recording root: classifies each finished run of the same executable that has no `exit` file
 // yet (ExitClassifier, written as <dir>/exit, mode 0600, via exit.tmp + rename), then removes the
-// oldest finished runs of that executable beyond `keep`. Directories of running processes and of
-// other executables are never touched. A run is finished when its pid (with its start time) is
-// not in this pid namespace AND it cannot be alive elsewhere (another container sharing the
-// root): it recorded its exit, or its heartbeat is stale (MayBeAliveElsewhere). Runs on the
-// recorder's tool thread, whose allocations are not recorded; libc only, no exceptions.
+// oldest finished runs of that executable beyond `keep`: each is first renamed to
+// kRemovingPrefix + name, then emptied and removed, and a start also finishes such hidden
+// directories that an earlier start left when it exited mid-removal. Directories of running
+// processes and of other executables are never touched. A run is finished when its pid (with its
+// start time) is not in this pid namespace AND it cannot be alive elsewhere (another container
+// sharing the root): it recorded its exit, or its heartbeat is stale (MayBeAliveElsewhere). Runs on
+// the recorder's tool thread, whose allocations are not recorded; libc only, no exceptions.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +22,7 @@ namespace heapgraph {
 namespace DumpRetention {
 
 inline constexpr size_t kMaxRuns = 512;  // directories considered per root
+inline constexpr char kRemovingPrefix[] = ".removing.";
 // A heartbeat is stale after kStaleHeartbeats periods (at least kMinStaleNs); a run without
 // heartbeats counts as possibly alive for kNoHeartbeatBoundNs after its start.
 inline constexpr uint32_t kStaleHeartbeats = 3;

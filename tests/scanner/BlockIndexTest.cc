@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <map>
+#include <algorithm>
 #include <random>
 
 #include "scanner/BlockIndex.h"
@@ -10,13 +10,16 @@ namespace {
 
 using Blocks = std::vector<BlockRange, MmapAllocator<BlockRange>>;
 
-// Reference answer: the block containing `a` by a walk over a std::map.
+// The reference lookup: the last block that begins at or below `a` (every test's blocks are
+// sorted and disjoint; a zero-sized block holds its first byte), by binary search, not by the
+// index's granule table (a linear scan took ≈ 35 s of the ASan pass).
 uint32_t Naive(const Blocks& blocks, uint64_t a) {
-  for (uint32_t i = 0; i < blocks.size(); ++i) {
-    uint64_t end = blocks[i].begin + (blocks[i].size == 0 ? 1 : blocks[i].size);
-    if (a >= blocks[i].begin && a < end) return i;
-  }
-  return BlockIndex::kNotFound;
+  auto after = std::upper_bound(blocks.begin(), blocks.end(), a,
+                                [](uint64_t x, const BlockRange& b) { return x < b.begin; });
+  if (after == blocks.begin()) return BlockIndex::kNotFound;
+  const BlockRange& b = *(after - 1);
+  if (a >= b.begin + (b.size == 0 ? 1 : b.size)) return BlockIndex::kNotFound;
+  return static_cast<uint32_t>(after - 1 - blocks.begin());
 }
 
 TEST(BlockIndexTest, EmptyIndexFindsNothing) {

@@ -76,6 +76,23 @@ TEST(DumpRetentionTest, RunWithAFreshHeartbeatIsNeitherClassifiedNorPruned) {
   EXPECT_FALSE(Exists(root, "elsewhere/exit"));
 }
 
+TEST(DumpRetentionTest, PrunedRunIsHiddenBeforeItIsEmptiedAndALeftoverIsFinished) {
+  TempDir root;
+  // What a start that exited halfway through a removal leaves: a hidden, partly emptied run.
+  std::string leftover = std::string(DumpRetention::kRemovingPrefix) + "1234-5678";
+  ASSERT_EQ(0, mkdirat(root.fd(), leftover.c_str(), 0700));
+  int fd = openat(root.fd(), (leftover + "/tree").c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  MakeDeadRun(root, "old", 300 * kSecond);
+  MakeDeadRun(root, "older", 600 * kSecond);
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
+  EXPECT_FALSE(Exists(root, leftover));
+  EXPECT_FALSE(Exists(root, "older"));
+  EXPECT_FALSE(Exists(root, std::string(DumpRetention::kRemovingPrefix) + "older"));
+  EXPECT_TRUE(Exists(root, "old/session"));
+}
+
 TEST(DumpRetentionTest, StalenessFollowsTheHeartbeatPeriod) {
   format::SessionHeader s = {};
   s.record.heartbeat_interval_ms = 1000;
