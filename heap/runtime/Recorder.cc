@@ -473,7 +473,10 @@ void RecordAlloc(void* address, size_t size, AllocFunction function) {
 
 // Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
 static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
-  if (g.config.sample_mean == 0) return g.heap.Remove(address, removed);
+  if (g.config.sample_mean == 0) {
+    g.heap.Prefetch(address);  // the home slot's miss overlaps the lock's atomic operation
+    return g.heap.Remove(address, removed);
+  }
   if (!g_sampled.MayContain(address) || !g.heap.Remove(address, removed)) return false;
   g_sampled.Remove(address);
   return true;

@@ -38,8 +38,9 @@ class HashShard {
   // Removes the block starting at `address`; false if there is none.
   bool Remove(uint64_t address, BlockRecord* removed);
   bool Find(uint64_t address, BlockRecord* found) const;
-  // Asks the CPU to fetch, for writing, the lines an Upsert of `address` touches first (the header
-  // with the lock, the home slot). No lock needed: a stale capacity only prefetches a wrong line.
+  // Asks the CPU to fetch, for writing, the lines an Upsert or Remove of `address` touches first
+  // (the header with the lock, the home slot). No lock needed: a stale capacity only prefetches a
+  // wrong line.
   void Prefetch(uint64_t address) const {
     PrefetchForWrite(header_);
     uint64_t capacity = header_->capacity;
