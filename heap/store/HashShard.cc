@@ -56,14 +56,16 @@ void HashShard::SetWriting(uint32_t value) {
 }
 
 bool HashShard::Lookup(uint64_t address, uint64_t* index) const {
-  uint64_t i = Home(address, header_->capacity);
+  const HashSlot* const slots = slots_;
+  const uint64_t capacity = header_->capacity;
+  uint64_t i = Home(address, capacity);
   for (;;) {
-    uint64_t a = slots_[i].address;
+    uint64_t a = slots[i].address;
     if (a == address || a == 0) {
       *index = i;
       return a == address;
     }
-    i = Next(i);  // terminates: the load stays <= 7/8, so an empty slot exists
+    i = i + 1 == capacity ? 0 : i + 1;  // terminates: the load stays below 1, an empty slot exists
   }
 }
 
