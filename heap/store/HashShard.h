@@ -21,7 +21,7 @@ class HashShard {
   static constexpr uint64_t kInitialCapacity = 64;
   // A grown table's load stays in [13/16 x 15/16, 13/16] = [0.76, 0.81]: 24-byte slots cost at
   // most 31.5 bytes a block (the metadata target is 32 with page rounding), and linear probing's
-  // runs stay short (an insert walks ~9-15 slots, against ~12-33 at the former 0.78-0.875).
+  // runs stay short (an insert walks ~9-15 slots, against ~11-33 at the former 0.78-0.875).
   static constexpr uint64_t kMaxLoadNum = 13, kMaxLoadDen = 16;
   static constexpr uint64_t kGrowNum = 16, kGrowDen = 15;
 
