@@ -91,6 +91,7 @@ HEAPGRAPH_EXPORT void* malloc(size_t size) {
 HEAPGRAPH_EXPORT void free(void* address) {
   if (address == nullptr) return;
   int saved = errno;
+  heapgraph::glibc_chunk::PrefetchHeader(address);  // fetched while the recorder removes it
   recorder::RecordFree(address);
   __libc_free(address);
   errno = saved;

@@ -108,6 +108,29 @@ int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t 
   }
 }
 
+// Heapgraph's own frames at the top of the stack, stepped by frame pointer (every function of
+// libheapgraph.so keeps one: HEAPGRAPH_CORE_FLAGS) instead of a rule lookup each. On entry
+// (ip, sp, fp) describe the frame returning to `ip`; on success they describe the first frame
+// whose return address lies outside [own_begin, own_end). False, with nothing stepped that the
+// caller must keep, when a frame pointer does not climb the stack: the caller walks by rules from
+// the start instead.
+bool StepOwnFrames(uintptr_t* ip, uintptr_t* sp, uintptr_t* fp) {
+  constexpr int kMaxOwnSteps = 16;
+  const uintptr_t limit = *sp + kMaxStackSpan;
+  uintptr_t i = *ip, s = *sp, f = *fp;
+  for (int steps = 0; i >= own_begin && i < own_end; ++steps) {
+    if (steps == kMaxOwnSteps || f < s || f >= limit || (f & 7) != 0) return false;
+    const auto* frame = reinterpret_cast<const uintptr_t*>(f);
+    i = frame[1];
+    s = f + 2 * sizeof(uintptr_t);
+    f = frame[0];
+  }
+  *ip = i;
+  *sp = s;
+  *fp = f;
+  return true;
+}
+
 // libunwind's capture (today's path): its trace cache, and its stepping unwinder when a frame
 // lies in unloaded code.
 int LibunwindBacktrace(uintptr_t* out, int size) {
@@ -183,11 +206,17 @@ bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
 // Never inlined, and built with frame pointers (HEAPGRAPH_CORE_FLAGS): its frame pointer gives its
 // caller's stack pointer and frame pointer, where the rule walk starts.
 __attribute__((noinline)) uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
+  if (max_depth == 0) return 0;
   int size = static_cast<int>(max_depth + kMaxOwnFrames);
   int n = -1;
   if (rules_enabled) {
     const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
-    n = WalkByRules(out, size, frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0]);
+    uintptr_t ip = frame[1], sp = reinterpret_cast<uintptr_t>(frame + 2), fp = frame[0];
+    if (StepOwnFrames(&ip, &sp, &fp)) {
+      n = WalkByRules(out, static_cast<int>(max_depth), ip, sp, fp);  // no own frame to skip
+    } else {
+      n = WalkByRules(out, size, frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0]);
+    }
   }
   if (n < 0) n = LibunwindBacktrace(out, size);
   if (n <= 0) return 0;

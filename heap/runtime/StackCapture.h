@@ -4,7 +4,9 @@
 // UnwindRuleCache, filled on a miss by EhFrameRules. A frame whose rule is not one of the simple
 // shapes (signal frames, CFA expressions, realigned stacks, JIT code without an FDE) hands the
 // whole capture to libunwind's cached DWARF-CFI unwinder (unw_backtrace), which gives the same
-// frames wherever both apply. Never allocates from the host's malloc.
+// frames wherever both apply. heapgraph's own frames at the top (the hook, the recorder) are
+// stepped by frame pointer, not by rule: libheapgraph.so is built with frame pointers. Never
+// allocates from the host's malloc.
 // Never waits for the dynamic loader's lock either: libunwind (1.x, including Debian 12's 1.6.2)
 // finds the unwind tables of an address it has not cached with dl_iterate_phdr, which takes
 // glibc's _dl_load_write_lock. That deadlocks a hook running while another thread holds the lock

@@ -56,14 +56,16 @@ void HashShard::SetWriting(uint32_t value) {
 }
 
 bool HashShard::Lookup(uint64_t address, uint64_t* index) const {
-  uint64_t i = Home(address, header_->capacity);
+  const HashSlot* const slots = slots_;
+  const uint64_t capacity = header_->capacity;
+  uint64_t i = Home(address, capacity);
   for (;;) {
-    uint64_t a = slots_[i].address;
+    uint64_t a = slots[i].address;
     if (a == address || a == 0) {
       *index = i;
       return a == address;
     }
-    i = Next(i);  // terminates: the load stays <= 7/8, so an empty slot exists
+    i = i + 1 == capacity ? 0 : i + 1;  // terminates: the load stays below 1, an empty slot exists
   }
 }
 
@@ -130,20 +132,27 @@ bool HashShard::Remove(uint64_t address, BlockRecord* removed) {
 // Closes the hole at `hole` (whose block is gone): each later member j of the probe run whose
 // home does not lie cyclically in (hole, j] moves into the hole, and j becomes the hole. Invariant
 // at every step: `writing` names the hole, the only slot that is not one distinct live block.
+// Branch-free per member (whether a block moves is unpredictable at this load): a block that stays
+// is the hole's own content copied onto itself, and `writing` is stored again unchanged.
 void HashShard::BackwardShift(uint64_t hole) {
+  HashSlot* const slots = slots_;
+  const uint64_t capacity = header_->capacity;
   uint64_t j = hole;
   for (;;) {
-    j = Next(j);
-    uint64_t a = slots_[j].address;
+    j = j + 1 == capacity ? 0 : j + 1;
+    const uint64_t a = slots[j].address;
     if (a == 0) break;
-    uint64_t home = Home(a, header_->capacity);
-    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-    if (stays) continue;
-    slots_[hole] = slots_[j];
-    SetWriting(static_cast<uint32_t>(j + 1));
-    hole = j;
+    // Distances back from j: the block stays when its home is nearer than the hole.
+    const uint64_t home = Home(a, capacity);
+    const uint64_t from_home = (j >= home ? 0 : capacity) + j - home;
+    const uint64_t from_hole = (j >= hole ? 0 : capacity) + j - hole;
+    const uint64_t moves = uint64_t{0} - static_cast<uint64_t>(from_home >= from_hole);  // mask
+    const uint64_t next_hole = hole ^ ((hole ^ j) & moves);
+    slots[hole] = slots[next_hole];
+    SetWriting(static_cast<uint32_t>(next_hole + 1));
+    hole = next_hole;
   }
-  slots_[hole] = HashSlot{};
+  slots[hole] = HashSlot{};
 }
 
 // Reserves disk for the table's slots, in whole pages, never past the shard's region.

@@ -38,8 +38,9 @@ class LiveAllocationTree : public ShardedTree<HashShard, HashTreeLayout> {
   // shard's lock; false if no block starts there.
   bool MarkIgnored(uint64_t address);
 
-  // Starts fetching the cache lines an Insert of `address` will touch (HashShard::Prefetch), so
-  // that their transfer from another core overlaps the caller's work before the Insert.
+  // Starts fetching the cache lines an Insert or Remove of `address` will touch first
+  // (HashShard::Prefetch), so that their transfer from another core or from memory overlaps the
+  // caller's work before the operation.
   void Prefetch(uint64_t address) { ShardFor(address).Prefetch(address); }
 
   const RehashScratch& scratch() const { return scratch_; }

@@ -127,7 +127,7 @@ class ShardedTree {
 // A window's blocks go to a group of 8 shards (windows in turn to the next group), so that threads
 // in different arenas rarely share a shard's lock or table lines; as many as a window's blocks
 // need when shards are small: a 64 MiB window holds at most 2^21 blocks (32-byte chunks), and the
-// group's capacity must hold twice that (a hash shard's load stays <= 7/8). A window as large as
+// group's capacity must hold twice that (a hash shard's load stays <= 13/16). A window as large as
 // the shard window, or a group as large as the tree, is the plain (address >> shard_shift) rule.
 template <typename Shard, typename Layout>
 uint32_t ShardedTree<Shard, Layout>::ShardGroup(uint32_t shards, uint32_t capacity_log2,

@@ -152,7 +152,7 @@ TEST_F(HashShardTest, RandomOperationsMatchAStdMap) {
   EXPECT_EQ(0u, header_->dropped);
 }
 
-TEST_F(HashShardTest, GrowsByAnEighthAndReservesWholePagesAhead) {
+TEST_F(HashShardTest, GrowsByAFifteenthAndReservesWholePagesAhead) {
   std::vector<uint64_t> capacities;
   std::map<uint64_t, BlockRecord> model;
   for (uint64_t i = 0; i < 20000; ++i) {
@@ -237,15 +237,15 @@ TEST_F(HashShardTest, RefusesNewBlocksAtTheMaximumCapacity) {
     if (shard_.Upsert(Block(0x1000 + i * 16, 4))) ++accepted;
   }
   EXPECT_EQ(128u, shard_.capacity());
-  EXPECT_EQ(112u, accepted) << "7/8 of 128 slots";
-  EXPECT_EQ(88u, header_->dropped);
-  EXPECT_EQ(112u, shard_.live_count());
+  EXPECT_EQ(104u, accepted) << "13/16 of 128 slots";
+  EXPECT_EQ(96u, header_->dropped);
+  EXPECT_EQ(104u, shard_.live_count());
   EXPECT_LE(header_->backed_bytes, 128u * sizeof(HashSlot)) << "never past the region";
   EXPECT_TRUE(shard_.Upsert(Block(0x1000, 99))) << "overwriting needs no new slot";
   ASSERT_TRUE(shard_.Remove(0x1010, nullptr));
   EXPECT_TRUE(shard_.Upsert(Block(0x1000 + 500 * 16, 4)));
-  EXPECT_EQ(112u, shard_.live_count());
-  EXPECT_EQ(112u * 4 + 95, shard_.live_bytes());
+  EXPECT_EQ(104u, shard_.live_count());
+  EXPECT_EQ(104u * 4 + 95, shard_.live_bytes());
 }
 
 TEST_F(HashShardTest, UpsertOverwritesInPlace) {
