@@ -356,6 +356,8 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
   }
   AwaitCopy(prep, *context, pid);
   recorder.end_snapshot();
+  // Waits begun from here on are the program's own contention, not this check's.
+  if (context->view.lock_waits != nullptr) LockWait::Close(*context->view.lock_waits);
   double unlocked = NowMs();
   if (pid > 0) prep.copy.Unmap();  // the snapshot process has its own
   if (pid < 0) {
@@ -369,7 +371,7 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
 
 // The longest time a program thread waited for a recorder lock since `view`'s begin_snapshot,
 // read once the world and every lock are released (a waiter woken by the unlock gets up to
-// kSettleMs to run and note its wait).
+// kSettleMs to run and note its wait; a wait begun after the unlock is not waited for).
 double LongestAllocationWait(const HeapgraphRecorderView& view) {
   constexpr unsigned kSettleMs = 50;
   return view.lock_waits != nullptr ? LockWait::Longest(*view.lock_waits, kSettleMs) : 0;
