@@ -422,7 +422,6 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place, &live_bytes);
   if (in_place.ran) {
     result.stats.in_stopped_world = true;
-    RunWhileMarking(options, result.recording_dir, 0, live_bytes, nullptr);  // the marking is over
     result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
     result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view, false);
     result.timings.total_ms = NowMs() - start;
