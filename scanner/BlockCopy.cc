@@ -37,19 +37,34 @@ void BlockCopy::Unmap() {
 }
 
 bool BlockCopy::Reserve(uint64_t live_blocks) {
-  capacity_ = live_blocks + live_blocks / 4 + 1024;
-  bytes_ = (capacity_ * sizeof(LeakedBlock) + format::kPageSize - 1) / format::kPageSize *
-           format::kPageSize;
-  long r = syscall(SYS_mmap, nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-  if (r < 0 && r > -4096) {
-    capacity_ = bytes_ = 0;
-    return false;
-  }
+  count_ = 0;
+  copied_ = false;
+  const uint64_t wanted = live_blocks + live_blocks / 4 + 1024;
+  const bool roomy = capacity_ >= live_blocks + live_blocks / 8 + 1024 && capacity_ <= 4 * wanted;
+  if (slots_ != nullptr && roomy) return true;  // kept: its pages are written already
+  Unmap();
+  return Map(wanted);
+}
+
+bool BlockCopy::ReuseIfItFit() {
+  const bool keep = slots_ != nullptr && copied_ && count_ >= capacity_ / 4;
+  count_ = 0;
+  copied_ = false;
+  return keep;
+}
+
+bool BlockCopy::Map(uint64_t capacity) {
+  const uint64_t bytes = (capacity * sizeof(LeakedBlock) + format::kPageSize - 1) /
+                         format::kPageSize * format::kPageSize;
+  long r =
+      syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r < 0 && r > -4096) return false;
   slots_ = reinterpret_cast<LeakedBlock*>(r);
+  capacity_ = capacity;
+  bytes_ = bytes;
   // The page faults happen here, before the locks (MAP_POPULATE left the first writes slow).
-  auto* bytes = reinterpret_cast<volatile char*>(slots_);
-  for (uint64_t at = 0; at < bytes_; at += format::kPageSize) bytes[at] = 0;
+  auto* page = reinterpret_cast<volatile char*>(slots_);
+  for (uint64_t at = 0; at < bytes_; at += format::kPageSize) page[at] = 0;
   return true;
 }
 

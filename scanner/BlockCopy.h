@@ -6,6 +6,9 @@
 // with every allocation waiting; docs/performance.md, issue 14, "The pause the program feels").
 // Raw system calls only; the memory holds every block's address, so RootRanges never takes it
 // for a root (Range()). Also the snapshot's own copy when the scanning process made none.
+// Repeated checks keep one BlockCopy from one check to the next (scanner/LeakScan.cc): its pages
+// stay faulted in (a fresh mapping, its first writes and its unmapping cost every check ~2 MB of
+// page faults for 40,000 blocks), and while it fits no glance at the recorder sizes it.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +32,14 @@ class BlockCopy {
   BlockCopy& operator=(const BlockCopy&) = delete;
 
   // Before the recorder is locked: room for `live_blocks` and a quarter more (blocks allocated
-  // meanwhile), every page written once. False (no room) if the memory cannot be mapped.
+  // meanwhile), every page written once. The memory already held is kept when it has that room
+  // (an eighth more at least) and is not four times too large. False (no room) if the memory
+  // cannot be mapped.
   bool Reserve(uint64_t live_blocks);
+  // Before the recorder is locked, instead of Reserve: keeps the memory of the previous copy if
+  // that copy fit and used a quarter of it at least (the heap has not shrunk much); the copy under
+  // the locks then says whether it still fits. False (nothing kept: Reserve) otherwise.
+  bool ReuseIfItFit();
   // Under the recorder's locks: every live block of `tree`, in slot order. False, with nothing
   // copied, when they do not fit (the heap grew past the reserve): the snapshot copies them.
   bool CopyFrom(LiveAllocationTree& tree);
@@ -53,6 +62,8 @@ class BlockCopy {
   uint64_t count_ = 0;
   uint64_t bytes_ = 0;
   bool copied_ = false;
+
+  bool Map(uint64_t capacity);
 };
 
 }  // namespace heapgraph::scanner

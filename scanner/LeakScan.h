@@ -64,9 +64,12 @@ struct ScanOptions {
   ExplainRequest explain;
   // Called on the calling thread while the snapshot process marks: after the threads were
   // released and the recorder unlocked, before the scan waits for the snapshot's result; not
-  // called when the snapshot could not be created. `marking_done` polls (without blocking)
-  // whether the snapshot process has finished, so the callback can stop early. The callback's
-  // allocations are made after the snapshot, so they are never roots or blocks of this scan.
+  // called when the snapshot could not be created, nor after a scan in place (its marking is over
+  // when this thread runs again: a symbol warm-up would only delay the result; in
+  // bench/repeated_checks.cc its first step alone wrote 512 KiB of fresh pages a check).
+  // `marking_done` polls (without blocking) whether the snapshot process has finished, so the
+  // callback can stop early. The callback's allocations are made after the snapshot, so they are
+  // never roots or blocks of this scan.
   // Exceptions it throws are swallowed: the scan's result never depends on it.
   std::function<void(const std::string& recording_dir, const std::function<bool()>& marking_done)>
       while_marking;

@@ -31,6 +31,7 @@ void* PagePool::Take(size_t bytes) {
   if (p != nullptr) {
     in_use_ += bytes;
     peak_ = std::max(peak_, in_use_);
+    largest_take_ = std::max(largest_take_, bytes);
   }
   return p;
 }
@@ -120,8 +121,9 @@ void PagePool::Trim(size_t bytes) {
 }
 
 void PagePool::TrimToPeak() {
-  Trim(peak_);
+  Trim(peak_ + largest_take_);
   peak_ = in_use_;
+  largest_take_ = 0;
 }
 
 std::array<std::pair<uint64_t, uint64_t>, PagePool::kMaxExtents> PagePool::Ranges() const {

@@ -40,8 +40,12 @@ class PagePool {
   // extents: what the rest of a scan will not reuse would only raise its peak memory.
   void Trim(size_t bytes);
 
-  // Trim to the most bytes taken at once (not given back yet) since the last TrimToPeak: a pool
-  // kept between scans of about the same size then holds what one scan uses, no more.
+  // Trim to the most bytes taken at once (not given back yet) since the last TrimToPeak plus the
+  // largest single Take since then: a pool kept between scans of about the same size then holds
+  // what one scan uses and room for its largest array to fit whole. Trimmed to the peak alone, it
+  // cut every scan the tail that its largest array (the granule table) had just grown into, and the
+  // next scan faulted it in again (bench/repeated_checks.cc: 1.25 MiB of fresh pages a check; with
+  // the margin none after the first check, and the pool ends 2 % above the peak there).
   void TrimToPeak();
   // Unmaps every kept extent; the pool is empty.
   void Release();
@@ -71,8 +75,9 @@ class PagePool {
 
   Extent extents_[kMaxExtents] = {};
   size_t count_ = 0;
-  size_t in_use_ = 0;  // taken and not given back
-  size_t peak_ = 0;    // the most in use at once since the last TrimToPeak
+  size_t in_use_ = 0;        // taken and not given back
+  size_t peak_ = 0;          // the most in use at once since the last TrimToPeak
+  size_t largest_take_ = 0;  // the largest single Take since the last TrimToPeak
   static inline PagePool* active_ = nullptr;
 };
 

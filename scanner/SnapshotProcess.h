@@ -69,9 +69,10 @@ class SnapshotProcess {
     bool blocks_copied;
     std::span<const LeakedBlock> copied_blocks;
     std::pair<uint64_t, uint64_t> copy_range;
-    const ExplainRequest* explain;  // nullptr: nothing to explain
-    int explain_fd;                 // memfd for ExplainScan
-    bool in_place;                  // run by InPlace (set by the scanning process)
+    std::pair<uint64_t, uint64_t> kept_copy_range;  // the repeated checks' kept copy: never a root
+    const ExplainRequest* explain;                  // nullptr: nothing to explain
+    int explain_fd;                                 // memfd for ExplainScan
+    bool in_place;                                  // run by InPlace (set by the scanning process)
     // InPlace only: reserved for reading the map again after a fault, and set when one happened
     // (the scan was abandoned; the snapshot process makes it).
     roots::ProcessMappings* mappings_after_fault;

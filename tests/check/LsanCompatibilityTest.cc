@@ -98,6 +98,15 @@ TEST(LsanCompatibilityTest, DoLeakCheckExitsWithTheExitCodeOnce) {
   EXPECT_EQ(r.Leaked(), std::vector<int>{48}) << r.text;
 }
 
+// The repeated checks keep their copy of the live blocks (their addresses) from one check to the
+// next: a later check with a snapshot process never takes that memory for a root.
+TEST(LsanCompatibilityTest, ARepeatedChecksKeptCopyHidesNoLeakFromALaterCheck) {
+  Outcome r = RunDirect("exitcode=57", "kept");
+  EXPECT_EQ(r.status, 57) << r.err;
+  EXPECT_EQ(r.out, "held=0\n") << r.err;
+  EXPECT_EQ(r.Leaked(), std::vector<int>{144}) << r.text;
+}
+
 // exitcode=0: LeakSanitizer terminates only for a nonzero exit code; the program goes on, and
 // the second call checks nothing.
 TEST(LsanCompatibilityTest, DoLeakCheckWithExitcodeZeroReturns) {

@@ -12,6 +12,9 @@
 //   once     plain, __lsan_do_leak_check (must not return on leaks), then a second call; prints
 //            "survived" if it returns
 //   two      leak_one + leak_two, returns from main (the at-exit check, under `heapgraph run`)
+//   kept     a block of 144 held at a recoverable check (its address then in the repeated checks'
+//            kept copy of the live blocks), then forgotten: prints "held=N" (that check's
+//            result), then __lsan_do_leak_check (a snapshot process), which must report it
 // The program's hooks read the environment: LSAN_TEST_OFF (then __lsan_is_turned_off returns 1),
 // LSAN_TEST_DEFAULT_OPTIONS and LSAN_TEST_DEFAULT_SUPPRESSIONS (what the two hooks return).
 #include <stdio.h>
@@ -100,6 +103,20 @@ __attribute__((noinline)) int RecoverableCheck() {
   return __lsan_do_recoverable_leak_check();
 }
 
+void* volatile g_held;
+
+int KeptCopy() {
+  g_held = malloc(144);
+  memset(g_held, 0, 144);
+  int held = RecoverableCheck();
+  g_held = nullptr;
+  printf("held=%d\n", held);
+  fflush(stdout);
+  hgprog::ScrubStack();
+  __lsan_do_leak_check();
+  return 0;
+}
+
 int Region() {
   void** region = static_cast<void**>(
       mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -125,6 +142,11 @@ int main(int argc, char** argv) {
     leak_two();
     hgprog::ScrubStack();
     return 0;
+  }
+  if (strcmp(mode, "kept") == 0) {
+    int status = KeptCopy();
+    fflush(stdout);
+    _exit(status);
   }
   if (strcmp(mode, "region") == 0) {
     int status = Region();

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstring>
 #include <vector>
@@ -154,7 +155,8 @@ TEST(PagePoolTest, MmapAllocatorUsesTheActivePool) {
 }
 
 // A pool kept from one scan to the next: Ranges() names what it keeps (the scans leave it out of
-// their roots), TrimToPeak() keeps no more than the most a scan held at once, Release() empties it.
+// their roots), TrimToPeak() keeps no more than the most a scan held at once plus its largest
+// array, Release() empties it.
 TEST(PagePoolTest, KeptPoolNamesItsExtentsAndTrimsToItsPeak) {
   PagePool pool;
   void* a = pool.Take(8 * kPage);
@@ -163,7 +165,7 @@ TEST(PagePoolTest, KeptPoolNamesItsExtentsAndTrimsToItsPeak) {
   pool.Give(b, 4 * kPage);
   pool.Give(a, 8 * kPage);
   pool.TrimToPeak();
-  EXPECT_EQ(pool.kept_bytes(), 12 * kPage);  // nothing beyond the peak
+  EXPECT_EQ(pool.kept_bytes(), 12 * kPage);  // all it had: below the peak plus 8 pages
   EXPECT_EQ(pool.peak_bytes(), 0u);          // the next scan's peak starts from what is in use
   size_t named = 0;
   for (const auto& [begin, end] : pool.Ranges()) {
@@ -172,13 +174,37 @@ TEST(PagePoolTest, KeptPoolNamesItsExtentsAndTrimsToItsPeak) {
     EXPECT_EQ(begin % kPage, 0u);
   }
   EXPECT_EQ(named, 12 * kPage);
-  // A smaller scan next: the pool shrinks to it.
+  // A smaller scan next: the pool shrinks to it and room for its largest array.
   pool.Give(pool.Take(2 * kPage), 2 * kPage);
   pool.TrimToPeak();
-  EXPECT_EQ(pool.kept_bytes(), 2 * kPage);
+  EXPECT_EQ(pool.kept_bytes(), 4 * kPage);
   pool.Release();
   EXPECT_EQ(pool.kept_bytes(), 0u);
   EXPECT_EQ(pool.Ranges()[0], (std::pair<uint64_t, uint64_t>{0, 0}));
+}
+
+// Trimmed to its peak alone, a kept pool lost the tail its largest array had just grown into, and
+// every scan faulted that tail in again: the margin keeps the largest array's room.
+TEST(PagePoolTest, TrimToPeakKeepsRoomForTheLargestArray) {
+  PagePool pool;
+  void* mapped =
+      mmap(nullptr, 20 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  pool.Give(mapped, 20 * kPage);  // kept, nothing in use
+  void* a = pool.Take(6 * kPage);
+  void* b = pool.Take(2 * kPage);
+  EXPECT_EQ(pool.peak_bytes(), 8 * kPage);
+  pool.Give(a, 6 * kPage);
+  pool.Give(b, 2 * kPage);
+  pool.TrimToPeak();
+  EXPECT_EQ(pool.kept_bytes(), 14 * kPage);  // the peak, 8 pages, and the largest array, 6
+  EXPECT_EQ(pool.extent_count(), 1u);        // one extent: the same scan again takes from it
+  const auto kept = pool.Ranges()[0];
+  auto* again = static_cast<char*>(pool.Take(6 * kPage));
+  EXPECT_GE(reinterpret_cast<uint64_t>(again), kept.first);
+  EXPECT_LE(reinterpret_cast<uint64_t>(again + 6 * kPage), kept.second);
+  pool.Give(again, 6 * kPage);
+  pool.Release();
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // tests/heap: the timed lock waits (heap/store/LockWait.h) with real threads on a real shard lock
 // (heap/store/ShardLock.h): a thread that sleeps on a lock held across the window is counted, the
 // count is bounded by the window (a wait that began before it counts only from its opening), the
-// fast path is never timed, and Longest lets a woken waiter finish first. No wall-clock bound:
-// every bound is a time the test itself read on the same clock.
+// fast path is never timed, Longest lets a woken waiter finish first, and a wait begun after the
+// window's close is neither counted nor waited for. No wall-clock bound: every bound is a time the
+// test itself read on the same clock (or the settle time, which a wait never ended would reach).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,6 +88,37 @@ TEST(LockWaitTest, LongestWaitsForAWaiterStillInsideItsWait) {
   double longest = LockWait::Longest(window, kSettleMs);  // returns once the wait has ended
   ender.join();
   EXPECT_GE(longest, 5.0);
+}
+
+TEST(LockWaitTest, AWaitBegunAfterTheCloseIsNeitherCountedNorAwaited) {
+  LockWaitWindow& window = LockWait::Window();
+  LockWait::Open(window);
+  LockWait::Close(window);  // the check's unlock
+  const uint64_t began = LockWait::Begin();
+  const uint64_t before = LockWait::NowNs();
+  // Awaited, it would hold Longest for the whole settle time: it never ends before Longest returns.
+  double longest = LockWait::Longest(window, kSettleMs);
+  const uint64_t after = LockWait::NowNs();
+  LockWait::End(began);
+  EXPECT_EQ(longest, 0.0);
+  EXPECT_LT(after - before, uint64_t{kSettleMs} * 1000000ull / 2);
+  EXPECT_EQ(LockWait::Longest(window, kSettleMs), 0.0);  // its end did not count either
+  EXPECT_EQ(window.waiting.load(), 0u);
+}
+
+TEST(LockWaitTest, AWaitBegunBeforeTheCloseIsAwaited) {
+  LockWaitWindow& window = LockWait::Window();
+  LockWait::Open(window);
+  const uint64_t began = LockWait::Begin();
+  LockWait::Close(window);
+  std::thread ender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    LockWait::End(began);
+  });
+  double longest = LockWait::Longest(window, kSettleMs);  // returns once the wait has ended
+  ender.join();
+  EXPECT_GE(longest, 5.0);
+  EXPECT_LE(window.pending_at_close.load(), 0);
 }
 
 TEST(LockWaitTest, NothingIsKeptBeforeAWindowOpens) {
