@@ -23,8 +23,11 @@ long ThisThread() {
 
 // The slot is claimed with -tid first: a reader (the stopped world's scan) takes only positive
 // tids, whose stack pointer is already stored.
+// t_listed is set first, so a check started by a signal handler that interrupts the listing
+// takes a slot of its own at no point (its Unlist would clear this one too).
 bool List(uint64_t program_stack_pointer) {
   if (program_stack_pointer == 0 || t_listed) return false;
+  t_listed = true;
   const long self = ThisThread();
   for (HeapgraphCheckEntrant& slot : g_slots) {
     int64_t free_slot = 0;
@@ -32,10 +35,10 @@ bool List(uint64_t program_stack_pointer) {
                                     __ATOMIC_RELAXED)) {
       __atomic_store_n(&slot.stack_pointer, program_stack_pointer, __ATOMIC_RELAXED);
       __atomic_store_n(&slot.tid, self, __ATOMIC_RELEASE);
-      t_listed = true;
       return true;
     }
   }
+  t_listed = false;
   return false;
 }
 
