@@ -73,10 +73,11 @@ class RootRanges {
   // above it), so the program's own thread-locals stay roots. static_tls_size 0: nothing is cut.
   void ExcludeThreadState(const StaticTlsArea& area, std::span<const roots::ThreadInfo> threads,
                           uint64_t static_tls_size);
-  // Removes, from each thread listed in `entrants` as waiting to enter a check (CheckLock), its
-  // frames from SP minus the red zone up to the program's frame that asked for the check: they
-  // are heapgraph's, and their unwritten slots hold whatever earlier calls (the recorder's hooks,
-  // a signal frame) left there. Cut only when that frame lies above SP on the same mapping.
+  // Removes, from each thread listed in `entrants` as inside a check call (heap/runtime/
+  // CheckEntrants: waiting for the check lock, or on its way in or out), its frames from SP minus
+  // the red zone up to the program's frame that asked for the check: they are heapgraph's, and
+  // their unwritten slots hold whatever earlier calls (the recorder's hooks, a signal frame) left
+  // there. Cut only when that frame lies above SP on the same mapping.
   void ExcludeWaitingCheckFrames(std::span<const HeapgraphCheckEntrant> entrants,
                                  std::span<const roots::ThreadInfo> threads,
                                  const roots::ProcessMappings& mappings);

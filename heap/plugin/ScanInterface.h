@@ -76,8 +76,9 @@ struct HeapgraphRecorderView {
   int modules_fd;
   int session_fd;
   // The threads inside a check's entry (waiting for the check lock, or holding it): slot i is
-  // free when tid is 0. A waiting thread's frames below stack_pointer (its program caller's
-  // frame) are the check's, never a root: stale words there would keep leaks alive.
+  // free when tid is 0. A listed thread's frames below stack_pointer (its program caller's
+  // frame) are the check's entry's (heap/runtime/CheckEntrants), never a root: stale words there
+  // would keep leaks alive.
   const struct HeapgraphCheckEntrant* check_entrants;
   int check_entrant_slots;
   // The stack table (read-only: a snapshot reads the frames of a block's stack from it when a

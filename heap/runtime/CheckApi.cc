@@ -4,14 +4,15 @@
 // libheapgraph_scan.so (heap/plugin/ScanPlugin loads it beside this library on first use), with
 // the caller's frame as the start of the program's stack. The check and the plugin's loading are
 // not the program's allocations. A checker that cannot be loaded is -1 with the reason in the
-// summary (and one line on stderr, from ScanPlugin).
+// summary (and one line on stderr, from ScanPlugin). The check runs through CheckCall, which keeps
+// the calling thread's frames below the caller's out of other checks' roots.
 #include <stdio.h>
 
 #include <cstdint>
 
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
-#include "heap/plugin/ScanPlugin.h"
+#include "heap/runtime/CheckCall.h"
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heapgraph/heapgraph.h"
 
@@ -21,8 +22,8 @@ namespace {
 
 int Forward(HeapgraphCheckRequest& request) {
   RecordingIgnored ignored(&heapgraph_internal_ignore_thread);
-  HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
-  if (check != nullptr) return check(&request);
+  int result = -1;
+  if (CheckCall::Run(request, &result)) return result;
   if (request.summary != nullptr) {
     *request.summary = {};
     snprintf(request.summary->error, sizeof(request.summary->error),

@@ -8,11 +8,9 @@
 // starts with a check's memory still in use. In libheapgraph.so (a single instance even when the
 // checker is linked into the program as well), reached through heapgraph_internal_begin_check
 // (heap/plugin/ScanInterface.h). No allocation.
-// Each thread inside a check's entry (waiting, or holding the lock) is listed with the program's
-// frame that asked for the check: a waiting thread's frames below it are heapgraph's, and the
-// check that runs meanwhile cuts them from that thread's stack (stale words left there by the
-// recorder's hooks or a signal frame would keep leaks alive). A thread that finds every slot
-// taken waits unlisted (its whole stack is scanned, as before).
+// A thread in Acquire or holding the lock is listed with the program's frame that asked for the
+// check (heap/runtime/CheckEntrants), unless an outer call listed it already, until after
+// Release woke the next waiter: the check that runs meanwhile cuts its frames below that one.
 #pragma once
 
 #include <cstdint>
@@ -23,17 +21,11 @@ namespace heapgraph {
 
 namespace CheckLock {
 
-inline constexpr int kEntrantSlots = 64;
-
 // Waits until every thread that asked before is done, then holds the lock (first come, first
 // served: a thread checking in a loop never starves a fork). False, at once, when the calling
 // thread already holds or awaits it (a check started from a signal handler inside a check).
 bool Acquire(uint64_t program_stack_pointer);
 void Release();
-
-// The kEntrantSlots slots (read while the world is stopped: a slot's tid is set before its
-// stack pointer matters, and cleared only after the thread left the wait).
-const HeapgraphCheckEntrant* Entrants();
 
 // fork(), from the recorder's pthread_atfork handlers: the prepare handler waits for a running
 // check (unless the forking thread is the one checking); the child gets the lock free (its

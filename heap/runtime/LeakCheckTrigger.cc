@@ -19,8 +19,8 @@
 #include "heap/platform/WriteAt.h"
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
-#include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/CheckCall.h"
 #include "heap/runtime/ExitCaller.h"
 #include "heap/runtime/LsanHooks.h"
 #include "heap/store/PersistedFormat.h"
@@ -67,8 +67,6 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   ExpandPidPattern(html_pattern, getpid(), html_path, sizeof(html_path));
   // The check's own allocations (dlopen, reports) are not the program's.
   RecordingIgnored ignored(&heapgraph_internal_ignore_thread);
-  HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
-  if (check == nullptr) return -1;
   heapgraph_leak_summary summary;
   HeapgraphCheckRequest request = {};
   request.json_path = json_path[0] != '\0' ? json_path : nullptr;
@@ -80,7 +78,8 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.explain = g_config->leak_explain;
   request.window = HEAPGRAPH_WINDOW_ALL;
   request.repeated = repeated ? 1 : 0;
-  int leaked = check(&request);
+  int leaked = -1;
+  if (!CheckCall::Run(request, &leaked)) return -1;
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
   if (out != nullptr) *out = summary;
   return leaked;

@@ -20,6 +20,7 @@
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/CheckEntrants.h"
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/Checkpoints.h"
 #include "heap/runtime/FreshBytes.h"
@@ -708,8 +709,8 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->stacks_fd = g.stacks.file().OwnFd();
   view->modules_fd = g.modules.file().OwnFd();
   view->session_fd = g.session.file().OwnFd();
-  view->check_entrants = CheckLock::Entrants();
-  view->check_entrant_slots = CheckLock::kEntrantSlots;
+  view->check_entrants = CheckEntrants::Slots();
+  view->check_entrant_slots = CheckEntrants::kSlots;
   view->stacks = &g.stacks;
   view->root_regions = RootRegions::Slots();
   view->root_region_slots = RootRegions::kSlots;

@@ -131,7 +131,7 @@ TEST(RootRangesTest, MainThreadOnItsStackIsScannedFromSpOnly) {
             (std::vector<Range>{{0x7ff10040, 0x7ff21000}}));
 }
 
-// A thread waiting to enter a check (heap/runtime/CheckLock) is scanned from the program's frame
+// A thread inside a check call (heap/runtime/CheckEntrants) is scanned from the program's frame
 // that asked for the check; an entry being filled (negative tid), another thread's entry, or a
 // frame below SP or on another mapping cuts nothing.
 TEST(RootRangesTest, ThreadWaitingForACheckIsScannedFromTheProgramsFrame) {
