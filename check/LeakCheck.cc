@@ -19,6 +19,7 @@
 #include "check/ReportFile.h"
 #include "check/SideThread.h"
 #include "graph/LeakGraph.h"
+#include "heap/platform/StackScrub.h"
 #include "heap/plugin/ExclusiveCheck.h"
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/plugin/RecordingIgnored.h"
@@ -355,7 +356,7 @@ int CheckFromC(const heapgraph::report::LeakCheckOptions& options, heapgraph_lea
       heapgraph::report::RunExclusiveLeakCheck(options, program_stack_pointer), summary);
   // The report's frees left block addresses on this stack: gone before the program's frames (or
   // the wait of its next check, which a concurrent check scans) are laid over them.
-  heapgraph::scanner::ScrubStackBelow();
+  heapgraph::ScrubStackBelow();
   return result;
 }
 

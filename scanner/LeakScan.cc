@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "heap/platform/StackScrub.h"
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/plugin/RecordingIgnored.h"
 #include "heap/plugin/ScanInterface.h"
@@ -156,12 +157,6 @@ void ReadExplained(const Preparation& prep, ScanResult* result) {
 ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options);
 
 }  // namespace
-
-__attribute__((noinline)) void ScrubStackBelow() {
-  char area[64 * 1024];
-  explicit_bzero(area, sizeof(area));
-  asm volatile("" : : "r"(area) : "memory");
-}
 
 __attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
   ScrubStackBelow();

@@ -82,10 +82,4 @@ struct ScanOptions {
 // Requires libheapgraph.so recording this process (preloaded or linked).
 ScanResult RunLeakScan(const ScanOptions& options);
 
-// Zeroes 64 KiB of stack below the caller's frame. Frames laid down there next would otherwise
-// keep, in their uninitialized slots, values of earlier calls (the allocation hooks' frames hold
-// block addresses), which a scan reads as the program's: RunLeakScan does it first, and a check
-// does it after freeing its report on the program's stack, before returning to the program.
-void ScrubStackBelow();
-
 }  // namespace heapgraph::scanner

@@ -1,18 +1,11 @@
 #include "heap/runtime/CheckCall.h"
 
-#include <string.h>
-
+#include "heap/platform/StackScrub.h"
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/runtime/CheckEntrants.h"
 
 namespace heapgraph::CheckCall {
 namespace {
-
-__attribute__((noinline)) void ScrubStackBelow() {
-  char area[64 * 1024];
-  explicit_bzero(area, sizeof(area));
-  asm volatile("" : : "r"(area) : "memory");
-}
 
 __attribute__((noinline)) bool RunListed(HeapgraphCheckRequest& request, int* result) {
   HeapgraphCheckLeaksFn check = ScanPlugin::CheckLeaks();
