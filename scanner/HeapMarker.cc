@@ -22,9 +22,17 @@ void HeapMarker::ResolveBatch() {
   const size_t n = batch_size_;
   batch_size_ = 0;
   for (size_t k = 0; k < n; ++k) index_.PrefetchEntry(batch_[k]);
-  for (size_t k = 0; k < n; ++k) index_.PrefetchBlock(batch_[k]);
   uint32_t found[kBatch];
   for (size_t k = 0; k < n; ++k) {
+    found[k] = interior_ ? index_.FindWellInside(batch_[k]) : BlockIndex::kUndecided;
+    if (found[k] == BlockIndex::kUndecided) {
+      index_.PrefetchBlock(batch_[k]);
+    } else {
+      __builtin_prefetch(&marks_[found[k]]);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (found[k] != BlockIndex::kUndecided) continue;
     found[k] = Lookup(batch_[k]);
     if (found[k] != BlockIndex::kNotFound) __builtin_prefetch(&marks_[found[k]]);
   }
