@@ -50,7 +50,7 @@ BlockIndex::Region BlockIndex::MakeRegion(uint32_t first_block, uint32_t end_blo
   if (end_block - first_block == 1) return r;  // the block is the region: no table
   uint64_t budget = kTableBytesPerBlock * (end_block - first_block) + live / kLiveBytesPerTableByte;
   r.shift = kGranuleShift;
-  while (r.shift < kMaxGranuleShift && Entries(r) * sizeof(uint32_t) > budget) ++r.shift;
+  while (r.shift < kMaxGranuleShift && Entries(r) * kEntryBytes > budget) ++r.shift;
   return r;
 }
 
@@ -60,9 +60,28 @@ void BlockIndex::FillTable(const Region& r) {
   for (uint64_t g = 0; g < granules; ++g) {
     uint64_t start = r.begin + (g << r.shift);
     while (block < r.end_block && End(blocks_[block]) <= start) ++block;
-    first_.push_back(block);
+    first_.push_back(r.shift == kGranuleShift ? MakeGranule(r, block, start) : Granule{block});
   }
-  first_.push_back(r.end_block);
+  first_.push_back(Granule{r.end_block});
+}
+
+BlockIndex::Granule BlockIndex::MakeGranule(const Region& r, uint32_t block, uint64_t start) const {
+  Granule g{block};
+  auto offset = [start](uint64_t address) {
+    return static_cast<uint8_t>(std::min<uint64_t>(address - start, kFar));
+  };
+  const uint64_t granule_end = start + (uint64_t{1} << kGranuleShift);
+  if (block >= r.end_block) return g;
+  const BlockRange& b = blocks_[block];  // End(b) > start
+  if (b.begin >= granule_end) return g;
+  g.begin0 = b.begin <= start ? 0 : offset(b.begin);
+  g.end0 = offset(End(b));
+  if (block + 1 >= r.end_block) return g;
+  const BlockRange& next = blocks_[block + 1];
+  if (next.begin < End(b) || next.begin >= granule_end) return g;
+  g.begin1 = offset(next.begin);
+  g.end1 = offset(End(next));
+  return g;
 }
 
 uint32_t BlockIndex::SearchCandidates(uint32_t lo, uint32_t hi, const Region& r,

@@ -5,7 +5,10 @@
 // forward scan from there finds the block. Granules are 64 bytes (at most ~3 glibc chunks each);
 // a sparse region gets coarser granules, up to a page, so that its table stays within
 // kTableBytesPerBlock per block plus 1/kLiveBytesPerTableByte of its live bytes.
-// Memory: 4 bytes per 64 bytes of a dense region's span (1/16 byte per heap byte), never more than
+// A 64-byte granule's entry also says where its first block and the one after lie in the granule
+// (FindWellInside), so that the marker resolves most words from the entry's cache line alone,
+// without reading the block array (a second cache miss per word).
+// Memory: 8 bytes per 64 bytes of a dense region's span (1/8 byte per heap byte), never more than
 // the bound above, never less granular than the 4 KiB page.
 // Built once per scan; memory from MmapAllocator. May include heap/ headers only.
 #pragma once
@@ -26,14 +29,17 @@ struct BlockRange {
 class BlockIndex {
  public:
   static constexpr uint32_t kNotFound = UINT32_MAX;
+  static constexpr uint32_t kUndecided = UINT32_MAX - 1;  // FindWellInside: ask Find
   static constexpr uint64_t kRegionGap = 1u << 20;
   static constexpr uint32_t kGranuleShift = 6;      // the finest granule: 64 bytes
   static constexpr uint32_t kMaxGranuleShift = 12;  // the coarsest: a page
-  static constexpr uint64_t kTableBytesPerBlock = 8;
-  // 32, not 8: a table of up to 1/8 of the live bytes took as long to fill (and fault in) as the
-  // marking of a 40,000-block heap (bench/repeated_checks.cc: one check 76 -> 64 ms; the 1M-block
-  // big heap, 3 interleaved runs: CPU 2.25-2.31 s -> 2.13-2.75 s, within its noise).
-  static constexpr uint64_t kLiveBytesPerTableByte = 32;
+  // The bound's granule counts are those of 4-byte entries under 8 bytes a block and 1/32 of the
+  // live bytes (a table of up to 1/8 of the live bytes, counted so, took as long to fill as the
+  // marking of a 40,000-block heap: bench/repeated_checks.cc one check 76 -> 64 ms); entries are
+  // 8 bytes since they carry their granule's block bounds, so the bytes are twice those.
+  static constexpr uint64_t kEntryBytes = 8;
+  static constexpr uint64_t kTableBytesPerBlock = 16;
+  static constexpr uint64_t kLiveBytesPerTableByte = 16;
 
   // `blocks` must be sorted by begin and must not overlap.
   explicit BlockIndex(std::vector<BlockRange, MmapAllocator<BlockRange>> blocks);
@@ -46,6 +52,23 @@ class BlockIndex {
     if (address >= r.end) return kNotFound;
     // A one-block region is exactly its block: [r.begin, r.end).
     return r.shift == 0 ? r.first_block : FindInRegion(r, address);
+  }
+  // The block holding `address` more than 8 bytes before its end, when the granule entry alone
+  // shows it (the granule's first block or the next, in a 64-byte-granule region); else
+  // kUndecided, also for an address in no block. A block so found is Find(address), and `address`
+  // is neither one past its end nor in its last 8 bytes (where glibc's next-chunk header may lie).
+  // Reads only the region list and the entry (PrefetchEntry's line).
+  uint32_t FindWellInside(uint64_t address) const {
+    if (address < lowest_ || address >= highest_) return kUndecided;
+    const Region& r = RegionOf(address);
+    if (address >= r.end || r.shift != kGranuleShift) return kUndecided;
+    const uint64_t granule = (address - r.begin) >> kGranuleShift;
+    const Granule& g = first_[r.first_entry + granule];
+    const uint32_t offset =
+        static_cast<uint32_t>((address - r.begin) & ((1u << kGranuleShift) - 1));
+    if (offset >= g.begin0 && offset + 8 < g.end0) return g.first;
+    if (offset >= g.end0 && offset >= g.begin1 && offset + 8 < g.end1) return g.first + 1;
+    return kUndecided;
   }
   // Index of the block starting exactly at `address`, or kNotFound.
   uint32_t FindStart(uint64_t address) const;
@@ -63,11 +86,12 @@ class BlockIndex {
   // them, then PrefetchBlock on all, then Find, so that their cache misses overlap instead of
   // following one another. Hints only: they never fault and change no result.
   void PrefetchEntry(uint64_t address) const {
-    if (const uint32_t* entry = Entry(address)) __builtin_prefetch(entry);
+    if (const Granule* entry = Entry(address)) __builtin_prefetch(entry);
   }
-  // Requires the entry to have been loaded (PrefetchEntry) for the prefetch to pay off.
+  // Requires the entry to have been loaded (PrefetchEntry) for the prefetch to pay off; needed
+  // only for an address FindWellInside leaves undecided.
   void PrefetchBlock(uint64_t address) const {
-    if (const uint32_t* entry = Entry(address)) __builtin_prefetch(&blocks_[*entry]);
+    if (const Granule* entry = Entry(address)) __builtin_prefetch(&blocks_[entry->first]);
   }
 
   uint32_t size() const { return static_cast<uint32_t>(blocks_.size()); }
@@ -76,9 +100,19 @@ class BlockIndex {
   uint64_t highest() const { return highest_; }
   size_t region_count() const { return regions_.size(); }
   // Bytes of granule tables (for benchmarks and tests of the memory bound).
-  uint64_t table_bytes() const { return first_.size() * sizeof(uint32_t); }
+  uint64_t table_bytes() const { return first_.size() * sizeof(Granule); }
 
  private:
+  // A granule's entry. first: the first block of the region whose end is after the granule's
+  // start. In a 64-byte-granule region, the offsets from the granule's start of that block's
+  // begin (0 if before the granule) and end, and of the next block's (of the same region), each
+  // capped at kFar; kFar for a begin outside the granule, or no such block. Elsewhere all kFar.
+  struct Granule {
+    uint32_t first;
+    uint8_t begin0 = kFar, end0 = kFar, begin1 = kFar, end1 = kFar;
+  };
+  static constexpr uint8_t kFar = 255;  // > 63 + 8: never decides an address on its own
+  static_assert(sizeof(Granule) == kEntryBytes);
   struct Region {
     uint64_t begin;        // start of its first block (regions never overlap)
     uint64_t end;          // end of its last block
@@ -93,6 +127,8 @@ class BlockIndex {
   void CutRegions();
   Region MakeRegion(uint32_t first_block, uint32_t end_block) const;
   void FillTable(const Region& r);
+  // The entry of the granule starting at `start` whose first block is `block`.
+  Granule MakeGranule(const Region& r, uint32_t block, uint64_t start) const;
   // The last region starting at or before `address`; requires lowest_ <= address.
   const Region& RegionOf(uint64_t address) const {
     if (regions_.size() == 1) return regions_[0];
@@ -101,7 +137,7 @@ class BlockIndex {
              1);
   }
   // The granule entry of a table region holding `address`, else nullptr.
-  const uint32_t* Entry(uint64_t address) const {
+  const Granule* Entry(uint64_t address) const {
     if (address < lowest_ || address >= highest_) return nullptr;
     const Region& r = RegionOf(address);
     if (address >= r.end || r.shift == 0) return nullptr;
@@ -112,9 +148,10 @@ class BlockIndex {
   // decides. The scan stops by the region's last block, which ends at r.end > address. With the
   // finest granules it visits at most ~3 glibc chunks; coarser granules binary-search instead.
   uint32_t FindInRegion(const Region& r, uint64_t address) const {
-    const uint32_t* entry = first_.data() + r.first_entry + ((address - r.begin) >> r.shift);
-    if (r.shift != kGranuleShift) return SearchCandidates(entry[0], entry[1], r, address);
-    for (uint32_t i = entry[0];; ++i) {
+    const Granule* entry = first_.data() + r.first_entry + ((address - r.begin) >> r.shift);
+    if (r.shift != kGranuleShift)
+      return SearchCandidates(entry[0].first, entry[1].first, r, address);
+    for (uint32_t i = entry->first;; ++i) {
       const BlockRange& b = blocks_[i];
       if (address < b.begin) return kNotFound;
       if (address < End(b)) return i;
@@ -126,9 +163,10 @@ class BlockIndex {
 
   std::vector<BlockRange, MmapAllocator<BlockRange>> blocks_;
   std::vector<Region, MmapAllocator<Region>> regions_;
-  // For granule g of region r (first_[r.first_entry + g]): the first block of r whose end is after
-  // r.begin + (g << r.shift). One extra entry per region (= r.end_block) closes its last granule.
-  std::vector<uint32_t, MmapAllocator<uint32_t>> first_;
+  // For granule g of region r (first_[r.first_entry + g].first): the first block of r whose end is
+  // after r.begin + (g << r.shift). One extra entry per region (= r.end_block) closes its last
+  // granule.
+  std::vector<Granule, MmapAllocator<Granule>> first_;
   uint64_t lowest_ = UINT64_MAX;
   uint64_t highest_ = 0;
 };

@@ -8,10 +8,11 @@
 // (the untouched bulk of a large calloc). No host malloc (MmapAllocator).
 // Candidate words are resolved in batches of kBatch, stage by stage (granule entries, blocks,
 // mark bytes, marking), with software prefetches between the stages: a lookup is a chain of
-// dependent cache misses, and a batch overlaps the chains of its words. Every Scan* call and
-// Propagate() resolve their whole batch before returning, so marks are final after Propagate().
-// Interior pointers that are exactly glibc's next-chunk header address are ignored (see
-// IsNextChunkHeader).
+// dependent cache misses, and a batch overlaps the chains of its words. A word that its granule
+// entry alone resolves (BlockIndex::FindWellInside, with interior pointers) skips the blocks'
+// stage. Every Scan* call and Propagate() resolve their whole batch before returning, so marks are
+// final after Propagate(). Interior pointers that are exactly glibc's next-chunk header address are
+// ignored (see IsNextChunkHeader).
 //
 // Pointer policy (docs/leak-scan.md): with interior pointers (the default), a word pointing
 // anywhere inside a block, or one past its last byte (a common `end` pointer, as in Boehm GC's
@@ -86,6 +87,8 @@ class HeapMarker {
   bool InRange(uint64_t word) const { return word >= index_.lowest() && word <= index_.highest(); }
   uint32_t Lookup(uint64_t word) const {
     if (!interior_) return index_.FindStart(word);
+    uint32_t inside = index_.FindWellInside(word);  // neither an end nor a chunk header
+    if (inside != BlockIndex::kUndecided) return inside;
     uint32_t block = index_.Find(word);
     if (block == BlockIndex::kNotFound) block = index_.FindEndingAt(word);  // one past the end
     if (block != BlockIndex::kNotFound && IsNextChunkHeader(index_.block(block), word)) {

@@ -22,6 +22,15 @@ uint32_t Naive(const Blocks& blocks, uint64_t a) {
   return static_cast<uint32_t>(after - 1 - blocks.begin());
 }
 
+// FindWellInside decides only addresses of a block more than 8 bytes before its end, and then
+// as Find does.
+void ExpectWellInsideAgrees(const Blocks& blocks, const BlockIndex& index, uint64_t a) {
+  uint32_t inside = index.FindWellInside(a);
+  if (inside == BlockIndex::kUndecided) return;
+  ASSERT_EQ(inside, Naive(blocks, a)) << "address " << a;
+  ASSERT_LT(a + 8, blocks[inside].begin + blocks[inside].size) << "address " << a;
+}
+
 TEST(BlockIndexTest, EmptyIndexFindsNothing) {
   BlockIndex index{Blocks{}};
   EXPECT_EQ(index.Find(0x1000), BlockIndex::kNotFound);
@@ -85,6 +94,7 @@ TEST(BlockIndexTest, AgreesWithNaiveLookupOnRandomHeaps) {
       const BlockRange& b = blocks[rng() % blocks.size()];
       uint64_t a = b.begin + (rng() % (b.size + 64)) - 32;
       ASSERT_EQ(index.Find(a), Naive(blocks, a)) << "address " << a;
+      ExpectWellInsideAgrees(blocks, index, a);
     }
   }
 }
@@ -98,6 +108,7 @@ void ExpectAgreesWithNaive(const Blocks& blocks, const BlockIndex& index, std::m
     for (uint64_t off : offsets) {
       for (uint64_t a : {b.begin + off, b.begin - 1, b.begin + off + 64}) {
         ASSERT_EQ(index.Find(a), Naive(blocks, a)) << "address " << a;
+        ExpectWellInsideAgrees(blocks, index, a);
       }
     }
   }
@@ -116,8 +127,21 @@ TEST(BlockIndexTest, DenseSmallBlocksUseTheFinestGranules) {
     BlockIndex index(blocks);
     uint64_t span = blocks.back().begin + blocks.back().size - blocks.front().begin;
     EXPECT_EQ(index.region_count(), 1u);
-    EXPECT_EQ(index.table_bytes(), ((span - 1) / 64 + 2) * sizeof(uint32_t));
+    EXPECT_EQ(index.table_bytes(), ((span - 1) / 64 + 2) * BlockIndex::kEntryBytes);
     ExpectAgreesWithNaive(blocks, index, rng, 3000);
+  }
+}
+
+// The marker's common case: words pointing at the start of 64-byte blocks in 80-byte glibc chunks
+// are decided by their granule entry alone.
+TEST(BlockIndexTest, StartsOfDenseBlocksAreDecidedWellInside) {
+  Blocks blocks;
+  for (uint64_t i = 0, at = 0x555500000010; i < 1000; ++i, at += 80) blocks.push_back({at, 64});
+  BlockIndex index(blocks);
+  for (uint32_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(index.FindWellInside(blocks[i].begin), i);
+    EXPECT_EQ(index.FindWellInside(blocks[i].begin + 56), BlockIndex::kUndecided);  // last 8 bytes
+    EXPECT_EQ(index.FindWellInside(blocks[i].begin + 64), BlockIndex::kUndecided);  // its end
   }
 }
 
@@ -155,7 +179,8 @@ TEST(BlockIndexTest, SparseRegionsTakeCoarserGranulesWithinTheMemoryBound) {
       BlockIndex::kTableBytesPerBlock * blocks.size() + live / BlockIndex::kLiveBytesPerTableByte;
   EXPECT_LE(index.table_bytes(), budget);
   uint64_t span = blocks.back().begin + blocks.back().size - blocks.front().begin;
-  EXPECT_LT(index.table_bytes(), (span / 64) * sizeof(uint32_t) / 8);  // far coarser than 64 B
+  EXPECT_LT(index.table_bytes(),
+            (span / 64) * BlockIndex::kEntryBytes / 8);  // far coarser than 64 B
   ExpectAgreesWithNaive(blocks, index, rng, 3000);
 }
 
