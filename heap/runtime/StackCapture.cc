@@ -126,8 +126,33 @@ int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t 
   }
 }
 
+// The stack pointer of the outermost frame above `from` (whose return address is the last one a
+// walk stored), by the same rules and checks as WalkByRules, nothing stored; 0 when the frames
+// do not reach one (a frame needs libunwind, or more than kMaxClimb frames).
+uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t limit) {
+  constexpr int kMaxClimb = 1024;
+  uintptr_t ip = from.ip, sp = from.sp, fp = from.fp;
+  for (int steps = 0; steps < kMaxClimb; ++steps) {
+    UnwindRuleCache::Packed rule;
+    if (!rule_cache.Find(ip, generation, &rule)) rule = ReadRule(ip, generation);
+    if (!rule.simple()) return rule.end() ? sp : 0;
+    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+    if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return 0;
+    ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
+    if (rule.rbp_saved()) {
+      uintptr_t slot = cfa - rule.rbp_depth();
+      if (slot < sp) return 0;
+      fp = *reinterpret_cast<const uintptr_t*>(slot);
+    }
+    sp = cfa;
+    if (ip == 0) return 0;
+  }
+  return 0;
+}
+
 // The rule walk from (ip, sp, fp), through the thread's memo when it has one, it is on and no
-// other walk of the thread is in progress.
+// other walk of the thread is in progress. A walk cut at `size` frames from a stack the memo has
+// not proven its own climbs on to the outermost frame (not every time: WalkMemo::MayClimb).
 int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, WalkMemo* memo) {
   uint32_t generation = rule_cache.Generation();
   bool ended = false;
@@ -137,7 +162,14 @@ int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, Wal
   }
   WalkMemo::Pass pass(*memo, generation);
   int n = WalkByRules(out, size, ip, sp, fp, generation, pass, &ended);
-  if (n > 0) pass.Commit(n, sp, ended, &t_in_unwinder);
+  if (n > 0) {
+    const WalkMemo::Frame& last = pass.Last(n);
+    uintptr_t end_sp = ended ? last.sp : 0;
+    if (!ended && !pass.Covered(sp, last.sp) && memo->MayClimb()) {
+      end_sp = ClimbToEnd(last, generation, sp + kMaxStackSpan);
+    }
+    pass.Commit(n, sp, end_sp, &t_in_unwinder);
+  }
   memo->Leave();
   return n;
 }

@@ -15,6 +15,13 @@ bool WalkMemo::Pass::Unchanged(const Frame* frames, int steps) {
   return changed == 0;
 }
 
+void WalkMemo::Pass::NoteUnproven() {
+  uint32_t backoff = memo_.climb_backoff_;
+  backoff = backoff == 0 ? 2 : (backoff >= kMaxClimbWait ? kMaxClimbWait : backoff * 2);
+  memo_.climb_backoff_ = backoff;
+  if (memo_.climb_wait_ == 0) memo_.climb_wait_ = backoff;
+}
+
 int WalkMemo::Pass::Splice(int n, int room, uintptr_t limit, uintptr_t* ip, uintptr_t* sp,
                            uintptr_t* fp, uintptr_t* out) {
   int m = cursor_;
@@ -36,13 +43,15 @@ int WalkMemo::Pass::Splice(int n, int room, uintptr_t limit, uintptr_t* ip, uint
   return count;
 }
 
-void WalkMemo::Pass::Commit(int count, uintptr_t start_sp, bool ended, const void* anchor) {
-  uintptr_t last_sp = next_[count - 1].sp;  // the last frame is always stepped, never spliced
-  if (ended) memo_.home_.Prove(start_sp, last_sp, anchor);
+void WalkMemo::Pass::Commit(int count, uintptr_t start_sp, uintptr_t end_sp, const void* anchor) {
+  uintptr_t last_sp = Last(count).sp;
+  if (end_sp != 0) memo_.home_.Prove(start_sp, end_sp, anchor);
   if (!memo_.home_.Covers(start_sp, last_sp)) {
     memo_.count_ = 0;
+    NoteUnproven();
     return;
   }
+  memo_.climb_backoff_ = 0;
   if (shared_end_ != 0) {  // the shared frames stay where they are; the others join them
     memcpy(prev_, next_, shared_begin_ * sizeof(Frame));
     memcpy(prev_ + shared_end_, next_ + shared_end_, (count - shared_end_) * sizeof(Frame));

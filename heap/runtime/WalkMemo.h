@@ -44,12 +44,24 @@ class WalkMemo {
     busy_ = false;
   }
 
+  // Whether a walk cut at its size may climb on to the outermost frame to prove its stack (a
+  // full walk of the rest): after a climb that proved nothing the thread waits 2, 4, ... up to
+  // kMaxClimbWait walks before the next (coroutine stacks, JIT frames never prove anything).
+  bool MayClimb() {
+    if (climb_wait_ == 0) return true;
+    --climb_wait_;
+    return false;
+  }
+  static constexpr uint32_t kMaxClimbWait = 1024;
+
   class Pass;
 
  private:
   Frame frames_[2][kMaxFrames];
   HomeStack home_;
-  uint32_t generation_;  // 0: empty (UnwindRuleCache generations start at 1)
+  uint32_t climb_wait_;     // walks left before the next climb
+  uint32_t climb_backoff_;  // the wait after the next climb that proves nothing
+  uint32_t generation_;     // 0: empty (UnwindRuleCache generations start at 1)
   int count_;
   int current_;
   bool busy_;
@@ -82,13 +94,22 @@ class WalkMemo::Pass {
     return Splice(n, room, limit, ip, sp, fp, out);
   }
 
-  // The walk succeeded with `count` frames, from stack pointer `start_sp`; `ended`: at the
-  // outermost frame. Keeps it when it lies in the proven part of the thread's own stack.
-  void Commit(int count, uintptr_t start_sp, bool ended, const void* anchor);
+  // The last frame of a walk of `count` frames (always recorded, never spliced).
+  const Frame& Last(int count) const { return next_[count - 1]; }
+  // True when [start_sp, last_sp] lies in the proven part of the thread's own stack.
+  bool Covered(uintptr_t start_sp, uintptr_t last_sp) const {
+    return memo_.home_.Covers(start_sp, last_sp);
+  }
+  // The walk succeeded with `count` frames, from stack pointer `start_sp`; `end_sp`: the stack
+  // pointer of its outermost frame when the walk or a climb reached it, else 0. Keeps the walk
+  // when it lies in the proven part of the thread's own stack.
+  void Commit(int count, uintptr_t start_sp, uintptr_t end_sp, const void* anchor);
 
  private:
   int Splice(int n, int room, uintptr_t limit, uintptr_t* ip, uintptr_t* sp, uintptr_t* fp,
              uintptr_t* out);
+  // A walk that could not be kept: the next climb waits longer.
+  void NoteUnproven();
   // True when the words read by the steps from frames[0] to frames[steps] are unchanged.
   static bool Unchanged(const Frame* frames, int steps);
 
