@@ -7,6 +7,8 @@
 //                             libc's)
 //   BM_Capture/<frames>       heapgraph::StackCapture::Capture(depth 32), i.e. unw_backtrace plus
 //                             the own-frame skip
+//   BM_CaptureMemo/<frames>   the same with the thread's WalkMemo (the recorder's default): the
+//                             same stack every time, so the memo's best case
 //   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
 //   BM_FramePointerWalk/<frames> following saved frame pointers — only valid in code built with
 //                             -fno-omit-frame-pointer (the chain here is compiled with it), shown
@@ -23,10 +25,13 @@
 #include <utility>
 
 #include "heap/runtime/StackCapture.h"
+#include "heap/runtime/WalkMemo.h"
 
 namespace {
 
-enum class Method { kUnw, kCapture, kGlibc, kFramePointer };
+enum class Method { kUnw, kCapture, kCaptureMemo, kGlibc, kFramePointer };
+// The benchmark thread's memo of its last walk (BM_CaptureMemo), in static TLS like the recorder's.
+__thread heapgraph::WalkMemo t_bench_memo __attribute__((tls_model("initial-exec")));
 
 struct Context {
   benchmark::State* state;
@@ -64,6 +69,12 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void Leaf(Context& 
     case Method::kCapture:
       for (auto _ : *c.state) {
         n = int(heapgraph::StackCapture::Capture(frames, 32));
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kCaptureMemo:
+      for (auto _ : *c.state) {
+        n = int(heapgraph::StackCapture::Capture(frames, 32, &t_bench_memo));
         benchmark::DoNotOptimize(frames);
       }
       break;
@@ -141,6 +152,9 @@ void BM_UnwBacktrace(benchmark::State& state) {
 void BM_Capture(benchmark::State& state) {
   Run(state, Method::kCapture);
 }
+void BM_CaptureMemo(benchmark::State& state) {
+  Run(state, Method::kCaptureMemo);
+}
 void BM_GlibcBacktrace(benchmark::State& state) {
   Run(state, Method::kGlibc);
 }
@@ -150,6 +164,7 @@ void BM_FramePointerWalk(benchmark::State& state) {
 
 BENCHMARK(BM_UnwBacktrace)->Arg(0)->Arg(4)->Arg(8)->Arg(16)->Arg(24)->Arg(32)->Arg(48);
 BENCHMARK(BM_Capture)->Arg(0)->Arg(8)->Arg(24);
+BENCHMARK(BM_CaptureMemo)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_FramePointerWalk)->Arg(0)->Arg(8)->Arg(24)->Arg(48);
 

@@ -31,6 +31,7 @@
 #include "heap/runtime/SampledAddressFilter.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/UnwinderMappings.h"
+#include "heap/runtime/WalkMemo.h"
 #include "heap/session/FatalSignalHandler.h"
 #include "heap/session/SessionFile.h"
 #include "heap/session/SessionMonitor.h"
@@ -112,6 +113,9 @@ struct ThreadState {
   uint64_t seq_end;
   // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
   AllocationSampler sampler;
+  // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
+  // addresses, kept out of the leak scan's roots with the rest of this state.
+  WalkMemo walk_memo;
   StackCacheEntry stack_cache[kStackCacheEntries];
 };
 
@@ -276,7 +280,7 @@ void Initialize() {
     return;
   }
   g.depth.store(g.config.depth, std::memory_order_relaxed);
-  StackCapture::Initialize(g.config.unwind_rules);
+  StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
   FindOwnCode();
@@ -356,7 +360,8 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
 template <typename Tree>
 void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool insert = true) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
-  uint32_t depth = StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed));
+  uint32_t depth =
+      StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed), &t_state.walk_memo);
   BlockRecord block;
   block.address = reinterpret_cast<uintptr_t>(address);
   block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;

@@ -9,6 +9,7 @@
 #include "heap/platform/EhFrameRules.h"
 #include "heap/platform/LoadedObject.h"
 #include "heap/runtime/UnwindRuleCache.h"
+#include "heap/runtime/WalkMemo.h"
 
 // libunwind's dl_iterate_phdr callback (dwarf_callback in src/dwarf/Gfind_proc_info-lsb.c) gets a
 // struct dwarf_callback_data whose first member is the address being looked up, in every release
@@ -69,6 +70,7 @@ bool InUnwinderCode(uintptr_t address) {
 // The rule walk (WalkByRules): rules of return addresses, filled from .eh_frame on a miss.
 UnwindRuleCache rule_cache;
 bool rules_enabled = false;
+bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 // No walk reads further than this above the stack pointer it started from.
 constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
 
@@ -79,33 +81,97 @@ __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_addr
   return rule_cache.Store(return_address, generation, rule);
 }
 
+// A walk without a memo (WalkMemo::Pass's interface, all no-ops).
+struct NoMemo {
+  void Record(int, uintptr_t, uintptr_t, uintptr_t) {}
+  void RecordRbpSlot(int, uintptr_t) {}
+  int Reuse(int, int, uintptr_t, uintptr_t*, uintptr_t*, uintptr_t*, uintptr_t*) { return 0; }
+};
+
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
-// pointer `fp` on, by cached rules; -1 when a frame needs libunwind (no FDE, a signal frame, a
-// rule the cache does not hold) or the frames do not climb the stack (CFA above the previous
-// one, within kMaxStackSpan of the first), so that libunwind takes the whole capture.
-int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp) {
-  uint32_t generation = rule_cache.Generation();
+// pointer `fp` on, by cached rules of `generation`; -1 when a frame needs libunwind (no FDE, a
+// signal frame, a rule the cache does not hold) or the frames do not climb the stack (CFA above
+// the previous one, within kMaxStackSpan of the first), so that libunwind takes the whole capture.
+// *ended: the walk stopped at the outermost frame. `memo` records each frame and may supply the
+// frames above one the last walk also passed (WalkMemo).
+template <typename Memo>
+int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp,
+                uint32_t generation, Memo& memo, bool* ended) {
   uintptr_t limit = sp + kMaxStackSpan;
   int n = 0;
   for (;;) {
+    n += memo.Reuse(n, size - n, limit, &ip, &sp, &fp, out);
+    memo.Record(n, ip, sp, fp);
     out[n++] = ip;
     if (n == size) return n;
     UnwindRuleCache::Packed rule;
     if (__builtin_expect(!rule_cache.Find(ip, generation, &rule), 0)) {
       rule = ReadRule(ip, generation);
     }
-    if (!rule.simple()) return rule.end() ? n : -1;
+    if (!rule.simple()) {
+      *ended = rule.end();
+      return rule.end() ? n : -1;
+    }
     uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
     if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return -1;
     ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
     if (rule.rbp_saved()) {
       uintptr_t slot = cfa - rule.rbp_depth();
       if (slot < sp) return -1;
+      memo.RecordRbpSlot(n - 1, slot);
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }
     sp = cfa;
     if (ip == 0) return -1;
   }
+}
+
+// The stack pointer of the outermost frame above `from` (whose return address is the last one a
+// walk stored), by the same rules and checks as WalkByRules, nothing stored; 0 when the frames
+// do not reach one (a frame needs libunwind, or more than kMaxClimb frames).
+uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t limit) {
+  constexpr int kMaxClimb = 1024;
+  uintptr_t ip = from.ip, sp = from.sp, fp = from.fp;
+  for (int steps = 0; steps < kMaxClimb; ++steps) {
+    UnwindRuleCache::Packed rule;
+    if (!rule_cache.Find(ip, generation, &rule)) rule = ReadRule(ip, generation);
+    if (!rule.simple()) return rule.end() ? sp : 0;
+    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+    if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return 0;
+    ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
+    if (rule.rbp_saved()) {
+      uintptr_t slot = cfa - rule.rbp_depth();
+      if (slot < sp) return 0;
+      fp = *reinterpret_cast<const uintptr_t*>(slot);
+    }
+    sp = cfa;
+    if (ip == 0) return 0;
+  }
+  return 0;
+}
+
+// The rule walk from (ip, sp, fp), through the thread's memo when it has one, it is on and no
+// other walk of the thread is in progress. A walk cut at `size` frames from a stack the memo has
+// not proven its own climbs on to the outermost frame (not every time: WalkMemo::MayClimb).
+int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, WalkMemo* memo) {
+  uint32_t generation = rule_cache.Generation();
+  bool ended = false;
+  if (memo == nullptr || !memo_enabled || size > WalkMemo::kMaxFrames || !memo->Enter()) {
+    NoMemo none;
+    return WalkByRules(out, size, ip, sp, fp, generation, none, &ended);
+  }
+  WalkMemo::Pass pass(*memo, generation);
+  int n = WalkByRules(out, size, ip, sp, fp, generation, pass, &ended);
+  if (n > 0) {
+    const WalkMemo::Frame& last = pass.Last(n);
+    uintptr_t end_sp = ended ? last.sp : 0;
+    if (!ended && !pass.Covered(sp, last.sp) && memo->MayClimb()) {
+      end_sp = ClimbToEnd(last, generation, sp + kMaxStackSpan);
+    }
+    pass.Commit(n, sp, end_sp, &t_in_unwinder);
+  }
+  memo->Leave();
+  return n;
 }
 
 // Heapgraph's own frames at the top of the stack, stepped by frame pointer (every function of
@@ -150,8 +216,9 @@ void StackCapture::SetOwnCode(uintptr_t begin, uintptr_t end) {
   own_end = end;
 }
 
-void StackCapture::Initialize(bool unwind_by_rules) {
+void StackCapture::Initialize(bool unwind_by_rules, bool memo) {
   rules_enabled = unwind_by_rules && rule_cache.Initialize();
+  memo_enabled = memo;
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   auto unwinder = reinterpret_cast<uintptr_t>(&unw_backtrace);
   LoadedObject object;
@@ -205,7 +272,8 @@ bool StackCapture::IsUnwinderCall(uintptr_t return_address) {
 
 // Never inlined, and built with frame pointers (HEAPGRAPH_CORE_FLAGS): its frame pointer gives its
 // caller's stack pointer and frame pointer, where the rule walk starts.
-__attribute__((noinline)) uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth) {
+__attribute__((noinline)) uint32_t StackCapture::Capture(uintptr_t* out, uint32_t max_depth,
+                                                         WalkMemo* memo) {
   if (max_depth == 0) return 0;
   int size = static_cast<int>(max_depth + kMaxOwnFrames);
   int n = -1;
@@ -213,9 +281,9 @@ __attribute__((noinline)) uint32_t StackCapture::Capture(uintptr_t* out, uint32_
     const auto* frame = static_cast<const uintptr_t*>(__builtin_frame_address(0));
     uintptr_t ip = frame[1], sp = reinterpret_cast<uintptr_t>(frame + 2), fp = frame[0];
     if (StepOwnFrames(&ip, &sp, &fp)) {
-      n = WalkByRules(out, static_cast<int>(max_depth), ip, sp, fp);  // no own frame to skip
+      n = Walk(out, static_cast<int>(max_depth), ip, sp, fp, memo);  // no own frame to skip
     } else {
-      n = WalkByRules(out, size, frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0]);
+      n = Walk(out, size, frame[1], reinterpret_cast<uintptr_t>(frame + 2), frame[0], memo);
     }
   }
   if (n < 0) n = LibunwindBacktrace(out, size);

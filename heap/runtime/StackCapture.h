@@ -23,6 +23,8 @@
 
 namespace heapgraph {
 
+class WalkMemo;
+
 namespace StackCapture {
 
 inline constexpr uint32_t kMaxOwnFrames = 4;  // Capture, the recorder entry, the hook, slack
@@ -34,7 +36,9 @@ void SetOwnCode(uintptr_t begin, uintptr_t end);
 // cache behind a mutex instead) and finds libunwind's code; call once before the first capture.
 // unwind_by_rules (option unwind_rules): walk by cached .eh_frame rules, libunwind only for the
 // stacks they cannot describe; false: libunwind for every stack (the behaviour before issue 14).
-void Initialize(bool unwind_by_rules = true);
+// memo (option unwind_memo): a walk may take the frames above one its thread's last walk also
+// passed from that thread's WalkMemo, after checking the stack words that walk read.
+void Initialize(bool unwind_by_rules = true, bool memo = true);
 // The rule walk's table mapping (UnwindRuleCache), for the registry of the unwinder's own
 // mappings (UnwinderMappings: no leak-scan root); false when the walk is off.
 bool RuleTable(uintptr_t* begin, uintptr_t* end);
@@ -72,8 +76,9 @@ void ForgetRuleWalkRules();
 bool IsUnwinderCall(uintptr_t return_address);
 
 // Return addresses of the calling thread, innermost first, own frames skipped. `out` must hold
-// max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth).
-uint32_t Capture(uintptr_t* out, uint32_t max_depth);
+// max_depth + kMaxOwnFrames entries. Returns the number of frames stored (<= max_depth). `memo`:
+// the calling thread's own WalkMemo (in its static TLS, zero-initialized), or null.
+uint32_t Capture(uintptr_t* out, uint32_t max_depth, WalkMemo* memo = nullptr);
 
 // A dl_iterate_phdr call made by libunwind inside Capture on this thread (`callback` lies in
 // libunwind's code): calls `callback` once, for the loaded object containing the address libunwind

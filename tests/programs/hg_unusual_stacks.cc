@@ -17,6 +17,7 @@
 //                   allocates through glibc (strdup) and nested calls, then exits; prints
 //                   "child <pid>" for each (exit status 0 only if every child's was)
 //   reload_threads A B   reload A B 20 times while a second thread allocates
+//   memo_top        the same innermost frames at the same stack pointers under alternating callers
 //   reload A B      dlopen A, call HgUnwindAllocate, dlclose; the same with B; prints
 //                   "base_a <addr>" and "base_b <addr>" (equal when B took A's place)
 #include <pthread.h>
@@ -122,6 +123,40 @@ int ThreadExitMode() {
     if (pthread_create(&thread, nullptr, &ExitingThread, nullptr) != 0) return 1;
     pthread_join(thread, nullptr);
   }
+  return 0;
+}
+
+// ---- memo_top -----------------------------------------------------------------------------------
+
+// The same innermost frames at the same stack pointers under alternating callers: a walk's top
+// state equals the last walk's, the words above it do not (WalkMemo must check them).
+constexpr int kMemoTopRounds = 4000;
+
+__attribute__((noinline)) void MemoTopLeaf(int round) {
+  AllocateOne(24 + (round & 7));
+}
+
+__attribute__((noinline)) void MemoTopPathA(int round) {
+  MemoTopLeaf(round);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void MemoTopPathB(int round) {
+  MemoTopLeaf(round);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void MemoTopOuter(int round) {
+  if ((round / 3) & 1) {
+    MemoTopPathA(round);
+  } else {
+    MemoTopPathB(round);
+  }
+  asm volatile("" ::: "memory");
+}
+
+int MemoTopMode() {
+  for (int round = 0; round < kMemoTopRounds; ++round) MemoTopOuter(round);
   return 0;
 }
 
@@ -301,6 +336,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "signal_altstack") == 0) status = SignalMode(true);
   if (strcmp(argv[1], "thread_exit") == 0) status = ThreadExitMode();
   if (strcmp(argv[1], "coroutine") == 0) status = CoroutineMode();
+  if (strcmp(argv[1], "memo_top") == 0) status = MemoTopMode();
   if (strcmp(argv[1], "jit") == 0) status = JitMode(false);
   if (strcmp(argv[1], "jit_fp") == 0) status = JitMode(true);
   if (strcmp(argv[1], "fork") == 0) status = ForkMode();

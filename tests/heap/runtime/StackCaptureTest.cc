@@ -11,11 +11,15 @@
 #include <vector>
 
 #include "heap/runtime/StackCapture.h"
+#include "heap/runtime/WalkMemo.h"
 
 namespace heapgraph {
 namespace {
 
 constexpr uint32_t kDepth = 64;
+// The memo CaptureBoth passes (null: none); a thread's own, in static TLS like the recorder's.
+WalkMemo* capture_memo = nullptr;
+thread_local WalkMemo capture_test_memo;
 
 struct Both {
   std::vector<uintptr_t> captured;
@@ -26,7 +30,7 @@ struct Both {
 // libunwind's list holds it too (after its own frames, if any).
 __attribute__((noinline)) Both CaptureBoth() {
   uintptr_t frames[kDepth + StackCapture::kMaxOwnFrames];
-  uint32_t n = StackCapture::Capture(frames, kDepth);
+  uint32_t n = StackCapture::Capture(frames, kDepth, capture_memo);
   void* reference[kDepth + 8];
   int m = unw_backtrace(reference, kDepth + 8);
   asm volatile("" ::: "memory");
@@ -69,6 +73,20 @@ class StackCaptureTest : public testing::Test {
     StackCapture::SetOwnCode(0, 0);
   }
 };
+
+// With the thread's memo (WalkMemo): repeated and changing stacks, then a walk entered while
+// another is in progress (as in a signal handler), which must neither use nor change the memo.
+TEST_F(StackCaptureTest, MemoWalkGivesLibunwindsFrames) {
+  capture_memo = &capture_test_memo;
+  for (int round = 0; round < 3; ++round) {
+    for (int depth : {0, 5, 20, 5, 5, 0}) ExpectSameCallers(Chain(depth));
+  }
+  ASSERT_TRUE(capture_test_memo.Enter());
+  ExpectSameCallers(Chain(7));
+  capture_test_memo.Leave();
+  ExpectSameCallers(Chain(5));
+  capture_memo = nullptr;
+}
 
 TEST_F(StackCaptureTest, RuleWalkGivesLibunwindsFrames) {
   for (int depth : {0, 5, 20}) ExpectSameCallers(Chain(depth));

@@ -392,6 +392,14 @@ TEST_F(StackOracleTest, CoroutineStacksEqualTheReferenceUnwind) {
   Expect("coroutine", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"coroutine"}, 1), 2000);
 }
 
+// The memo of the last walk (WalkMemo): the innermost frames repeat at the same stack pointers
+// while the callers above them alternate; with the memo off, the same stacks.
+TEST_F(StackOracleTest, MemoStacksBelowAnUnchangedTopEqualTheReferenceUnwind) {
+  Expect("memo_top", RunAndCompare(ProgramPath("hg_unusual_stacks"), {"memo_top"}, 1), 2000);
+  Expect("memo_top unwind_memo=0",
+         RunAndCompare(ProgramPath("hg_unusual_stacks"), {"memo_top"}, 1, "unwind_memo=0"), 2000);
+}
+
 // JIT-like code without unwind info whose rbp points at an unmapped page: the walk stops at the
 // JIT frame like the reference's (the JIT frame recorded), no crash.
 TEST_F(StackOracleTest, JitCodeWithoutUnwindInfoEndsTheStack) {
