@@ -77,16 +77,23 @@ TEST(LockWaitTest, TheFastPathIsNotTimed) {
   EXPECT_EQ(window.waiting.load(), 0u);
 }
 
+// Longest(window), while another thread ends the wait `began` 5 ms from now: Longest returns once
+// that wait has ended.
+double LongestWhileAWaitEndsIn5Ms(LockWaitWindow& window, uint64_t began) {
+  std::thread ender([began] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    LockWait::End(began);
+  });
+  double longest = LockWait::Longest(window, kSettleMs);
+  ender.join();
+  return longest;
+}
+
 TEST(LockWaitTest, LongestWaitsForAWaiterStillInsideItsWait) {
   LockWaitWindow& window = LockWait::Window();
   LockWait::Open(window);
   const uint64_t began = LockWait::Begin();
-  std::thread ender([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    LockWait::End(began);
-  });
-  double longest = LockWait::Longest(window, kSettleMs);  // returns once the wait has ended
-  ender.join();
+  double longest = LongestWhileAWaitEndsIn5Ms(window, began);
   EXPECT_GE(longest, 5.0);
 }
 
@@ -111,12 +118,7 @@ TEST(LockWaitTest, AWaitBegunBeforeTheCloseIsAwaited) {
   LockWait::Open(window);
   const uint64_t began = LockWait::Begin();
   LockWait::Close(window);
-  std::thread ender([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    LockWait::End(began);
-  });
-  double longest = LockWait::Longest(window, kSettleMs);  // returns once the wait has ended
-  ender.join();
+  double longest = LongestWhileAWaitEndsIn5Ms(window, began);
   EXPECT_GE(longest, 5.0);
   EXPECT_LE(window.pending_at_close.load(), 0);
 }
