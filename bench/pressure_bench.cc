@@ -64,7 +64,7 @@ Heap& TheHeap() {
 
 void BM_Poll(benchmark::State& state) {
   heapgraph::MemoryLimit limit;
-  limit.Discover(uint64_t{1} << 40, 0);
+  limit.Discover(uint64_t{1} << 40);
   for (auto _ : state) {
     heapgraph::MemoryReading r = limit.Read();
     benchmark::DoNotOptimize(limit.Percent(r));

@@ -112,28 +112,34 @@ bool MemoryLimit::FindCgroup() {
   return false;
 }
 
-void MemoryLimit::ArmPsi(uint64_t stall_us, uint64_t window_us) {
+bool MemoryLimit::PressureTriggerPossible() const {
+  if (cgroup_fd_ >= 0 && faccessat(cgroup_fd_, "memory.pressure", W_OK, 0) == 0) return true;
+  return access("/proc/pressure/memory", W_OK) == 0;
+}
+
+bool MemoryLimit::ArmPressureTrigger(uint64_t stall_us, uint64_t window_us) {
+  if (psi_fd_ >= 0) return true;
   int fd = -1;
   if (cgroup_fd_ >= 0) fd = openat(cgroup_fd_, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return false;
   char trigger[64];
   int length = snprintf(trigger, sizeof(trigger), "some %llu %llu",
                         static_cast<unsigned long long>(stall_us),
                         static_cast<unsigned long long>(window_us));
   if (write(fd, trigger, static_cast<size_t>(length) + 1) < 0) {
     close(fd);
-    return;
+    return false;
   }
   psi_fd_ = fd;
   sources_ |= kPsi;
+  return true;
 }
 
-void MemoryLimit::Discover(uint64_t configured, uint64_t psi_stall_us, uint64_t psi_window_us) {
+void MemoryLimit::Discover(uint64_t configured) {
   configured_ = configured;
   sources_ = kRss;
   if (FindCgroup()) sources_ |= kCgroup;
-  if (psi_stall_us != 0) ArmPsi(psi_stall_us, psi_window_us);
 }
 
 MemoryReading MemoryLimit::Read() const {

@@ -28,10 +28,15 @@ class MemoryLimit {
   MemoryLimit(const MemoryLimit&) = delete;
   MemoryLimit& operator=(const MemoryLimit&) = delete;
 
-  // Finds the sources. `configured` is the RSS limit in bytes (0: none). `psi_stall_us` per
-  // `psi_window_us` arms the PSI trigger (0: no trigger).
-  void Discover(uint64_t configured, uint64_t psi_stall_us = 150000,
-                uint64_t psi_window_us = 2000000);
+  // Finds the RSS and cgroup sources. `configured` is the RSS limit in bytes (0: none). Opens
+  // no PSI trigger: a trigger's descriptor costs its process a kernel RCU grace period (10-20 ms)
+  // when it is closed, at exit too, so only a watcher that runs arms one (ArmPressureTrigger).
+  void Discover(uint64_t configured);
+  // Arms the PSI trigger: `stall_us` of memory stall within `window_us`. True (and kPsi in
+  // sources()) once armed; false where the kernel has no PSI or it cannot be written here.
+  bool ArmPressureTrigger(uint64_t stall_us = 150000, uint64_t window_us = 2000000);
+  // Whether ArmPressureTrigger would find a PSI file it may write (opens nothing).
+  bool PressureTriggerPossible() const;
 
   MemoryReading Read() const;
   // Usage in percent of the nearest limit: the larger of rss / configured and
@@ -53,7 +58,6 @@ class MemoryLimit {
 
  private:
   bool FindCgroup();
-  void ArmPsi(uint64_t stall_us, uint64_t window_us);
 
   uint64_t configured_ = 0;
   uint32_t sources_ = 0;

@@ -80,7 +80,9 @@ bool PressureWatcher::OpenFile() {
   h.record_size = sizeof(format::PressureRecord);
   h.category_size = sizeof(format::CategoryTotal);
   h.configured_limit = config_.memory_limit;
-  h.sources = limit_.sources();
+  // PSI is armed after kPsiDelayMs: the header names it when it can be.
+  h.sources =
+      limit_.sources() | (limit_.PressureTriggerPossible() ? uint32_t{MemoryLimit::kPsi} : 0u);
   h.watermark_count = config_.watermark_count;
   memcpy(h.watermarks, config_.watermarks, sizeof(h.watermarks));
   h.sample_mean = config_.sample_mean;
@@ -97,7 +99,16 @@ void* PressureWatcher::Main(void* self) {
 
 void PressureWatcher::Loop() {
   start_ns_ = Now(CLOCK_MONOTONIC);
-  while (file_.fd() >= 0) Check(Wait());
+  while (file_.fd() >= 0) {
+    ArmPsiWhenDue();
+    Check(Wait());
+  }
+}
+
+void PressureWatcher::ArmPsiWhenDue() {
+  if (psi_tried_ || Now(CLOCK_MONOTONIC) - start_ns_ < kPsiDelayMs * 1000000ull) return;
+  psi_tried_ = true;
+  limit_.ArmPressureTrigger();
 }
 
 uint32_t PressureWatcher::Wait() {

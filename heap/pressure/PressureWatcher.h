@@ -5,7 +5,9 @@
 // current/limit and OOM counters, live blocks/bytes), the category totals of the live blocks
 // (CategoryTotals), and refreshes the `types` file (type names read from live blocks now, by
 // libheapgraph_scan.so's heapgraph_internal_refresh_types). A watermark re-arms when usage falls
-// kRearmPercent below it. Started by the recorder's constructor; not in forked children.
+// kRearmPercent below it. Started by the recorder's constructor; not in forked children. The PSI
+// trigger is armed once the watcher has run kPsiDelayMs (polls only before): closing a trigger
+// costs a kernel RCU grace period, which a short-lived process would pay at exit for nothing.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ namespace heapgraph {
 class PressureWatcher {
  public:
   static constexpr uint32_t kRearmPercent = 10;
+  static constexpr uint64_t kPsiDelayMs = 1000;
 
   struct Recording {
     int dir_fd;
@@ -39,6 +42,8 @@ class PressureWatcher {
   PressureWatcher(const Config& config, const Recording& recording);
   static void* Main(void* self);
   void Loop();
+  // Arms the PSI trigger, once, when the watcher has run kPsiDelayMs.
+  void ArmPsiWhenDue();
   // Sleeps until the next poll; returns the trigger that woke it.
   uint32_t Wait();
   // Handles one reading: fires every armed watermark at or below `percent`, re-arms the others.
@@ -56,6 +61,7 @@ class PressureWatcher {
   HighDescriptor file_;  // the pressure file; abandoned (thread ends) once the host took it
   bool armed_[format::kMaxWatermarks] = {};
   uint64_t start_ns_ = 0;
+  bool psi_tried_ = false;
 };
 
 }  // namespace heapgraph

@@ -41,7 +41,7 @@ TEST(MemoryLimitTest, ParsesMemoryEvents) {
 
 TEST(MemoryLimitTest, ReadsThisProcessRssAgainstAConfiguredLimit) {
   MemoryLimit limit;
-  limit.Discover(uint64_t{1} << 40, 0);
+  limit.Discover(uint64_t{1} << 40);
   EXPECT_TRUE(limit.HasLimit());
   EXPECT_NE(limit.sources() & MemoryLimit::kRss, 0u);
   std::vector<char> touched(64 << 20, 1);  // RSS of at least 64 MiB
@@ -49,7 +49,7 @@ TEST(MemoryLimitTest, ReadsThisProcessRssAgainstAConfiguredLimit) {
   EXPECT_GE(r.rss, uint64_t{64} << 20);
   EXPECT_EQ(limit.Percent(r), 0u) << "64 MiB of 1 TiB";
   MemoryLimit tight;
-  tight.Discover(r.rss / 2, 0);
+  tight.Discover(r.rss / 2);
   EXPECT_GE(tight.Percent(tight.Read()), 150u);
   EXPECT_EQ(tight.EffectiveLimit(r), r.rss / 2);
   EXPECT_EQ(touched[12345], 1);
@@ -57,7 +57,7 @@ TEST(MemoryLimitTest, ReadsThisProcessRssAgainstAConfiguredLimit) {
 
 TEST(MemoryLimitTest, ReadsTheCgroupV2MemoryFilesWhereTheMachineHasThem) {
   MemoryLimit limit;
-  limit.Discover(0, 0);
+  limit.Discover(0);
   if ((limit.sources() & MemoryLimit::kCgroup) == 0) {
     GTEST_SKIP() << "this process is in no cgroup v2 with a memory controller (cgroup v1 or "
                     "hybrid hierarchy, or memory not enabled in cgroup.subtree_control)";
@@ -74,10 +74,15 @@ TEST(MemoryLimitTest, ArmsAPsiTriggerWhereTheKernelHasPsi) {
   }
   MemoryLimit limit;
   limit.Discover(uint64_t{1} << 30);
-  if ((limit.sources() & MemoryLimit::kPsi) == 0) {
+  EXPECT_EQ(limit.pressure_fd(), -1) << "Discover arms no trigger";
+  EXPECT_EQ(limit.sources() & MemoryLimit::kPsi, 0u);
+  if (!limit.ArmPressureTrigger()) {
+    EXPECT_FALSE(limit.PressureTriggerPossible());
     GTEST_SKIP() << "PSI exists but a trigger cannot be written here (permissions)";
   }
+  EXPECT_TRUE(limit.PressureTriggerPossible());
   EXPECT_GE(limit.pressure_fd(), 0);
+  EXPECT_NE(limit.sources() & MemoryLimit::kPsi, 0u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // configured memory_limit grows past 50/75/90 % of it; the `pressure` time line has the three
 // entries in order with plausible numbers, the category totals name the size it grew by, and the
 // `types` file names its polymorphic objects.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,6 +63,23 @@ std::map<std::string, uint64_t> TypeCounts(const std::string& dir) {
     if (r.type < names.size()) ++counts[names[r.type]];
   }
   return counts;
+}
+
+// How many of `pid`'s descriptors are PSI triggers (/proc/pressure/memory, memory.pressure).
+int PsiDescriptors(pid_t pid) {
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  int count = 0;
+  while (dirent* e = readdir(d)) {
+    char target[512];
+    ssize_t n = readlink((dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1);
+    if (n <= 0) continue;
+    std::string link(target, static_cast<size_t>(n));
+    if (link.ends_with("pressure/memory") || link.ends_with("memory.pressure")) ++count;
+  }
+  closedir(d);
+  return count;
 }
 
 class RecorderPressureTest : public testing::Test {
@@ -152,12 +170,39 @@ TEST_F(RecorderPressureTest, WatchOnWithoutALimitIsOneLine) {
   RunResult run =
       RunToExit(ProgramPath("hg_simple"), {}, RecordingEnv(root_.path(), "watch=1,memory_limit=0"));
   MemoryLimit probe;
-  probe.Discover(0, 0);
+  probe.Discover(0);
   if (probe.HasLimit()) GTEST_SKIP() << "this process's cgroup has a memory.max: a limit exists";
   ASSERT_TRUE(run.status.has_value());
   ASSERT_EQ(run.stderr_lines.size(), 1u) << run.stderr_text;
   EXPECT_EQ(run.stderr_lines[0].rfind("heapgraph: memory-pressure watcher: no limit to watch", 0),
             0u);
+}
+
+// A PSI trigger's descriptor costs its process a kernel RCU grace period when closed (at exit
+// too): the watcher arms one only after its first second, so a short-lived process never pays.
+TEST_F(RecorderPressureTest, ArmsThePsiTriggerOnlyAfterItsFirstSecond) {
+  auto start = std::chrono::steady_clock::now();
+  child_.emplace(ProgramPath("hg_pressure"), std::vector<std::string>{"256", "1"},
+                 RecordingEnv(root_.path(), "memory_limit=256M,watch=1,watch_interval_ms=20"));
+  ASSERT_TRUE(child_->WaitReady()) << child_->Describe();
+  int early = PsiDescriptors(child_->pid());
+  if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(800)) {
+    EXPECT_EQ(early, 0) << "a trigger within the watcher's first second";
+  }
+  MemoryLimit probe;
+  probe.Discover(0);
+  if (!probe.PressureTriggerPossible()) {
+    ASSERT_TRUE(child_->Finish());
+    GTEST_SKIP() << "no PSI trigger can be written here";
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int late = 0;
+  while ((late = PsiDescriptors(child_->pid())) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(late, 1) << "the trigger, armed after the first second";
+  ASSERT_TRUE(child_->Finish());
 }
 
 TEST_F(RecorderPressureTest, WatchOffWritesNoTimeLine) {
