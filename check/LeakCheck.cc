@@ -333,6 +333,7 @@ int ReportToSummary(const heapgraph::report::LeakReport& report, heapgraph_leak_
     summary->live_blocks = report.summary.live_blocks;
     summary->world_stopped_ms = report.timings.world_stopped_ms;
     summary->total_ms = report.timings.total_ms;
+    summary->longest_allocation_wait_ms = report.timings.longest_allocation_wait_ms;
     std::snprintf(summary->error, sizeof(summary->error), "%s", report.error.c_str());
   }
   if (!report.ok) return -1;

@@ -79,6 +79,10 @@ typedef struct heapgraph_leak_summary {
   double world_stopped_ms;
   double total_ms;
   char error[256];
+  /* The longest time a thread of the program waited for a recorder lock during the check (the
+   * JSON report's scan.longest_allocation_wait_ms; a lower bound for a repeated check scanned in
+   * place). Added after `error`: a binary built against a header without it must be rebuilt. */
+  double longest_allocation_wait_ms;
 } heapgraph_leak_summary;
 
 /* Scans now: stops the world briefly, finds unreachable blocks, writes the JSON report to

@@ -2,10 +2,12 @@
 // (heap/store/LockWait, scanner/LeakScan), on a real program whose threads allocate without pause
 // while the main thread checks (tests/programs/alloc_during_checks): every check's report has it,
 // it is not negative, and it lies inside the check (the waits are clipped to the check's window,
-// which opens after the check's clock started). No wall-clock bound: the machine may be loaded.
+// which opens after the check's clock started), and the C summary carries the same figure. No
+// wall-clock bound: the machine may be loaded.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,10 +33,11 @@ class LeakCheckAllocationWaitTest : public ::testing::Test {
 TEST_F(LeakCheckAllocationWaitTest, EveryCheckReportsTheLongestWaitInsideTheCheck) {
   constexpr int kChecks = 4;
   std::string out;
-  ASSERT_EQ(heapgraph::shell::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kAllocWaitProgram +
-                                                    " 3 " + std::to_string(kChecks) + " " + root_,
-                                                &out),
-            0)
+  ASSERT_EQ(
+      heapgraph::shell::RunShellCommand("HEAPGRAPH_OPTIONS=dir=" + root_ + " " + kAllocWaitProgram +
+                                            " 3 " + std::to_string(kChecks) + " " + root_,
+                                        &out),
+      0)
       << out;
   int ok = -1, total = -1;
   unsigned long allocations = 0;
@@ -50,6 +53,11 @@ TEST_F(LeakCheckAllocationWaitTest, EveryCheckReportsTheLongestWaitInsideTheChec
     double wait = scan["longest_allocation_wait_ms"].get<double>();
     EXPECT_GE(wait, 0) << "check " << i;
     EXPECT_LE(wait, scan["total_ms"].get<double>()) << "check " << i;
+    std::string line = "wait " + std::to_string(i) + " ";
+    size_t at = out.find(line);
+    ASSERT_NE(at, std::string::npos) << out;
+    EXPECT_DOUBLE_EQ(std::strtod(out.c_str() + at + line.size(), nullptr), wait)
+        << "the C summary's longest_allocation_wait_ms, check " << i;
     longest = std::max(longest, wait);
   }
   std::printf("longest allocation wait of %d checks: %.2f ms (%lu allocations during them)\n",

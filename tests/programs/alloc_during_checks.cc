@@ -2,7 +2,8 @@
 // without pause while the main thread runs CHECKS API leak checks, each writing its JSON report
 // to DIR/check-<i>.json (the test reads each check's longest allocation wait there). Linked with
 // libheapgraph.so and libheapgraph_scan.so. Usage: alloc_during_checks THREADS CHECKS DIR; prints
-// "checks <ok> of <n>, <a> allocations during the checks".
+// "checks <ok> of <n>, <a> allocations during the checks", then per check "wait <i> <ms>": the C
+// summary's longest_allocation_wait_ms (%.17g, to compare with the JSON's).
 #include <pthread.h>
 
 #include <atomic>
@@ -49,14 +50,17 @@ int main(int argc, char** argv) {
   while (g_started.load() < threads) sched_yield();
   const unsigned long before = g_allocations.load();
   int ok = 0;
+  std::vector<double> waits(checks, -1);
   for (int i = 0; i < checks; ++i) {
     std::string json = std::string(argv[3]) + "/check-" + std::to_string(i) + ".json";
     heapgraph_leak_summary summary;
     if (heapgraph_check_leaks(json.c_str(), nullptr, &summary) >= 0) ++ok;
+    waits[i] = summary.longest_allocation_wait_ms;
   }
   const unsigned long during = g_allocations.load() - before;
   g_stop = true;
   for (pthread_t id : ids) pthread_join(id, nullptr);
   std::printf("checks %d of %d, %lu allocations during the checks\n", ok, checks, during);
+  for (int i = 0; i < checks; ++i) std::printf("wait %d %.17g\n", i, waits[i]);
   return 0;
 }
