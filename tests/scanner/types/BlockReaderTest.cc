@@ -3,6 +3,7 @@
 // validated reads, and descriptions (strong captured slots) from the dispose helpers.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "scanner/types/BlockReader.h"
 #include "scanner/types/BlocksAbi.h"
 #include "scanner/types/ReaderSet.h"
+#include "tests/scanner/types/BlockCopyProbe.h"
 #include "tests/scanner/types/SymbolBinding.h"
 
 namespace heapgraph::scanner::types {
@@ -53,6 +55,8 @@ class BlockReaderTest : public ::testing::TestWithParam<std::string> {
     Bind(s_.handle, "shape_mixed", &s_.mixed);
     Bind(s_.handle, "shape_trivial", &s_.trivial);
     Bind(s_.handle, "shape_release", &s_.release);
+    if (BlockCopyLeavesStackBlocks(s_.trivial, s_.release, Target()))
+      GTEST_SKIP() << kStackBlocksSkip;
     set_.Add(std::make_unique<BlockReader>());
     set_.Prepare();
     ASSERT_TRUE(set_.active(0));

@@ -12,6 +12,7 @@
 #include "scanner/types/BlocksAbi.h"
 #include "scanner/types/DisposeHelperAnalyzer.h"
 #include "scanner/types/DynamicSymbols.h"
+#include "tests/scanner/types/BlockCopyProbe.h"
 #include "tests/scanner/types/SymbolBinding.h"
 
 namespace heapgraph::scanner::types {
@@ -45,6 +46,8 @@ class DisposeHelperAnalyzerTest : public ::testing::TestWithParam<std::string> {
     Bind(s_.handle, "shape_mixed", &s_.mixed);
     Bind(s_.handle, "shape_trivial", &s_.trivial);
     Bind(s_.handle, "shape_release", &s_.release);
+    if (BlockCopyLeavesStackBlocks(s_.trivial, s_.release, nullptr))
+      GTEST_SKIP() << kStackBlocksSkip;
     dispose_ = {reinterpret_cast<uint64_t>(dlsym(s_.handle, "_Block_object_dispose"))};
     ASSERT_NE(dispose_[0], 0u);
     slots_ = DynamicSymbols::FindImportSlots("_Block_object_dispose");
