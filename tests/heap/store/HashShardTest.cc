@@ -400,7 +400,11 @@ int SingleStep(Op op, Check check) {
   if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) return -1;
   int steps = 0;
   for (;;) {
-    if (ptrace(PTRACE_SINGLESTEP, pid, nullptr, nullptr) != 0) break;
+    if (ptrace(PTRACE_SINGLESTEP, pid, nullptr, nullptr) != 0) {  // refused: no stopped child left
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return steps == 0 ? -1 : steps;
+    }
     if (waitpid(pid, &status, 0) != pid || WIFEXITED(status) || WIFSIGNALED(status)) break;
     ++steps;
     check();
