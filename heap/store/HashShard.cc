@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <utility>
 
 #include "heap/store/ShardLock.h"
 
@@ -59,13 +60,29 @@ bool HashShard::Lookup(uint64_t address, uint64_t* index) const {
   const HashSlot* const slots = slots_;
   const uint64_t capacity = header_->capacity;
   uint64_t i = Home(address, capacity);
-  for (;;) {
-    uint64_t a = slots[i].address;
-    if (a == address || a == 0) {
+  for (uint64_t distance = 0;; ++distance) {
+    const uint64_t a = slots[i].address;
+    // Robin Hood order: a block nearer its home than `distance` means `address` is not here.
+    if (a == address || a == 0 || Distance(a, i, capacity) < distance) {
       *index = i;
       return a == address;
     }
     i = i + 1 == capacity ? 0 : i + 1;  // terminates: the load stays below 1, an empty slot exists
+  }
+}
+
+// Without the order test: cheaper per probe when `address` is almost surely present (a free).
+bool HashShard::LookupLikelyPresent(uint64_t address, uint64_t* index) const {
+  const HashSlot* const slots = slots_;
+  const uint64_t capacity = header_->capacity;
+  uint64_t i = Home(address, capacity);
+  for (;;) {
+    const uint64_t a = slots[i].address;
+    if (a == address || a == 0) {
+      *index = i;
+      return a == address;
+    }
+    i = i + 1 == capacity ? 0 : i + 1;
   }
 }
 
@@ -94,8 +111,11 @@ bool HashShard::MarkIgnored(uint64_t address) {
 bool HashShard::Upsert(const BlockRecord& block) {
   if (block.address == 0) return false;
   uint64_t i = 0;
-  bool found = header_->capacity != 0 && Lookup(block.address, &i);
-  if (!found && (header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum) {
+  if (header_->capacity != 0 && Lookup(block.address, &i)) {
+    Overwrite(i, block);
+    return true;
+  }
+  if ((header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum) {
     // Grow until the new block fits under the maximum load (one step, except near max_capacity).
     do {
       if (!Grow()) {
@@ -105,21 +125,41 @@ bool HashShard::Upsert(const BlockRecord& block) {
     } while ((header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum);
     Lookup(block.address, &i);
   }
-  SetWriting(static_cast<uint32_t>(i + 1));
-  if (found) {
-    header_->live_bytes -= slots_[i].size();
-  } else {
-    ++header_->live_count;
-  }
-  Put(i, block);
-  header_->live_bytes += slots_[i].size();
-  SetWriting(0);
+  InsertAt(i, block);
   return true;
+}
+
+void HashShard::Overwrite(uint64_t index, const BlockRecord& block) {
+  SetWriting(static_cast<uint32_t>(index + 1));
+  header_->live_bytes -= slots_[index].size();
+  Put(index, block);
+  header_->live_bytes += slots_[index].size();
+  SetWriting(0);
+}
+
+// Makes room at `at` by moving the blocks of [at, the next empty slot) one slot forward, the last
+// first, then writes the new block at `at`. Invariant at every step: `writing` names the slot
+// being written, which is either the empty slot or a copy of its successor.
+void HashShard::InsertAt(uint64_t at, const BlockRecord& block) {
+  HashSlot* const slots = slots_;
+  uint64_t j = at;
+  while (slots[j].address != 0) j = Next(j);
+  while (j != at) {
+    const uint64_t from = Prev(j);
+    SetWriting(static_cast<uint32_t>(j + 1));
+    slots[j] = slots[from];
+    j = from;
+  }
+  SetWriting(static_cast<uint32_t>(at + 1));
+  ++header_->live_count;
+  Put(at, block);
+  header_->live_bytes += slots[at].size();
+  SetWriting(0);
 }
 
 bool HashShard::Remove(uint64_t address, BlockRecord* removed) {
   uint64_t i;
-  if (address == 0 || header_->capacity == 0 || !Lookup(address, &i)) return false;
+  if (address == 0 || header_->capacity == 0 || !LookupLikelyPresent(address, &i)) return false;
   if (removed != nullptr) *removed = ToRecord(slots_[i]);
   SetWriting(static_cast<uint32_t>(i + 1));
   --header_->live_count;
@@ -129,28 +169,20 @@ bool HashShard::Remove(uint64_t address, BlockRecord* removed) {
   return true;
 }
 
-// Closes the hole at `hole` (whose block is gone): each later member j of the probe run whose
-// home does not lie cyclically in (hole, j] moves into the hole, and j becomes the hole. Invariant
-// at every step: `writing` names the hole, the only slot that is not one distinct live block.
-// Branch-free per member (whether a block moves is unpredictable at this load): a block that stays
-// is the hole's own content copied onto itself, and `writing` is stored again unchanged.
+// Closes the hole at `hole` (whose block is gone): the blocks after it up to the first empty slot
+// or the first block at its home each move back one slot (Robin Hood order is kept: each was
+// displaced, and no block after that run can use the hole). Invariant at every step: `writing`
+// names the hole, the only slot that is not one distinct live block.
 void HashShard::BackwardShift(uint64_t hole) {
   HashSlot* const slots = slots_;
   const uint64_t capacity = header_->capacity;
-  uint64_t j = hole;
   for (;;) {
-    j = j + 1 == capacity ? 0 : j + 1;
+    const uint64_t j = hole + 1 == capacity ? 0 : hole + 1;
     const uint64_t a = slots[j].address;
-    if (a == 0) break;
-    // Distances back from j: the block stays when its home is nearer than the hole.
-    const uint64_t home = Home(a, capacity);
-    const uint64_t from_home = (j >= home ? 0 : capacity) + j - home;
-    const uint64_t from_hole = (j >= hole ? 0 : capacity) + j - hole;
-    const uint64_t moves = uint64_t{0} - static_cast<uint64_t>(from_home >= from_hole);  // mask
-    const uint64_t next_hole = hole ^ ((hole ^ j) & moves);
-    slots[hole] = slots[next_hole];
-    SetWriting(static_cast<uint32_t>(next_hole + 1));
-    hole = next_hole;
+    if (a == 0 || Home(a, capacity) == j) break;
+    slots[hole] = slots[j];
+    SetWriting(static_cast<uint32_t>(j + 1));
+    hole = j;
   }
   slots[hole] = HashSlot{};
 }
@@ -194,14 +226,23 @@ bool HashShard::Grow() {
   return true;
 }
 
-// Clears the old table and reinserts every block of `old` into the (already larger) table.
+// Clears the old table and reinserts every block of `old` into the (already larger) table in
+// Robin Hood order (no marker per move: `writing` is kRehashing throughout).
 void HashShard::Rehash(const HashSlot* old, uint64_t old_capacity) {
   memset(static_cast<void*>(slots_), 0, old_capacity * sizeof(HashSlot));
+  const uint64_t capacity = header_->capacity;
   for (uint64_t k = 0; k < old_capacity; ++k) {
     if (old[k].address == 0) continue;
-    uint64_t i = Home(old[k].address, header_->capacity);
-    while (slots_[i].address != 0) i = Next(i);
-    slots_[i] = old[k];
+    HashSlot moving = old[k];
+    uint64_t i = Home(moving.address, capacity);
+    for (uint64_t distance = 0; slots_[i].address != 0; i = Next(i), ++distance) {
+      const uint64_t resident = Distance(slots_[i].address, i, capacity);
+      if (resident < distance) {  // the nearer block yields its slot and moves on
+        std::swap(moving, slots_[i]);
+        distance = resident;
+      }
+    }
+    slots_[i] = moving;
   }
 }
 

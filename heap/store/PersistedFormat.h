@@ -138,7 +138,8 @@ inline constexpr uint64_t kMaxBlockSize = (uint64_t{1} << 40) - 1;  // larger si
 // TreeHeader.node_size = sizeof(HashSlot); shard_capacity = the most slots a shard may grow to.
 // A shard's table is slots [0, capacity) of its region (linear probing, wrapping at capacity,
 // home slot = ((address >> 4) * kHashMultiplier) * capacity >> 64); slots past capacity are
-// unused. A block's shard follows TreeHeader's rule above (shard_group).
+// unused. The writer keeps each run in Robin Hood order (HashShard.h); readers need not know it.
+// A block's shard follows TreeHeader's rule above (shard_group).
 inline constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
 // `writing` while a shard rehashes: every slot of the shard may be torn.
 inline constexpr uint32_t kRehashing = UINT32_MAX;

@@ -1,16 +1,21 @@
-// tests/heap: HashShard on a real MappedFile: exact results against std::map under random
-// operations, growth and disk reservation, backward-shift deletion across the table's wraparound,
-// refusal at the maximum capacity, and the `writing` marker left by a killed writer.
+// tests/heap: HashShard on a real MappedFile: exact results against std::map and
+// std::unordered_map under random operations (Robin Hood order checked throughout), growth and disk
+// reservation, backward-shift deletion across the table's wraparound, refusal at the maximum
+// capacity, and the `writing` marker left by a killed writer, at random points and at every
+// instruction of a shift (single-stepped under ptrace).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "heap/store/HashShard.h"
@@ -81,6 +86,24 @@ class HashShardTest : public testing::Test {
     EXPECT_EQ(bytes, shard_.live_bytes());
     EXPECT_EQ(0u, header_->writing);
     EXPECT_LE(shard_.live_count() * 8, shard_.capacity() * 7);
+    ExpectRobinHoodOrder();
+  }
+
+  // Robin Hood order: no empty slot between a block and its home, and along a run a block's
+  // distance from its home is at most one more than its predecessor's.
+  void ExpectRobinHoodOrder() {
+    const uint64_t capacity = shard_.capacity();
+    const HashSlot* slots = shard_.slots();
+    auto distance = [&](uint64_t i) {
+      uint64_t home = HashShard::Home(slots[i].address, capacity);
+      return (i + capacity - home) % capacity;
+    };
+    for (uint64_t i = 0; i < capacity; ++i) {
+      if (slots[i].address == 0) continue;
+      uint64_t previous = (i + capacity - 1) % capacity;
+      uint64_t limit = slots[previous].address == 0 ? 0 : distance(previous) + 1;
+      ASSERT_LE(distance(i), limit) << "slot " << i << " of " << capacity;
+    }
   }
 
   // The first `count` 16-byte-aligned addresses at or above `from` whose home slot in a table of
@@ -150,6 +173,51 @@ TEST_F(HashShardTest, RandomOperationsMatchAStdMap) {
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatches(model));
   EXPECT_EQ(0u, header_->dropped);
+}
+
+// Differential: a mix weighted like the recorder's (new blocks, frees of live ones, frees and
+// lookups of absent addresses, overwrites) against std::unordered_map, over the whole growth
+// from empty and at a steady load, checking every answer and, now and then, the whole table.
+TEST_F(HashShardTest, RandomOperationsMatchAnUnorderedMap) {
+  std::mt19937_64 rng(777);
+  std::unordered_map<uint64_t, BlockRecord> model;
+  std::vector<uint64_t> live;
+  auto random_address = [&] { return 0x7f12'3400'0000 + (rng() % 100000) * 16; };
+  for (int op = 0; op < 300000; ++op) {
+    const uint64_t r = rng() % 100;
+    const bool filling = op < 60000;
+    if (live.empty() || r < (filling ? 60u : 40u)) {
+      BlockRecord b = Block(random_address(), rng() % 4096 + 1, static_cast<uint32_t>(op), 3);
+      bool fresh = model.find(b.address) == model.end();
+      ASSERT_TRUE(shard_.Upsert(b));
+      if (fresh) live.push_back(b.address);
+      model[b.address] = b;
+    } else if (r < 85) {
+      size_t k = rng() % live.size();
+      BlockRecord removed;
+      ASSERT_TRUE(shard_.Remove(live[k], &removed));
+      EXPECT_EQ(model[live[k]].stack, removed.stack);
+      model.erase(live[k]);
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      uint64_t address = random_address();
+      BlockRecord found;
+      bool present = model.count(address) != 0;
+      ASSERT_EQ(present, shard_.Find(address, &found)) << op;
+      if (present) {
+        EXPECT_EQ(model[address].stack, found.stack);
+      } else {
+        ASSERT_FALSE(shard_.Remove(address, nullptr)) << op;
+      }
+    }
+    if (op % 25000 == 0) {
+      std::map<uint64_t, BlockRecord> ordered(model.begin(), model.end());
+      ASSERT_NO_FATAL_FAILURE(ExpectMatches(ordered));
+    }
+  }
+  std::map<uint64_t, BlockRecord> ordered(model.begin(), model.end());
+  ASSERT_NO_FATAL_FAILURE(ExpectMatches(ordered));
 }
 
 TEST_F(HashShardTest, GrowsByAFifteenthAndReservesWholePagesAhead) {
@@ -303,6 +371,117 @@ TEST_F(HashShardTest, AKilledWriterLeavesOnlyTheMarkedSlotTorn) {
   }
   printf("[ figure   ] killed writers: %d mid-rehash, %d with a marked slot, of 30\n", rehashing,
          marked);
+}
+
+// The blocks a reader takes from the shard: every nonempty slot but the one `writing` names.
+// Fails on a duplicate; nullopt-like empty set with *rehashing when the whole shard is marked.
+std::multiset<uint64_t> VisibleBlocks(const format::HashShardHeader& header,
+                                      const HashSlot* slots) {
+  std::multiset<uint64_t> seen;
+  for (uint64_t i = 0; i < header.capacity; ++i) {
+    if (header.writing != 0 && i == header.writing - 1) continue;
+    if (slots[i].address != 0) seen.insert(slots[i].address);
+  }
+  return seen;
+}
+
+// Runs `op` in a child single-stepped under ptrace; after each of its instructions `check` reads
+// the shared mapping. Returns the number of instructions stepped, or -1 where ptrace is refused.
+template <typename Op, typename Check>
+int SingleStep(Op op, Check check) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(2);
+    raise(SIGSTOP);
+    op();
+    _exit(0);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) return -1;
+  int steps = 0;
+  for (;;) {
+    if (ptrace(PTRACE_SINGLESTEP, pid, nullptr, nullptr) != 0) {  // refused: no stopped child left
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return steps == 0 ? -1 : steps;
+    }
+    if (waitpid(pid, &status, 0) != pid || WIFEXITED(status) || WIFSIGNALED(status)) break;
+    ++steps;
+    check();
+  }
+  return steps;
+}
+
+// A run that wraps the table's end, its members displaced by up to five slots: homes 60, 60, 60,
+// 61, 61, 63, 0, 0, 1 fill slots 60..63 and 0..4 (capacity 64).
+class HashShardStepTest : public HashShardTest {
+ protected:
+  void SetUp() override {
+    HashShardTest::SetUp();
+    const uint64_t cap = HashShard::kInitialCapacity;
+    for (auto [home, count] : {std::pair<uint64_t, int>{60, 3}, {61, 2}, {63, 1}, {0, 2}, {1, 1}}) {
+      std::vector<uint64_t> a = AddressesWithHome(home, cap, count + 1, 0x10000 + home * 0x100000);
+      for (int k = 0; k < count; ++k) {
+        ASSERT_TRUE(shard_.Upsert(Block(a[k], 8)));
+        before_.insert(a[k]);
+      }
+      spare_[home] = a[count];
+    }
+    ASSERT_EQ(cap, shard_.capacity());
+    ASSERT_EQ(9u, shard_.live_count());
+    ASSERT_EQ(0u, shard_.slots()[5].address);
+    ASSERT_NO_FATAL_FAILURE(ExpectRobinHoodOrder());
+  }
+
+  // After every instruction of `op`: `writing` is 0 or names a slot; the other slots hold distinct
+  // blocks, all of `before_` but `changed` and at most `changed` besides.
+  void ExpectOneTornSlotAtMost(uint64_t changed, const std::function<void()>& op) {
+    std::multiset<uint64_t> stable = before_;
+    stable.erase(changed);
+    int marked = 0;
+    int steps = SingleStep(op, [&] {
+      ASSERT_LE(header_->writing, shard_.capacity());
+      if (header_->writing != 0) ++marked;
+      std::multiset<uint64_t> seen = VisibleBlocks(*header_, shard_.slots());
+      std::multiset<uint64_t> rest = seen;
+      for (uint64_t a : stable) {
+        auto it = rest.find(a);
+        ASSERT_NE(rest.end(), it) << "block lost, writing " << header_->writing;
+        rest.erase(it);
+      }
+      ASSERT_LE(rest.size(), 1u) << "writing " << header_->writing;
+      if (!rest.empty()) {
+        ASSERT_EQ(changed, *rest.begin());
+      }
+    });
+    if (steps < 0) GTEST_SKIP() << "ptrace refused here";
+    printf("[ figure   ] %d instructions stepped, %d with a slot marked\n", steps, marked);
+    EXPECT_GT(marked, 5) << "the shift ran under the marker (" << steps << " steps)";
+    EXPECT_EQ(0u, header_->writing);
+  }
+
+  std::multiset<uint64_t> before_;
+  std::map<uint64_t, uint64_t> spare_;  // home -> an address not inserted
+};
+
+TEST_F(HashShardStepTest, EveryInstructionOfADeletionsShiftLeavesOneTornSlotAtMost) {
+  const uint64_t first = shard_.slots()[60].address;
+  ASSERT_NO_FATAL_FAILURE(ExpectOneTornSlotAtMost(first, [&] { shard_.Remove(first, nullptr); }));
+  before_.erase(first);
+  EXPECT_EQ(8u, shard_.live_count());
+  EXPECT_EQ(before_, VisibleBlocks(*header_, shard_.slots()));
+  ASSERT_NO_FATAL_FAILURE(ExpectRobinHoodOrder());
+  EXPECT_EQ(0u, shard_.slots()[4].address) << "every member moved back one slot";
+}
+
+TEST_F(HashShardStepTest, EveryInstructionOfAnInsertionsShiftLeavesOneTornSlotAtMost) {
+  const uint64_t added = spare_[60];
+  ASSERT_NO_FATAL_FAILURE(ExpectOneTornSlotAtMost(added, [&] { shard_.Upsert(Block(added, 8)); }));
+  before_.insert(added);
+  EXPECT_EQ(10u, shard_.live_count());
+  EXPECT_EQ(before_, VisibleBlocks(*header_, shard_.slots()));
+  ASSERT_NO_FATAL_FAILURE(ExpectRobinHoodOrder());
+  EXPECT_EQ(added, shard_.slots()[63].address) << "after the three blocks of home 60";
 }
 
 // __lsan_ignore_object's flag: set on one block by MarkIgnored or carried in by Upsert, kept
