@@ -31,12 +31,19 @@ class MappedFile {
   // (the mapping keeps working; only the reservation is skipped).
   bool Reserve(uint64_t offset, uint64_t length);
 
-  // Fork support, parent side: writes a new file `name` in `dir_fd` of the same size holding
-  // `ranges` of the current contents (the rest stays sparse), with those ranges reserved.
+  // Writes a new file `name` in `dir_fd` of the same size holding `ranges` of the current
+  // contents (the rest stays sparse), with those ranges reserved.
   bool CopyTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) const;
-  // Fork support, child side: maps the existing file `name` in `dir_fd` (made by CopyTo) over the
-  // same addresses, so this process stops writing the file it shares with its parent.
+  // Fork support, parent side: the same copy in an anonymous memory file (memfd, close-on-exec:
+  // no directory entry, no inode on disk, gone when the last descriptor and mapping are). Returns
+  // its descriptor, or -1 (errno set).
+  int CopyToMemory(const char* name, const Range* ranges, size_t range_count) const;
+  // Maps the existing file `name` in `dir_fd` (made by CopyTo) over the same addresses, so this
+  // process stops writing the file it mapped before (a forked child: the one it shares with its
+  // parent; a child writing its own directory: its memory copy).
   bool Adopt(int dir_fd, const char* name);
+  // The same for an open descriptor of a file of this size (taken over: closed on failure).
+  bool AdoptDescriptor(int fd);
 
   // Flushes dirty pages to the file system (not needed for kill survival; for power loss).
   void Sync() const;
@@ -50,7 +57,9 @@ class MappedFile {
   int OwnFd() const { return fd_.StillOurs() ? fd_.fd() : -1; }
 
  private:
-  bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  static bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  // Writes `ranges` of the mapping into `fd` at the same offsets; `reserve`: fallocate them first.
+  bool CopyRanges(int fd, const Range* ranges, size_t range_count, bool reserve) const;
   void AdviseRandom() const;
 
   uint8_t* data_ = nullptr;
