@@ -1,12 +1,14 @@
 #include "heap/store/MappedFile.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "heap/platform/WriteAt.h"
 
@@ -32,8 +34,28 @@ bool Fallocate(int fd, uint64_t offset, uint64_t length) {
 
 }  // namespace
 
+int MappedFile::TakeParked(int dir_fd, const char* name) {
+  char parked[128];
+  size_t prefix = sizeof(kReusePrefix) - 1, length = strlen(name);
+  if (prefix + length >= sizeof(parked)) return -1;
+  memcpy(parked, kReusePrefix, prefix);
+  memcpy(parked + prefix, name, length + 1);
+  // RENAME_NOREPLACE: an existing `name` stays an error, as for a new file.
+  if (renameat2(dir_fd, parked, dir_fd, name, RENAME_NOREPLACE) != 0) return -1;
+  int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+      st.st_size == 0 && st.st_uid == geteuid()) {
+    return fd;
+  }
+  if (fd >= 0) close(fd);
+  unlinkat(dir_fd, name, 0);
+  return -1;
+}
+
 bool MappedFile::OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out) {
-  int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int fd = TakeParked(dir_fd, name);
+  if (fd < 0) fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return false;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     int saved = errno;

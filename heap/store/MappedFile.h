@@ -21,8 +21,14 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
+  // A file parked for reuse in a recording directory taken over from a pruned run
+  // (RecordingDirectory's spares): kReusePrefix + its name, empty, regular, one link.
+  static constexpr char kReusePrefix[] = ".reuse.";
+
   // Creates `name` in the directory `dir_fd` (must not exist; no symlink is followed; mode 0600),
-  // gives it `size` bytes (sparse) and maps it. Returns false with errno set on failure.
+  // gives it `size` bytes (sparse) and maps it. A parked kReusePrefix + `name` in the directory is
+  // renamed to `name` and used instead of a new file (no inode allocated). Returns false with
+  // errno set on failure.
   bool Create(int dir_fd, const char* name, uint64_t size);
 
   // Makes sure [offset, offset + length) has disk blocks, so that stores into it cannot raise
@@ -58,6 +64,9 @@ class MappedFile {
 
  private:
   static bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  // The parked kReusePrefix + `name`, renamed to `name` and opened when it is empty, regular and
+  // has one link; else -1 (and a bad parked file is removed).
+  static int TakeParked(int dir_fd, const char* name);
   // Writes `ranges` of the mapping into `fd` at the same offsets; `reserve`: fallocate them first.
   bool CopyRanges(int fd, const Range* ranges, size_t range_count, bool reserve) const;
   void AdviseRandom() const;

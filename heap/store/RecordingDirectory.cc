@@ -145,6 +145,20 @@ bool RecordingDirectory::MakeDirectory(const char* name) {
   return true;
 }
 
+bool RecordingDirectory::ClaimSpare(const char* name) {
+  for (uint32_t slot = 0; slot < kSpareSlots; ++slot) {
+    LineBuffer spare;
+    spare.Append(kSparePrefix).AppendDecimal(slot).AppendChar('\0');
+    // RENAME_NOREPLACE: never clobber another process's recording.
+    if (renameat2(root_fd_, spare.data(), root_fd_, name, RENAME_NOREPLACE) != 0) continue;
+    fd_ = openat(root_fd_, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0) return false;
+    SetName(name);
+    return true;
+  }
+  return false;
+}
+
 bool RecordingDirectory::MakeOwnDirectory() {
   uint64_t ticks = ProcessStartTicks::OfSelf();
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -152,7 +166,7 @@ bool RecordingDirectory::MakeOwnDirectory() {
     name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
     if (attempt > 0) name.AppendChar('.').AppendDecimal(static_cast<uint64_t>(attempt));
     name.AppendChar('\0');
-    if (MakeDirectory(name.data())) return true;
+    if (ClaimSpare(name.data()) || MakeDirectory(name.data())) return true;
     if (errno != EEXIST) return false;
   }
   errno = EEXIST;

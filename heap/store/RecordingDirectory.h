@@ -12,6 +12,13 @@ namespace heapgraph {
 class RecordingDirectory {
  public:
   static constexpr size_t kMaxPath = 600;
+  // Spares: directories of pruned runs that DumpRetention parked for reuse, as kSparePrefix + a
+  // slot number below kSpareSlots, holding only parked files (MappedFile::kReusePrefix). A new
+  // recording takes one over by renaming it (no inode allocated for the directory nor its files),
+  // which on a file system that frees inodes slowly (ext4 without a journal skips recently
+  // deleted inodes one by one) is much cheaper than deleting and creating them again.
+  static constexpr char kSparePrefix[] = ".spare.";
+  static constexpr uint32_t kSpareSlots = 4;
 
   // Opens (creating as needed) `root` ("" = $TMPDIR/heapgraph-<uid> or /tmp/heapgraph-<uid>) and
   // creates this process's directory in it. On failure returns false and fills `error` with a
@@ -42,8 +49,11 @@ class RecordingDirectory {
   bool OpenRoot(const char* root, char* error, size_t error_size);
   // mkdirat + openat of `name` in the root; false (errno set) if it exists or cannot be made.
   bool MakeDirectory(const char* name);
-  // Makes "<pid>-<ticks>[.<n>]" for the current process in the open root; false (errno set).
+  // Makes "<pid>-<ticks>[.<n>]" for the current process in the open root, taking over a spare
+  // when there is one; false (errno set).
   bool MakeOwnDirectory();
+  // Renames a spare to `name` and opens it; false when no spare could be taken.
+  bool ClaimSpare(const char* name);
   void SetName(const char* name);
 
   int root_fd_ = -1;

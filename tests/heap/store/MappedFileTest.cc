@@ -130,6 +130,47 @@ TEST(MappedFileTest, CreateRefusesADanglingSymlinkAndCreatesNothing) {
   EXPECT_NE(0, fstatat(dir.fd(), "target", &st, AT_SYMLINK_NOFOLLOW));
 }
 
+// A file parked for reuse (a spare's, MappedFile::kReusePrefix) becomes the new file: same inode,
+// the new size, zeros.
+TEST(MappedFileTest, CreateTakesOverAnEmptyParkedFile) {
+  TempDir dir;
+  const std::string parked = dir.Path(std::string(MappedFile::kReusePrefix) + "f");
+  ASSERT_NO_FATAL_FAILURE(WriteFile(parked, ""));
+  struct stat before;
+  ASSERT_EQ(0, stat(parked.c_str(), &before));
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  struct stat after;
+  ASSERT_EQ(0, stat(dir.Path("f").c_str(), &after));
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(kSize, uint64_t(after.st_size));
+  EXPECT_NE(0, access(parked.c_str(), F_OK));
+  EXPECT_TRUE(IsZero(ReadFile(dir.Path("f")), 0, kSize));
+  file.Unmap();
+}
+
+TEST(MappedFileTest, ParkedFileThatIsNotEmptyIsRemovedNotUsed) {
+  TempDir dir;
+  const std::string parked = dir.Path(std::string(MappedFile::kReusePrefix) + "f");
+  ASSERT_NO_FATAL_FAILURE(WriteFile(parked, "stale"));
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  std::string bytes = ReadFile(dir.Path("f"));
+  ASSERT_EQ(kSize, bytes.size());
+  EXPECT_TRUE(IsZero(bytes, 0, kSize)) << "the stale bytes are gone";
+  EXPECT_NE(0, access(parked.c_str(), F_OK));
+  file.Unmap();
+}
+
+TEST(MappedFileTest, ParkedFileNeverReplacesAnExistingOne) {
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(WriteFile(dir.Path(std::string(MappedFile::kReusePrefix) + "f"), ""));
+  ASSERT_NO_FATAL_FAILURE(WriteFile(dir.Path("f"), "precious"));
+  MappedFile file;
+  EXPECT_FALSE(file.Create(dir.fd(), "f", kSize));
+  EXPECT_EQ("precious", ReadFile(dir.Path("f")));
+}
+
 TEST(MappedFileTest, StoresReachTheFileWithoutSync) {
   TempDir dir;
   MappedFile file;

@@ -252,6 +252,30 @@ TEST(RecordingDirectoryTest, ForkedChildDirectoryNeverReplacesAnExistingRecordin
   EXPECT_TRUE(S_ISDIR(ModeOf(root + "/" + OwnName() + ".1"))) << "closing keeps the directory";
 }
 
+// A spare left by DumpRetention is taken over (renamed: same inode) instead of a new directory.
+TEST(RecordingDirectoryTest, CreateTakesOverASpareInsteadOfMakingADirectory) {
+  TempDir tmp;
+  const std::string root = tmp.Path("root");
+  ASSERT_EQ(0, mkdir(root.c_str(), 0700));
+  const std::string spare = root + "/" + RecordingDirectory::kSparePrefix + "1";
+  ASSERT_EQ(0, mkdir(spare.c_str(), 0700));
+  struct stat before;
+  ASSERT_EQ(0, stat(spare.c_str(), &before));
+  RecordingDirectory dir;
+  char error[256] = "";
+  ASSERT_TRUE(dir.Create(root.c_str(), error, sizeof(error))) << error;
+  EXPECT_EQ(root + "/" + OwnName(), dir.path());
+  struct stat after;
+  ASSERT_EQ(0, stat(dir.path(), &after));
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_TRUE(SameFile(dir.fd(), dir.path()));
+  EXPECT_NE(0, access(spare.c_str(), F_OK)) << "the spare's name is gone";
+
+  RecordingDirectory second;  // no spare left: a new directory
+  ASSERT_TRUE(dir.CreateForForkedChild(&second));
+  EXPECT_EQ(root + "/" + OwnName() + ".1", second.path());
+}
+
 TEST(RecordingDirectoryTest, ParseNameReadsPidAndTicksOfRecordingsOnly) {
   uint32_t pid = 0;
   uint64_t ticks = 0;
