@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +86,7 @@ struct State {
   bool fork_locked = false;       // ForkPrepare took every lock (parent and child release them)
   bool fork_snapshot_ok = false;  // and the copies were taken
   uint32_t mode_before_fork = kUninitialized;  // the mode a deferred child records in
+  int32_t deferred_pid = 0;  // the deferred child (a vfork child sharing its memory is not)
   bool guard_before_snapshot = false;  // the snapshot taker's own guard, restored at its end
 };
 
@@ -240,6 +242,7 @@ void ForkChild() {
   g.vm.ReleaseCopiedLocks();
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
+  g.deferred_pid = static_cast<int32_t>(syscall(SYS_getpid));
   g.mode.store(kForkDeferred, std::memory_order_release);
   t_state.guard = false;
 }
@@ -248,6 +251,7 @@ void ForkChild() {
 // map written there from the memory copies, the stack table linked, a session of its own. On
 // failure the recording stops (one line), the memory copies stay mapped.
 void WriteChildDirectory() {
+  if (static_cast<int32_t>(syscall(SYS_getpid)) != g.deferred_pid) return;
   uint32_t expected = kForkDeferred;
   if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
   RecordingDirectory own;
@@ -260,7 +264,8 @@ void WriteChildDirectory() {
   g.directory = own;
   if (!ok) {
     g.mode.store(kDisabled, std::memory_order_release);
-    Complain("cannot write the recording of a forked child in", own.path());
+    Complain("cannot write the recording of a forked child",
+             own.path()[0] != '\0' ? own.path() : strerror(errno));
     return;
   }
   SetExecutableBuildId();
@@ -499,9 +504,8 @@ void BeforeThreadCreate() {
 }
 
 void RecordExit(format::ExitKind kind, int status) {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kForkDeferred) mode = SettleMode();  // a child that exits has lived
-  if (Recording(mode)) g.session.RecordExit(kind, status);
+  SettleForkedChild();  // a child that exits has lived
+  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.RecordExit(kind, status);
 }
 
 // A new block whose first `written` bytes hold the program's data (calloc's zeroes, realloc's
@@ -814,9 +818,8 @@ __attribute__((constructor(101))) void StartRecorder() {
 }
 
 __attribute__((destructor(101))) void StopRecorder() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode == kForkDeferred) mode = SettleMode();
-  if (Recording(mode)) g.session.MarkExited();
+  SettleForkedChild();
+  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.MarkExited();
 }
 
 }  // namespace
