@@ -2,11 +2,16 @@
 # bench/: short-lived and fork/exec-heavy processes under the recorder (issue 14): each WORKLOAD
 # plain, with LD_PRELOAD=libheapgraph.so (record) and under `heapgraph run` (record + leak check at
 # exit), for one or more builds (before/after a change), interleaved for ROUNDS rounds: round 1 of
-# every workload, build and mode, then round 2... Prints per workload, build and mode the median,
+# every workload, build and mode, then round 2... (even rounds take the builds in reverse order:
+# each run deletes its recordings, and ext4 without a journal makes the next inode creations skip
+# recently deleted inodes, so the build that runs second pays for the first one's deletions) Prints per workload, build and mode the median,
 # min and max wall seconds, the ratio of the medians to plain, and the disk the recordings took
 # (du -s of the recording root after round 1, and the number of recording directories), with the
 # load average before and after.
-# Usage: run_short_lived.sh ROUNDS NAME=BUILD_DIR [NAME=BUILD_DIR ...]
+# Usage: [HEAPGRAPH_BENCH_OPTIONS=a=b,c=d] run_short_lived.sh ROUNDS NAME=BUILD_DIR [NAME=BUILD_DIR ...]
+# HEAPGRAPH_BENCH_OPTIONS: more recorder options for every build and mode (e.g. watch=0), given to
+# record as HEAPGRAPH_OPTIONS and to run as --options. Each line also gives the CPU seconds (user +
+# system of the workload's processes, from bash's `times`).
 # Workloads: `cmake --version` (one process), and 200 x /bin/true from bash (201 recorded
 # processes, 200 forks of a recorded bash).
 set -eu
@@ -21,24 +26,25 @@ declare -A workloads=(
   [cmake_version]="cmake --version"
   [true_x200]="bash -c 'for i in \$(seq 200); do /bin/true; done'"
 )
-now() { date +%s.%N; }
-run_mode() {  # run_mode MODE WORKLOAD DIR BUILD: runs once, prints the wall seconds
-  local mode=$1 cmd=${workloads[$2]} dir=$3 start end
+extra=${HEAPGRAPH_BENCH_OPTIONS:-}
+run_mode() {  # run_mode MODE WORKLOAD DIR BUILD: runs once, prints wall and CPU (user + sys) seconds
+  local mode=$1 cmd=${workloads[$2]} dir=$3 TIMEFORMAT='%3R %3U %3S'
   local lib=$4/heap/libheapgraph.so cli=$4/tools/heapgraph
-  start=$(now)
-  case "$mode" in
-    plain) eval "$cmd" >/dev/null 2>&1 ;;
-    record) HEAPGRAPH_OPTIONS="dir=$dir" LD_PRELOAD="$lib" eval "$cmd" >/dev/null 2>&1 ;;
-    run) eval "\"$cli\" run --dir \"$dir\" -- $cmd" >/dev/null 2>&1 || true ;;
-  esac
-  end=$(now)
-  echo "$end - $start" | bc
+  { time case "$mode" in
+      plain) eval "$cmd" >/dev/null 2>&1 ;;
+      record) HEAPGRAPH_OPTIONS="dir=$dir${extra:+,$extra}" LD_PRELOAD="$lib" eval "$cmd" >/dev/null 2>&1 ;;
+      run) eval "\"$cli\" run --dir \"$dir\" ${extra:+--options $extra} -- $cmd" >/dev/null 2>&1 || true ;;
+    esac; } 2>&1 | awk '{ printf "%s %.3f\n", $1, $2 + $3 }'
 }
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)${extra:+; options $extra}"
 for r in $(seq "$rounds"); do
   for w in "${!workloads[@]}"; do
     echo "$w plain $(run_mode plain "$w" "$root" "${builds[${names[0]}]}")"
-    for b in "${names[@]}"; do
+    order=("${names[@]}")
+    if [ $((r % 2)) = 0 ]; then  # even rounds run the builds in reverse order (file system state)
+      order=(); for ((i = ${#names[@]} - 1; i >= 0; i--)); do order+=("${names[$i]}"); done
+    fi
+    for b in "${order[@]}"; do
       for mode in record run; do
         dir=$root/$w-$b-$mode-$r; mkdir -p "$dir"
         echo "$w $b:$mode $(run_mode "$mode" "$w" "$dir" "${builds[$b]}")"
@@ -57,12 +63,14 @@ for w in "${!workloads[@]}"; do
   for b in "${names[@]}"; do modes+=("$b:record" "$b:run"); done
   for mode in "${modes[@]}"; do
     sorted=$(awk -v w="$w" -v m="$mode" '$1 == w && $2 == m { print $3 }' "$root/results" | sort -n)
+    cpu=$(awk -v w="$w" -v m="$mode" '$1 == w && $2 == m { print $4 }' "$root/results" | sort -n)
     n=$(echo "$sorted" | wc -l)
     med=$(echo "$sorted" | sed -n "$(((n + 1) / 2))p")
+    cpu_med=$(echo "$cpu" | sed -n "$(((n + 1) / 2))p")
     [ -n "$base" ] || base=$med
     disk=$(awk -v w="$w" -v m="$mode" '$1 == "disk" && $2 == w && $3 == m { printf ", disk %d KiB in %d dirs", $4, $5 }' "$root/results")
-    printf "%-14s %-16s wall median %.3f s (min %.3f, max %.3f), x%.2f plain%s\n" "$w" "$mode" \
-      "$med" "$(echo "$sorted" | head -1)" "$(echo "$sorted" | tail -1)" \
-      "$(echo "$med / $base" | bc -l)" "$disk"
+    printf "%-14s %-16s wall median %.3f s (min %.3f, max %.3f), x%.2f plain; CPU median %.3f s (min %.3f, max %.3f)%s\n" \
+      "$w" "$mode" "$med" "$(echo "$sorted" | head -1)" "$(echo "$sorted" | tail -1)" \
+      "$(echo "$med / $base" | bc -l)" "$cpu_med" "$(echo "$cpu" | head -1)" "$(echo "$cpu" | tail -1)" "$disk"
   done
 done

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "heap/platform/LineBuffer.h"
@@ -44,29 +45,50 @@ const char* AllocFunctionName(AllocFunction function) {
   return "?";
 }
 
+namespace {
+
+void WarnCannotOpen(const char* name) {
+  WarningLine()
+      .Append("cannot open large_log ")
+      .Append(name)
+      .AppendDetail(strerror(errno))
+      .Append("; logging to stderr")
+      .Write();
+}
+
+}  // namespace
+
 void LargeAllocationMonitor::Configure(uint64_t threshold, const char* log_path, int dir_fd) {
   threshold_.store(threshold, std::memory_order_relaxed);
   int old = fd_;
   fd_ = 2;
-  if (old != 2) close(old);
+  if (old > 2) close(old);
+  if (log_dir_.StillOurs()) close(log_dir_.fd());
+  log_dir_.Abandon();
   if (log_path == nullptr || strcmp(log_path, "-") == 0) return;
-  const char* name = log_path;
-  if (name[0] == '\0') {
+  if (log_path[0] == '\0') {
     if (dir_fd < 0) return;
-    name = kDefaultLog;
+    if (log_dir_.Adopt(fcntl(dir_fd, F_DUPFD_CLOEXEC, 0))) fd_ = -1;  // opened by OpenDefaultLog
+    return;
   }
-  int fd = openat(name == log_path ? AT_FDCWD : dir_fd, name,
-                  O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd >= 0) {
     fd_ = fd;
   } else {
-    WarningLine()
-        .Append("cannot open large_log ")
-        .Append(name)
-        .AppendDetail(strerror(errno))
-        .Append("; logging to stderr")
-        .Write();
+    WarnCannotOpen(log_path);
   }
+}
+
+void LargeAllocationMonitor::OpenDefaultLog() {
+  int fd = -1;
+  if (log_dir_.StillOurs()) {
+    fd = openat(log_dir_.fd(), kDefaultLog, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+  } else {
+    errno = EBADF;  // the program closed (or reused) the directory's descriptor
+  }
+  if (fd < 0) WarnCannotOpen(kDefaultLog);
+  fd_ = fd >= 0 ? fd : 2;
 }
 
 void LargeAllocationMonitor::SetCallback(LargeAllocationCallback callback, void* user_data) {
@@ -97,6 +119,7 @@ void LargeAllocationMonitor::Report(void* address, uint64_t size, AllocFunction 
       .AppendDecimal(static_cast<uint64_t>(syscall(SYS_gettid)))
       .Append(")\n");
   LockLog();
+  if (fd_ < 0) OpenDefaultLog();
   line.WriteTo(fd_);
   for (uint32_t i = 0; i < depth; ++i) {
     line.Clear();

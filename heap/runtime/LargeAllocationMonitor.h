@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heap/platform/HighDescriptor.h"
 #include "heap/store/ModuleMap.h"
 #include "heap/store/PersistedFormat.h"
 
@@ -18,8 +19,10 @@ using LargeAllocationCallback = void (*)(void* address, size_t size, const uintp
 class LargeAllocationMonitor {
  public:
   // `log_path`: "-" = stderr; "" = kDefaultLog in the directory `dir_fd` (stderr when it is
-  // negative); else a path. Opening the log is done here, not in the hot path; a log that cannot
-  // be opened is one line on stderr, and the records go to stderr.
+  // negative); else a path. A path is opened here; kDefaultLog only by the first record (under the
+  // log lock, through a descriptor of the directory kept here), so that a process that logs
+  // nothing has no large.log (readers treat a missing one as empty). A log that cannot be opened
+  // is one line on stderr, and the records go to stderr.
   static constexpr const char* kDefaultLog = "large.log";
   void Configure(uint64_t threshold, const char* log_path, int dir_fd = -1);
   void SetCallback(LargeAllocationCallback callback, void* user_data);
@@ -37,11 +40,14 @@ class LargeAllocationMonitor {
  private:
   void LockLog();
   void UnlockLog();
+  // Under the log lock: opens kDefaultLog in the kept directory, or falls back to stderr.
+  void OpenDefaultLog();
 
   std::atomic<uint64_t> threshold_{0};
   std::atomic<uint32_t> log_lock_{0};  // one record's lines are never interleaved with another's
   std::atomic<uint64_t> reported_{0};
-  int fd_ = 2;
+  int fd_ = 2;  // -1: kDefaultLog in log_dir_, not opened yet
+  HighDescriptor log_dir_;
   std::atomic<LargeAllocationCallback> callback_{nullptr};
   std::atomic<void*> user_data_{nullptr};
 };

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "heap/runtime/CheckEntrants.h"
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/Checkpoints.h"
+#include "heap/runtime/ForkSnapshot.h"
 #include "heap/runtime/FreshBytes.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
 #include "heap/runtime/LeakCheckTrigger.h"
@@ -56,7 +58,7 @@ enum Mode : uint32_t {
   kActive,
   kPaused,
   kDisabled,
-  kClaimPending,  // forked child: recording into the staging directory, not yet renamed
+  kForkDeferred,  // forked child: recording into its memory copies, no directory yet (ForkSnapshot)
 };
 
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
@@ -79,11 +81,12 @@ struct State {
   ModuleMap modules;
   SessionFile session;
   LargeAllocationMonitor large;
-  // Fork: the child's directory, prepared by the parent while every lock is held.
-  RecordingDirectory staging;
-  bool staging_ready = false;
-  uint64_t sequence_at_fork = 0;
-  uint32_t mode_before_fork = kUninitialized;
+  // Fork: the child's copies, taken by the parent while every lock is held.
+  ForkSnapshot fork_snapshot;
+  bool fork_locked = false;       // ForkPrepare took every lock (parent and child release them)
+  bool fork_snapshot_ok = false;  // and the copies were taken
+  uint32_t mode_before_fork = kUninitialized;  // the mode a deferred child records in
+  int32_t deferred_pid = 0;  // the deferred child (a vfork child sharing its memory is not)
   bool guard_before_snapshot = false;  // the snapshot taker's own guard, restored at its end
 };
 
@@ -175,45 +178,48 @@ bool CreateFiles() {
 bool Recording(uint32_t mode) {
   return mode == kActive || mode == kPaused;
 }
-void ClaimChildDirectory();
+
+ForkSnapshot::Stores Stores() {
+  return {&g.heap, &g.vm, &g.modules, &g.stacks};
+}
+
+// The mode a process records in: a forked child without its directory yet records as its parent.
+uint32_t EffectiveMode(uint32_t mode) {
+  return mode == kForkDeferred ? g.mode_before_fork : mode;
+}
 
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
-// or module update), copy the trees and the module map into a staging directory for the child
-// and hard-link the shared stack table into it. The copy is exactly the child's heap at the fork.
+// or module update), copy the trees and the module map into memory files for the child
+// (ForkSnapshot). The copy is exactly the child's heap at the fork. A child that has no directory
+// yet forks the same way (its copies are copied again).
 void ForkPrepare() {
   ScanPlugin::BeforeFork();  // a thread loading the plugin finishes its dlopen first
   CheckLock::BeforeFork();   // then a check running now finishes before the fork
-  if (g.mode.load(std::memory_order_acquire) == kClaimPending) ClaimChildDirectory();
-  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  g.fork_locked = Recording(EffectiveMode(g.mode.load(std::memory_order_acquire)));
+  if (!g.fork_locked) return;
   t_state.guard = true;
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
-  int from = g.directory.fd();
-  g.staging_ready = g.directory.CreateForkStaging(&g.staging);
-  int to = g.staging.fd();
-  g.staging_ready = g.staging_ready && g.heap.CopyTo(to, format::kHeapTreeFile) &&
-                    g.vm.CopyTo(to, format::kVmTreeFile) &&
-                    g.stacks.LinkInto(from, to, format::kStackFile) &&
-                    g.modules.CopyTo(to, format::kModuleFile);
-  g.sequence_at_fork = g.session.header()->sequence.load(std::memory_order_relaxed);
+  g.fork_snapshot_ok = g.fork_snapshot.Take(Stores());
 }
 
 void ForkParent() {
   CheckLock::AfterForkParent();
   ScanPlugin::AfterFork();
-  if (!Recording(g.mode.load(std::memory_order_acquire))) return;
+  if (!g.fork_locked) return;
+  g.fork_locked = false;
+  g.fork_snapshot.Release();  // the child holds its own descriptors
   g.vm.UnlockAll();
   g.heap.UnlockAll();
   g.modules.Unlock();
-  g.staging.CloseDirectory();  // the child claims it
   t_state.guard = false;
 }
 
-// Fork, child side (single-threaded, async-signal-safe calls only): map the staging directory's
-// files over the parent's before touching any lock word, since the parent's lock words live in
-// files the parent keeps using. The directory is renamed to this process's name only at its first
-// hook (kClaimPending), so a child that just calls exec leaves `<pid>-*` to the new program.
+// Fork, child side (single-threaded, async-signal-safe calls only): map the memory copies over
+// the parent's files before touching any lock word, since the parent's lock words live in files
+// the parent keeps using. No directory yet (kForkDeferred): WriteChildDirectory makes it once
+// the child lives; a child that calls exec first leaves nothing on disk.
 void ForkChild() {
   StackCapture::AfterForkInChild();  // first: the parent's unwinder cache lock may be held
   CheckLock::AfterForkChild();
@@ -221,35 +227,49 @@ void ForkChild() {
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
   // The parent's other threads, some maybe inside a timed lock wait, do not exist here.
   LockWait::Window().waiting.store(0, std::memory_order_relaxed);
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (!Recording(mode)) return;
-  int fd = g.staging.fd();
-  bool ok = g.staging_ready && g.heap.Adopt(fd, format::kHeapTreeFile) &&
-            g.vm.Adopt(fd, format::kVmTreeFile) && g.modules.Adopt(fd, format::kModuleFile) &&
-            g.session.Create(fd, g.config.depth, g.sequence_at_fork);
+  if (!g.fork_locked) return;
+  g.fork_locked = false;
+  uint32_t mode = EffectiveMode(g.mode.load(std::memory_order_acquire));
+  bool ok = g.fork_snapshot_ok && g.fork_snapshot.AdoptInChild(Stores());
   g.modules.Unlock();  // process-local lock word
   if (!ok) {
-    // Still mapping the parent's files: never write them again.
+    // Still mapping some of the parent's files: never write them again.
     g.mode.store(kDisabled, std::memory_order_release);
-    Complain("cannot set up the recording of a forked child", g.staging.path());
+    Complain("cannot set up the recording of a forked child", "(memory copy of the trees)");
     return;
   }
   g.heap.ReleaseCopiedLocks();
   g.vm.ReleaseCopiedLocks();
-  SetExecutableBuildId();
-  g.directory = g.staging;
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
-  g.mode.store(kClaimPending, std::memory_order_release);
+  g.deferred_pid = static_cast<int32_t>(syscall(SYS_getpid));
+  g.mode.store(kForkDeferred, std::memory_order_release);
   t_state.guard = false;
 }
 
-// First hook of a forked child: give the staging directory this process's name. If the rename
-// fails the recording simply stays under the staging name.
-void ClaimChildDirectory() {
-  uint32_t expected = kClaimPending;
+// A forked child that lives (ForkSnapshot): its own directory <pid>-<ticks>, its trees and module
+// map written there from the memory copies, the stack table linked, a session of its own. On
+// failure the recording stops (one line), the memory copies stay mapped.
+void WriteChildDirectory() {
+  if (static_cast<int32_t>(syscall(SYS_getpid)) != g.deferred_pid) return;
+  uint32_t expected = kForkDeferred;
   if (!g.mode.compare_exchange_strong(expected, kInitializing)) return;
-  g.directory.ClaimForCurrentProcess();
+  RecordingDirectory own;
+  // The parent's sequence counter, shared until the child's session exists: numbers stay unique.
+  uint64_t sequence = g.session.header()->sequence.load(std::memory_order_relaxed);
+  bool ok = g.directory.CreateForForkedChild(&own) &&
+            ForkSnapshot::WriteDirectory(Stores(), own.fd(), g.directory.fd()) &&
+            g.session.Create(own.fd(), g.config.depth, sequence);
+  g.directory.CloseDirectory();  // the parent's
+  g.directory = own;
+  if (!ok) {
+    g.mode.store(kDisabled, std::memory_order_release);
+    Complain("cannot write the recording of a forked child",
+             own.path()[0] != '\0' ? own.path() : strerror(errno));
+    return;
+  }
+  SetExecutableBuildId();
+  t_state.seq_next = t_state.seq_end = 0;
   g.mode.store(g.mode_before_fork, std::memory_order_release);
 }
 
@@ -297,18 +317,37 @@ void Initialize() {
   g.mode.store(g.config.start_paused ? kPaused : kActive, std::memory_order_release);
 }
 
-// Slow path of every hook: brings the recorder up on first use, names a forked child's directory.
+// Slow path of every API call: brings the recorder up on first use, and makes a forked child
+// write its directory (anything that asks may read or name the recording).
 uint32_t SettleMode() {
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode == kUninitialized) Initialize();
-  if (mode == kClaimPending) ClaimChildDirectory();
+  if (mode == kForkDeferred) WriteChildDirectory();
   return g.mode.load(std::memory_order_acquire);
 }
 
-// The mode for hooks that apply frees: those must settle a pending claim too.
+// Slow path of every hook: as SettleMode, except that a forked child keeps recording into its
+// memory copies until it has lived long enough (ForkSnapshot::DueToWrite).
+uint32_t HookMode() {
+  uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if (mode != kForkDeferred) return SettleMode();
+  if (!g.fork_snapshot.DueToWrite()) return g.mode_before_fork;
+  WriteChildDirectory();
+  return g.mode.load(std::memory_order_acquire);
+}
+
+// Entry points that write the session or change the mode, outside hooks: a forked child writes
+// its directory first (its session is still its parent's).
+void SettleForkedChild() {
+  if (g.mode.load(std::memory_order_acquire) != kForkDeferred) return;
+  GuardScope guard;
+  WriteChildDirectory();
+}
+
+// The mode for hooks that apply frees.
 uint32_t FreeMode() {
   uint32_t mode = g.mode.load(std::memory_order_acquire);
-  return mode == kClaimPending ? SettleMode() : mode;
+  return mode == kForkDeferred ? HookMode() : mode;
 }
 
 uint32_t NextSequence() {
@@ -460,9 +499,13 @@ void NoteDlclose() {
   if (unloaded) StackCapture::FlushUnwindRules();
 }
 
+void BeforeThreadCreate() {
+  SettleForkedChild();
+}
+
 void RecordExit(format::ExitKind kind, int status) {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (Recording(mode) || mode == kClaimPending) g.session.RecordExit(kind, status);
+  SettleForkedChild();  // a child that exits has lived
+  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.RecordExit(kind, status);
 }
 
 // A new block whose first `written` bytes hold the program's data (calloc's zeroes, realloc's
@@ -471,7 +514,7 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   if (t_state.guard || t_state.ignored || address == nullptr) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  if (mode != kActive && (mode = HookMode()) != kActive) return;
   uint64_t mean = g.config.sample_mean;
   if (mean != 0 && !t_state.sampler.Sample(size, mean)) {
     // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
@@ -538,7 +581,7 @@ void RecordMap(void* address, size_t length, AllocFunction function) {
   if (t_state.ignored) return;
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (mode != kActive && (mode = SettleMode()) != kActive) return;
+  if (mode != kActive && (mode = HookMode()) != kActive) return;
   Record(g.vm, address, length, function);
 }
 
@@ -607,11 +650,13 @@ HEAPGRAPH_API int heapgraph_set_options(const char* options) {
 }
 
 HEAPGRAPH_API void heapgraph_pause(void) {
+  SettleForkedChild();
   uint32_t expected = kActive;
   g.mode.compare_exchange_strong(expected, kPaused);
 }
 
 HEAPGRAPH_API void heapgraph_resume(void) {
+  SettleForkedChild();
   uint32_t expected = kPaused;
   g.mode.compare_exchange_strong(expected, kActive);
 }
@@ -636,10 +681,12 @@ HEAPGRAPH_API void heapgraph_ignore_current_thread(void) {
 }
 
 HEAPGRAPH_API void heapgraph_set_app_state(int foreground) {
+  SettleForkedChild();
   g.session.SetAppState(foreground != 0 ? format::kAppForeground : format::kAppBackground);
 }
 
 HEAPGRAPH_API void heapgraph_heartbeat(void) {
+  SettleForkedChild();
   g.session.CountAppHeartbeat();
 }
 
@@ -771,8 +818,8 @@ __attribute__((constructor(101))) void StartRecorder() {
 }
 
 __attribute__((destructor(101))) void StopRecorder() {
-  uint32_t mode = g.mode.load(std::memory_order_acquire);
-  if (Recording(mode) || mode == kClaimPending) g.session.MarkExited();
+  SettleForkedChild();
+  if (Recording(g.mode.load(std::memory_order_acquire))) g.session.MarkExited();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // heap/runtime/: the recorder inside libheapgraph.so: one process-wide instance of the tree, stack
-// store, module map and large-allocation monitor, started lazily by the first hook, moved to a new
-// directory in a forked child, and reached by the interposed functions through these entry
+// store, module map and large-allocation monitor, started lazily by the first hook, moved to
+// memory copies in a forked child and to the child's own directory once it lives (ForkSnapshot),
+// and reached by the interposed functions through these entry
 // points. Invariant: no entry point calls the host's malloc, and every entry point returns at
 // once when re-entered on the same thread (thread-local guard, initial-exec TLS).
 #pragma once
@@ -55,5 +56,9 @@ bool ChangeDisabledDepth(int delta);
 
 // exit/_exit (SessionInterposer.cc): records how the process is leaving in its session.
 void RecordExit(format::ExitKind kind, int status);
+
+// pthread_create (ThreadInterposer.cc), before the new thread exists: a forked child still
+// recording into memory copies writes its directory while it is single-threaded.
+void BeforeThreadCreate();
 
 }  // namespace heapgraph::recorder

@@ -2,13 +2,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include "heap/platform/LineBuffer.h"
 #include "heap/session/ExitEvidenceProbe.h"
+#include "heap/store/MappedFile.h"
+#include "heap/store/RecordingDirectory.h"
 
 namespace heapgraph {
 namespace {
@@ -75,9 +79,65 @@ bool IsBeingRemoved(const char* name) {
   return strncmp(name, DumpRetention::kRemovingPrefix, strlen(DumpRetention::kRemovingPrefix)) == 0;
 }
 
+// The recorder's mapped files, which a new recording can take over (MappedFile::kReusePrefix).
+bool IsReusable(const char* name) {
+  for (const char* reusable : {format::kHeapTreeFile, format::kVmTreeFile, format::kStackFile,
+                               format::kModuleFile, format::kSessionFile}) {
+    if (strcmp(name, reusable) == 0) return true;
+  }
+  return false;
+}
+
+bool IsParked(const char* name) {
+  return strncmp(name, MappedFile::kReusePrefix, sizeof(MappedFile::kReusePrefix) - 1) == 0;
+}
+
+// Empties a reusable file (its blocks freed, its inode kept) and parks it; false when it is not
+// one, is shared with another recording (a forked child's stack table) or cannot be.
+bool ParkFile(int dir_fd, const char* name) {
+  if (!IsReusable(name)) return false;
+  int fd = openat(dir_fd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+            ftruncate(fd, 0) == 0;
+  if (fd >= 0) close(fd);
+  LineBuffer parked;
+  parked.Append(MappedFile::kReusePrefix).Append(name).AppendChar('\0');
+  return ok && renameat2(dir_fd, name, dir_fd, parked.data(), RENAME_NOREPLACE) == 0;
+}
+
+// Turns the hidden directory of a pruned run into a spare (RecordingDirectory::kSparePrefix):
+// reusable files parked empty, everything else removed, then renamed into a free slot. False
+// (the caller removes it) when no slot is free or anything could not be cleared: a spare never
+// holds a file a new recording would collide with.
+bool ParkAsSpare(int root_fd, const char* hidden) {
+  int fd = openat(root_fd, hidden, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  DIR* dir = fdopendir(fd);
+  if (dir == nullptr) {
+    close(fd);
+    return false;
+  }
+  bool clear = true;
+  while (dirent* e = readdir(dir)) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || IsParked(e->d_name)) {
+      continue;
+    }
+    if (!ParkFile(fd, e->d_name) && unlinkat(fd, e->d_name, 0) != 0) clear = false;
+  }
+  closedir(dir);
+  for (uint32_t slot = 0; clear && slot < RecordingDirectory::kSpareSlots; ++slot) {
+    LineBuffer spare;
+    spare.Append(RecordingDirectory::kSparePrefix).AppendDecimal(slot).AppendChar('\0');
+    if (renameat2(root_fd, hidden, root_fd, spare.data(), RENAME_NOREPLACE) == 0) return true;
+  }
+  return false;
+}
+
 // Renames the run out of sight first, so that a process that exits (or is killed) halfway
 // through leaves no run without its session behind, only a hidden directory the next start
-// finishes removing. A concurrent start that renamed it first wins; this one removes nothing.
+// finishes removing (or a spare for the next recording). A concurrent start that renamed it
+// first wins; this one removes nothing.
 bool RemoveRun(int root_fd, const char* name) {
   char hidden[sizeof(FinishedRun::name) + 16];
   size_t prefix = strlen(DumpRetention::kRemovingPrefix);
@@ -86,7 +146,7 @@ bool RemoveRun(int root_fd, const char* name) {
   memcpy(hidden, DumpRetention::kRemovingPrefix, prefix);
   memcpy(hidden + prefix, name, length + 1);
   if (renameat(root_fd, name, root_fd, hidden) != 0) return false;
-  RemoveContentsAndDirectory(root_fd, hidden);
+  if (!ParkAsSpare(root_fd, hidden)) RemoveContentsAndDirectory(root_fd, hidden);
   return true;
 }
 

@@ -2,8 +2,10 @@
 // the recording root: classifies each finished run of the same executable that has no `exit` file
 // yet (ExitClassifier, written as <dir>/exit, mode 0600, via exit.tmp + rename), then removes the
 // oldest finished runs of that executable beyond `keep`: each is first renamed to
-// kRemovingPrefix + name, then emptied and removed, and a start also finishes such hidden
-// directories that an earlier start left when it exited mid-removal. Directories of running
+// kRemovingPrefix + name, then either parked as a spare for the next recording (its mapped files
+// emptied, their inodes kept: RecordingDirectory::kSparePrefix) while a spare slot is free, or
+// emptied and removed; a start also finishes such hidden directories that an earlier start left
+// when it exited mid-removal. Directories of running
 // processes and of other executables are never touched. A run is finished when its pid (with its
 // start time) is not in this pid namespace AND it cannot be alive elsewhere (another container
 // sharing the root): it recorded its exit, or its heartbeat is stale (MayBeAliveElsewhere). Runs on

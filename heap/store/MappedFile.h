@@ -21,8 +21,14 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
+  // A file parked for reuse in a recording directory taken over from a pruned run
+  // (RecordingDirectory's spares): kReusePrefix + its name, empty, regular, one link.
+  static constexpr char kReusePrefix[] = ".reuse.";
+
   // Creates `name` in the directory `dir_fd` (must not exist; no symlink is followed; mode 0600),
-  // gives it `size` bytes (sparse) and maps it. Returns false with errno set on failure.
+  // gives it `size` bytes (sparse) and maps it. A parked kReusePrefix + `name` in the directory is
+  // renamed to `name` and used instead of a new file (no inode allocated). Returns false with
+  // errno set on failure.
   bool Create(int dir_fd, const char* name, uint64_t size);
 
   // Makes sure [offset, offset + length) has disk blocks, so that stores into it cannot raise
@@ -31,12 +37,19 @@ class MappedFile {
   // (the mapping keeps working; only the reservation is skipped).
   bool Reserve(uint64_t offset, uint64_t length);
 
-  // Fork support, parent side: writes a new file `name` in `dir_fd` of the same size holding
-  // `ranges` of the current contents (the rest stays sparse), with those ranges reserved.
+  // Writes a new file `name` in `dir_fd` of the same size holding `ranges` of the current
+  // contents (the rest stays sparse), with those ranges reserved.
   bool CopyTo(int dir_fd, const char* name, const Range* ranges, size_t range_count) const;
-  // Fork support, child side: maps the existing file `name` in `dir_fd` (made by CopyTo) over the
-  // same addresses, so this process stops writing the file it shares with its parent.
+  // Fork support, parent side: the same copy in an anonymous memory file (memfd, close-on-exec:
+  // no directory entry, no inode on disk, gone when the last descriptor and mapping are). Returns
+  // its descriptor, or -1 (errno set).
+  int CopyToMemory(const char* name, const Range* ranges, size_t range_count) const;
+  // Maps the existing file `name` in `dir_fd` (made by CopyTo) over the same addresses, so this
+  // process stops writing the file it mapped before (a forked child: the one it shares with its
+  // parent; a child writing its own directory: its memory copy).
   bool Adopt(int dir_fd, const char* name);
+  // The same for an open descriptor of a file of this size (taken over: closed on failure).
+  bool AdoptDescriptor(int fd);
 
   // Flushes dirty pages to the file system (not needed for kill survival; for power loss).
   void Sync() const;
@@ -50,7 +63,12 @@ class MappedFile {
   int OwnFd() const { return fd_.StillOurs() ? fd_.fd() : -1; }
 
  private:
-  bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  static bool OpenNew(int dir_fd, const char* name, uint64_t size, int* fd_out);
+  // The parked kReusePrefix + `name`, renamed to `name` and opened when it is empty, regular and
+  // has one link; else -1 (and a bad parked file is removed).
+  static int TakeParked(int dir_fd, const char* name);
+  // Writes `ranges` of the mapping into `fd` at the same offsets; `reserve`: fallocate them first.
+  bool CopyRanges(int fd, const Range* ranges, size_t range_count, bool reserve) const;
   void AdviseRandom() const;
 
   uint8_t* data_ = nullptr;

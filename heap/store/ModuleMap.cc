@@ -101,6 +101,11 @@ bool ModuleMap::CopyTo(int dir_fd, const char* name) const {
   return file_.CopyTo(dir_fd, name, &reserved, 1);
 }
 
+int ModuleMap::CopyToMemory(const char* name) const {
+  MappedFile::Range reserved = {0, reserved_};
+  return file_.CopyToMemory(name, &reserved, 1);
+}
+
 void ModuleMap::Lock() {
   if (lock_.exchange(1, std::memory_order_acquire) == 0) return;
   const uint64_t began = LockWait::Begin();  // held: a check's snapshot, or a module change

@@ -25,9 +25,11 @@ class ModuleMap {
   static constexpr uint32_t kMaxCapacity = 8192;
 
   bool Create(int dir_fd, const char* name, uint32_t capacity = kDefaultCapacity);
-  // Fork support (MappedFile::CopyTo / Adopt); CopyTo requires Lock().
+  // Fork support (MappedFile::CopyTo / CopyToMemory / Adopt); the copies require Lock().
   bool CopyTo(int dir_fd, const char* name) const;
+  int CopyToMemory(const char* name) const;
   bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
+  bool AdoptDescriptor(int fd) { return file_.AdoptDescriptor(fd); }
   void Lock();
   void Unlock();
 

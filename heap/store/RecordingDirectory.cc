@@ -145,36 +145,39 @@ bool RecordingDirectory::MakeDirectory(const char* name) {
   return true;
 }
 
-bool RecordingDirectory::CreateForkStaging(RecordingDirectory* staging) const {
-  staging->root_fd_ = root_fd_;
-  memcpy(staging->root_path_, root_path_, sizeof(root_path_));
-  for (uint64_t attempt = 0; attempt < 1000; ++attempt) {
-    LineBuffer name;
-    name.AppendDecimal(static_cast<uint64_t>(getpid()))
-        .Append("-fork-")
-        .AppendDecimal(attempt)
-        .AppendChar('\0');
-    if (staging->MakeDirectory(name.data())) return true;
-    if (errno != EEXIST) return false;
+bool RecordingDirectory::ClaimSpare(const char* name) {
+  for (uint32_t slot = 0; slot < kSpareSlots; ++slot) {
+    LineBuffer spare;
+    spare.Append(kSparePrefix).AppendDecimal(slot).AppendChar('\0');
+    // RENAME_NOREPLACE: never clobber another process's recording.
+    if (renameat2(root_fd_, spare.data(), root_fd_, name, RENAME_NOREPLACE) != 0) continue;
+    fd_ = openat(root_fd_, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0) return false;
+    SetName(name);
+    return true;
   }
   return false;
 }
 
-bool RecordingDirectory::ClaimForCurrentProcess() {
+bool RecordingDirectory::MakeOwnDirectory() {
   uint64_t ticks = ProcessStartTicks::OfSelf();
   for (int attempt = 0; attempt < 100; ++attempt) {
     LineBuffer name;
     name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
     if (attempt > 0) name.AppendChar('.').AppendDecimal(static_cast<uint64_t>(attempt));
     name.AppendChar('\0');
-    // RENAME_NOREPLACE: never clobber another process's recording.
-    if (renameat2(root_fd_, name_, root_fd_, name.data(), RENAME_NOREPLACE) == 0) {
-      SetName(name.data());
-      return true;
-    }
+    if (ClaimSpare(name.data()) || MakeDirectory(name.data())) return true;
     if (errno != EEXIST) return false;
   }
+  errno = EEXIST;
   return false;
+}
+
+bool RecordingDirectory::CreateForForkedChild(RecordingDirectory* child) const {
+  child->root_fd_ = root_fd_;
+  child->fd_ = -1;
+  memcpy(child->root_path_, root_path_, sizeof(root_path_));
+  return child->MakeOwnDirectory();
 }
 
 void RecordingDirectory::CloseDirectory() {
@@ -184,19 +187,12 @@ void RecordingDirectory::CloseDirectory() {
 
 bool RecordingDirectory::Create(const char* root, char* error, size_t error_size) {
   if (!OpenRoot(root, error, error_size)) return false;
-  uint64_t ticks = ProcessStartTicks::OfSelf();
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    LineBuffer name;
-    name.AppendDecimal(static_cast<uint64_t>(getpid())).AppendChar('-').AppendDecimal(ticks);
-    if (attempt > 0) name.AppendChar('.').AppendDecimal(static_cast<uint64_t>(attempt));
-    name.AppendChar('\0');
-    if (MakeDirectory(name.data())) return true;
-    if (errno != EEXIST) {
-      SetErrno(error, error_size, "cannot create recording directory in", root_path_);
-      return false;
-    }
+  if (MakeOwnDirectory()) return true;
+  if (errno == EEXIST) {
+    SetErrno(error, error_size, "too many stale recording directories for this pid in", root_path_);
+  } else {
+    SetErrno(error, error_size, "cannot create recording directory in", root_path_);
   }
-  SetErrno(error, error_size, "too many stale recording directories for this pid in", root_path_);
   return false;
 }
 

@@ -12,23 +12,30 @@ namespace heapgraph {
 class RecordingDirectory {
  public:
   static constexpr size_t kMaxPath = 600;
+  // Spares: directories of pruned runs that DumpRetention parked for reuse, as kSparePrefix + a
+  // slot number below kSpareSlots, holding only parked files (MappedFile::kReusePrefix). A new
+  // recording takes one over by renaming it (no inode allocated for the directory nor its files),
+  // which on a file system that frees inodes slowly (ext4 without a journal skips recently
+  // deleted inodes one by one) is much cheaper than deleting and creating them again.
+  static constexpr char kSparePrefix[] = ".spare.";
+  static constexpr uint32_t kSpareSlots = 4;
 
   // Opens (creating as needed) `root` ("" = $TMPDIR/heapgraph-<uid> or /tmp/heapgraph-<uid>) and
   // creates this process's directory in it. On failure returns false and fills `error` with a
   // one-line reason.
   bool Create(const char* root, char* error, size_t error_size);
 
-  // Fork support, parent side: an empty directory "<pid>-fork-<n>" next to this one, for the
-  // child to claim. The staging object shares this one's root descriptor.
-  bool CreateForkStaging(RecordingDirectory* staging) const;
-  // Fork support, child side: renames a staging directory to this process's own name.
-  bool ClaimForCurrentProcess();
-  // Closes the directory descriptor (the parent's copy of a staging directory).
+  // Fork support, child side: this process's own empty directory "<pid>-<ticks>" in the root of
+  // `this` (the directory it inherited from its parent), which `child` then names; it shares this
+  // one's root descriptor. False (errno set) when it cannot be made.
+  bool CreateForForkedChild(RecordingDirectory* child) const;
+  // Closes the directory descriptor (a forked child's copy of its parent's directory).
   void CloseDirectory();
 
   // Parses a recording directory's name: "<pid>-<start ticks>", decimal, pid > 0, with the
-  // ".<n>" a claim that found its name taken appends (ClaimForCurrentProcess). False for anything
-  // else, a fork's unclaimed staging directory "<pid>-fork-<n>" included. No allocation.
+  // ".<n>" appended when the name was taken (a pid reused within one clock tick, or a forked
+  // child's recording before the program it exec'd). False for anything else (the
+  // "<pid>-fork-<n>" staging directories of older versions included). No allocation.
   static bool ParseName(const char* name, uint32_t* pid, uint64_t* ticks);
 
   int fd() const { return fd_; }
@@ -42,6 +49,11 @@ class RecordingDirectory {
   bool OpenRoot(const char* root, char* error, size_t error_size);
   // mkdirat + openat of `name` in the root; false (errno set) if it exists or cannot be made.
   bool MakeDirectory(const char* name);
+  // Makes "<pid>-<ticks>[.<n>]" for the current process in the open root, taking over a spare
+  // when there is one; false (errno set).
+  bool MakeOwnDirectory();
+  // Renames a spare to `name` and opens it; false when no spare could be taken.
+  bool ClaimSpare(const char* name);
   void SetName(const char* name);
 
   int root_fd_ = -1;

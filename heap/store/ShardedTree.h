@@ -57,10 +57,12 @@ class ShardedTree {
   void LockAll();
   void UnlockAll();
 
-  // Fork support (MappedFile::CopyTo / Adopt). CopyTo requires LockAll: the copy is then exactly
-  // the state the child inherits.
+  // Fork support (MappedFile::CopyTo / CopyToMemory / Adopt). The copies require LockAll: a copy
+  // is then exactly the state the child inherits.
   bool CopyTo(int dir_fd, const char* name) const;
+  int CopyToMemory(const char* name) const;
   bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
+  bool AdoptDescriptor(int fd) { return file_.AdoptDescriptor(fd); }
   // After Adopt in a forked child: the copy was taken with every lock held; release them all.
   void ReleaseCopiedLocks() { UnlockAll(); }
 
@@ -111,6 +113,8 @@ class ShardedTree {
   static_assert(sizeof(format::TreeHeader) <= 64);
 
   static uint64_t NodesOffset(uint32_t shards);
+  // The parts of the file a copy needs: the headers and each shard's reserved nodes.
+  size_t UsedRanges(MappedFile::Range* ranges) const;
   static uint32_t ShardGroup(uint32_t shards, uint32_t capacity_log2, uint32_t shard_shift);
   uint64_t RegionOffset(uint32_t shard) const {
     return header_->nodes_offset + shard * header_->shard_capacity * sizeof(Node);
@@ -215,13 +219,24 @@ void ShardedTree<Shard, Layout>::UnlockAll() {
 }
 
 template <typename Shard, typename Layout>
-bool ShardedTree<Shard, Layout>::CopyTo(int dir_fd, const char* name) const {
-  MappedFile::Range ranges[kMaxShards + 1];
+size_t ShardedTree<Shard, Layout>::UsedRanges(MappedFile::Range* ranges) const {
   ranges[0] = {0, header_->nodes_offset};
   for (uint32_t i = 0; i < shard_count_; ++i) {
     ranges[i + 1] = {RegionOffset(i), shards_[i].header()->backed_bytes};
   }
-  return file_.CopyTo(dir_fd, name, ranges, shard_count_ + 1);
+  return shard_count_ + 1;
+}
+
+template <typename Shard, typename Layout>
+bool ShardedTree<Shard, Layout>::CopyTo(int dir_fd, const char* name) const {
+  MappedFile::Range ranges[kMaxShards + 1];
+  return file_.CopyTo(dir_fd, name, ranges, UsedRanges(ranges));
+}
+
+template <typename Shard, typename Layout>
+int ShardedTree<Shard, Layout>::CopyToMemory(const char* name) const {
+  MappedFile::Range ranges[kMaxShards + 1];
+  return file_.CopyToMemory(name, ranges, UsedRanges(ranges));
 }
 
 template <typename Shard, typename Layout>

@@ -1,5 +1,6 @@
 #include "heap/store/StackStore.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -8,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "heap/platform/LineBuffer.h"
 
 namespace heapgraph {
 
@@ -115,7 +118,18 @@ uint64_t StackStore::ReservedBytes() const {
 }
 
 bool StackStore::LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const {
-  return linkat(from_dir_fd, name, to_dir_fd, name, 0) == 0;
+  if (linkat(from_dir_fd, name, to_dir_fd, name, 0) == 0) return true;
+  // The directory that held it may be gone (a forked child writing its directory after its
+  // parent's was renamed away): link the open file itself while it still has a name elsewhere.
+  int fd = file_.OwnFd();
+  LineBuffer path;
+  path.Append("/proc/self/fd/").AppendDecimal(static_cast<uint64_t>(fd)).AppendChar('\0');
+  if (fd >= 0 && linkat(AT_FDCWD, path.data(), to_dir_fd, name, AT_SYMLINK_FOLLOW) == 0) {
+    return true;
+  }
+  // No name left (its directory was pruned): a copy of the nodes so far.
+  MappedFile::Range used = {0, ReservedBytes()};
+  return file_.CopyTo(to_dir_fd, name, &used, 1);
 }
 
 void StackStore::Unmap() {

@@ -25,7 +25,10 @@ class StackStore {
   bool Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth);
   // Fork support: the table only ever gains nodes, each published by one CAS into the index
   // (shared memory), and prefixes are appended under a lock kept in the file, so parent and child
-  // keep sharing one table; the child's directory gets a hard link to it.
+  // keep sharing one table; the child's directory gets a hard link to it (from `from_dir_fd`, or
+  // from the open file when that directory no longer holds it). When the file has no name left
+  // (its directory was pruned), the child's gets a copy of the nodes so far: nodes added later
+  // are in the shared table only.
   bool LinkInto(int from_dir_fd, int to_dir_fd, const char* name) const;
   void Unmap();
 

@@ -227,6 +227,38 @@ TEST_F(LargeAllocationMonitorTest, LogIsAppendedToAndCreatedPrivate) {
   EXPECT_EQ(0600u, st.st_mode & 07777);
 }
 
+// The recording directory's large.log exists only once something was logged; the monitor keeps
+// its own descriptor of the directory, so the caller's may be closed meanwhile.
+TEST_F(LargeAllocationMonitorTest, DefaultLogIsCreatedByTheFirstRecordOnly) {
+  int dir_fd = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir_fd, 0);
+  monitor_.Configure(1, "", dir_fd);
+  close(dir_fd);
+  struct stat st;
+  EXPECT_NE(0, stat(log_.c_str(), &st)) << "created before anything was logged";
+  {
+    StderrCapture capture;
+    monitor_.Report(kBlock, 5, AllocFunction::kMalloc, nullptr, 0, nullptr);
+    monitor_.Report(kBlock, 6, AllocFunction::kMalloc, nullptr, 0, nullptr);
+    EXPECT_EQ("", capture.Text());
+  }
+  ASSERT_EQ(0, stat(log_.c_str(), &st));
+  EXPECT_EQ(0600u, st.st_mode & 07777);
+  std::vector<std::string> lines = Lines(ReadFile(log_));
+  ASSERT_EQ(2u, lines.size());
+  EXPECT_EQ(ExpectedHeader(5, "malloc", kBlock), lines[0]);
+  EXPECT_EQ(ExpectedHeader(6, "malloc", kBlock), lines[1]);
+}
+
+TEST_F(LargeAllocationMonitorTest, DefaultLogWithoutADirectoryGoesToStderr) {
+  monitor_.Configure(1, "", -1);
+  StderrCapture capture;
+  monitor_.Report(kBlock, 3, AllocFunction::kMalloc, nullptr, 0, nullptr);
+  std::vector<std::string> lines = Lines(capture.Text());
+  ASSERT_EQ(1u, lines.size());
+  EXPECT_EQ(ExpectedHeader(3, "malloc", kBlock), lines[0]);
+}
+
 TEST_F(LargeAllocationMonitorTest, EmptyLogPathMeansStderr) {
   monitor_.Configure(1, "");
   StderrCapture capture;

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "heap/store/RecordingDirectory.h"
 #include "reader/PressureTimeline.h"
 #include "reader/RecordingReader.h"
 #include "tests/ChildProcess.h"
@@ -367,13 +368,25 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
   }
 }
 
+// Pruned runs become spares (hidden) that later starts take over: the first run's files end up
+// as a later run's, same inodes.
 TEST(RecorderFoomTest, NextStartClassifiesEarlierRunsAndKeepsTheLastK) {
   TempRoot root;
+  ino_t first_heap = 0;
   for (int i = 0; i < 4; ++i) {
     ChildProcess child(ProgramPath("hg_foom"), {"clean"}, RecordingEnv(root.path(), "keep=2"));
     ASSERT_TRUE(child.WaitReady()) << child.Describe();
+    if (i == 3) {  // its start pruned the first run: wait for the spare while it lives
+      std::string spare = root.path() + "/" + RecordingDirectory::kSparePrefix + "0";
+      ASSERT_TRUE(WaitFor([&] { return access(spare.c_str(), F_OK) == 0; })) << "no spare";
+    }
     child.CloseStdin();
     child.Wait();
+    struct stat st;
+    if (i == 0 &&
+        stat((root.DirectoryOf(child.pid()) + "/" + format::kHeapTreeFile).c_str(), &st) == 0) {
+      first_heap = st.st_ino;
+    }
   }
   ChildProcess next(ProgramPath("hg_foom"), {"clean"}, RecordingEnv(root.path(), "keep=2"));
   ASSERT_TRUE(next.WaitReady()) << next.Describe();
@@ -381,10 +394,23 @@ TEST(RecorderFoomTest, NextStartClassifiesEarlierRunsAndKeepsTheLastK) {
   auto others = [&] {
     std::vector<std::string> dirs;
     for (const std::string& e : root.Entries()) {
-      if (root.path() + "/" + e != own) dirs.push_back(root.path() + "/" + e);
+      if (root.path() + "/" + e != own && !e.starts_with('.')) {
+        dirs.push_back(root.path() + "/" + e);
+      }
     }
     return dirs;
   };
+  ASSERT_NE(first_heap, 0u);
+  bool reused = false;
+  for (const std::string& e : root.Entries()) {
+    struct stat st;
+    std::string heap = root.path() + "/" + e + "/" + format::kHeapTreeFile;
+    if (!e.starts_with('.') && stat(heap.c_str(), &st) == 0 && st.st_ino == first_heap) {
+      reused = true;
+      EXPECT_EQ(root.path() + "/" + e, own) << "the pruned first run's heap.tree is in " << e;
+    }
+  }
+  EXPECT_TRUE(reused) << "no recording took over the first run's files";
   ASSERT_TRUE(WaitFor([&] {
     std::vector<std::string> dirs = others();
     if (dirs.size() != 2) return false;

@@ -14,6 +14,8 @@
 
 #include "heap/session/DumpRetention.h"
 #include "heap/session/SessionFile.h"
+#include "heap/store/MappedFile.h"
+#include "heap/store/RecordingDirectory.h"
 #include "tests/TempDir.h"
 
 namespace heapgraph {
@@ -91,6 +93,62 @@ TEST(DumpRetentionTest, PrunedRunIsHiddenBeforeItIsEmptiedAndALeftoverIsFinished
   EXPECT_FALSE(Exists(root, "older"));
   EXPECT_FALSE(Exists(root, std::string(DumpRetention::kRemovingPrefix) + "older"));
   EXPECT_TRUE(Exists(root, "old/session"));
+}
+
+ino_t InodeOf(const TempDir& root, const std::string& path) {
+  struct stat st;
+  return fstatat(root.fd(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_ino : 0;
+}
+
+void WriteFileAt(const TempDir& root, const std::string& path, const std::string& text) {
+  int fd = openat(root.fd(), path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(ssize_t(text.size()), write(fd, text.data(), text.size()));
+  close(fd);
+}
+
+// A pruned run becomes a spare: its mapped files emptied and parked (same inodes), a stack table
+// shared with another recording and every other file removed.
+TEST(DumpRetentionTest, PrunedRunBecomesASpareWithItsMappedFilesParkedEmpty) {
+  TempDir root;
+  MakeDeadRun(root, "old", 300 * kSecond);
+  MakeDeadRun(root, "older", 600 * kSecond);
+  ASSERT_NO_FATAL_FAILURE(WriteFileAt(root, "older/heap.tree", "blocks"));
+  ASSERT_NO_FATAL_FAILURE(WriteFileAt(root, "older/stacks", "nodes"));
+  ASSERT_EQ(0, linkat(root.fd(), "older/stacks", root.fd(), "shared-stacks", 0));
+  ASSERT_NO_FATAL_FAILURE(WriteFileAt(root, "older/exit-check", "leaked_blocks 0\n"));
+  ino_t heap = InodeOf(root, "older/heap.tree"), session = InodeOf(root, "older/session");
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
+  EXPECT_FALSE(Exists(root, "older"));
+  const std::string spare = std::string(RecordingDirectory::kSparePrefix) + "0/";
+  const std::string parked = spare + MappedFile::kReusePrefix;
+  EXPECT_EQ(heap, InodeOf(root, parked + "heap.tree"));
+  EXPECT_EQ(session, InodeOf(root, parked + "session"));
+  struct stat st;
+  ASSERT_EQ(0, fstatat(root.fd(), (parked + "heap.tree").c_str(), &st, 0));
+  EXPECT_EQ(0, st.st_size) << "emptied";
+  EXPECT_FALSE(Exists(root, parked + "stacks")) << "shared with another recording: not parked";
+  EXPECT_FALSE(Exists(root, spare + "stacks"));
+  EXPECT_TRUE(Exists(root, "shared-stacks"));
+  EXPECT_FALSE(Exists(root, spare + "exit-check"));
+  EXPECT_FALSE(Exists(root, spare + "exit"));
+  EXPECT_TRUE(Exists(root, "old/session"));
+}
+
+TEST(DumpRetentionTest, PrunedRunIsRemovedWhenEverySpareSlotIsTaken) {
+  TempDir root;
+  for (uint32_t slot = 0; slot < RecordingDirectory::kSpareSlots; ++slot) {
+    std::string name = std::string(RecordingDirectory::kSparePrefix) + std::to_string(slot);
+    ASSERT_EQ(0, mkdirat(root.fd(), name.c_str(), 0700));
+  }
+  MakeDeadRun(root, "old", 300 * kSecond);
+  MakeDeadRun(root, "older", 600 * kSecond);
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
+  EXPECT_FALSE(Exists(root, "older"));
+  EXPECT_FALSE(Exists(root, std::string(DumpRetention::kRemovingPrefix) + "older"));
+  std::string extra = std::string(RecordingDirectory::kSparePrefix) +
+                      std::to_string(RecordingDirectory::kSpareSlots);
+  EXPECT_FALSE(Exists(root, extra));
 }
 
 TEST(DumpRetentionTest, StalenessFollowsTheHeartbeatPeriod) {

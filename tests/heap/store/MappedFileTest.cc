@@ -1,5 +1,5 @@
 // tests/heap: MappedFile: exclusive, non-following creation with mode 0600, disk reservation,
-// MAP_SHARED persistence, and the fork pair CopyTo (parent) / Adopt (child).
+// MAP_SHARED persistence, and the fork pairs CopyTo / Adopt and CopyToMemory / AdoptDescriptor.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -130,6 +130,47 @@ TEST(MappedFileTest, CreateRefusesADanglingSymlinkAndCreatesNothing) {
   EXPECT_NE(0, fstatat(dir.fd(), "target", &st, AT_SYMLINK_NOFOLLOW));
 }
 
+// A file parked for reuse (a spare's, MappedFile::kReusePrefix) becomes the new file: same inode,
+// the new size, zeros.
+TEST(MappedFileTest, CreateTakesOverAnEmptyParkedFile) {
+  TempDir dir;
+  const std::string parked = dir.Path(std::string(MappedFile::kReusePrefix) + "f");
+  ASSERT_NO_FATAL_FAILURE(WriteFile(parked, ""));
+  struct stat before;
+  ASSERT_EQ(0, stat(parked.c_str(), &before));
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  struct stat after;
+  ASSERT_EQ(0, stat(dir.Path("f").c_str(), &after));
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(kSize, uint64_t(after.st_size));
+  EXPECT_NE(0, access(parked.c_str(), F_OK));
+  EXPECT_TRUE(IsZero(ReadFile(dir.Path("f")), 0, kSize));
+  file.Unmap();
+}
+
+TEST(MappedFileTest, ParkedFileThatIsNotEmptyIsRemovedNotUsed) {
+  TempDir dir;
+  const std::string parked = dir.Path(std::string(MappedFile::kReusePrefix) + "f");
+  ASSERT_NO_FATAL_FAILURE(WriteFile(parked, "stale"));
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  std::string bytes = ReadFile(dir.Path("f"));
+  ASSERT_EQ(kSize, bytes.size());
+  EXPECT_TRUE(IsZero(bytes, 0, kSize)) << "the stale bytes are gone";
+  EXPECT_NE(0, access(parked.c_str(), F_OK));
+  file.Unmap();
+}
+
+TEST(MappedFileTest, ParkedFileNeverReplacesAnExistingOne) {
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(WriteFile(dir.Path(std::string(MappedFile::kReusePrefix) + "f"), ""));
+  ASSERT_NO_FATAL_FAILURE(WriteFile(dir.Path("f"), "precious"));
+  MappedFile file;
+  EXPECT_FALSE(file.Create(dir.fd(), "f", kSize));
+  EXPECT_EQ("precious", ReadFile(dir.Path("f")));
+}
+
 TEST(MappedFileTest, StoresReachTheFileWithoutSync) {
   TempDir dir;
   MappedFile file;
@@ -238,6 +279,62 @@ TEST(MappedFileTest, CopyToRefusesAnExistingNameOrSymlink) {
   ASSERT_EQ(0, symlinkat("target", dir.fd(), "link"));
   EXPECT_FALSE(file.CopyTo(dir.fd(), "link", &all, 1));
   EXPECT_EQ("precious", ReadFile(dir.Path("target")));
+  file.Unmap();
+}
+
+// The fork's memory copy: same size, only the ranges, no directory entry anywhere; mapped over
+// the original, stores reach the copy and no longer the file; the file can then be written from it.
+TEST(MappedFileTest, CopyToMemoryThenAdoptDescriptorLeavesTheFileAlone) {
+  TempDir dir, later;
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  Fill(file, 0, kSize, 3);
+  const MappedFile::Range ranges[] = {{4096, 4096}, {65536, 100}};
+  int fd = file.CopyToMemory("copy", ranges, 2);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  struct stat st;
+  ASSERT_EQ(0, fstat(fd, &st));
+  EXPECT_EQ(kSize, uint64_t(st.st_size));
+  size_t entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    entries += entry.exists();
+  EXPECT_EQ(1u, entries) << "nothing new in the directory";
+  uint8_t* data = file.data();
+
+  ASSERT_TRUE(file.AdoptDescriptor(fd));
+  EXPECT_EQ(data, file.data());
+  EXPECT_TRUE(IsZero(std::string(reinterpret_cast<char*>(data), 4096), 0, 4096));
+  EXPECT_EQ(0, memcmp(data + 4096, ReadFile(dir.Path("f")).data() + 4096, 4096));
+  data[70000] = 0x77;
+  EXPECT_NE(0x77, ReadFile(dir.Path("f"))[70000]) << "the original file is not written";
+
+  const MappedFile::Range all = {0, kSize};
+  ASSERT_TRUE(file.CopyTo(later.fd(), "f", &all, 1));
+  ASSERT_TRUE(file.Adopt(later.fd(), "f"));
+  EXPECT_EQ(data, file.data());
+  data[70001] = 0x78;
+  std::string written = ReadFile(later.Path("f"));
+  EXPECT_EQ(0x77, written[70000]);
+  EXPECT_EQ(0x78, written[70001]) << "stores reach the file adopted last";
+  file.Unmap();
+}
+
+TEST(MappedFileTest, AdoptDescriptorRefusesAFileOfAnotherSizeAndClosesIt) {
+  TempDir dir;
+  MappedFile file;
+  ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
+  file.data()[0] = 9;
+  const MappedFile::Range all = {0, kSize};
+  MappedFile other;
+  ASSERT_TRUE(other.Create(dir.fd(), "g", kSize / 2));
+  int fd = other.CopyToMemory("other", &all, 1);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(file.AdoptDescriptor(fd));
+  EXPECT_EQ(-1, fcntl(fd, F_GETFD)) << "closed";
+  EXPECT_EQ(9, file.data()[0]) << "still the original mapping";
+  EXPECT_EQ(9, ReadFile(dir.Path("f"))[0]);
+  other.Unmap();
   file.Unmap();
 }
 

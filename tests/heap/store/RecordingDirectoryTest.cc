@@ -1,5 +1,5 @@
 // tests/heap: RecordingDirectory: <root>/<pid>-<ticks> with mode 0700, refusal of unsafe roots
-// with a one-line reason, and the fork staging/claim pair.
+// with a one-line reason, and a forked child's own directory.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -183,40 +183,14 @@ TEST(RecordingDirectoryTest, DefaultRootIsHeapgraphUidUnderTmpdir) {
   EXPECT_EQ(0700u, ModeOf(root) & 07777);
 }
 
-TEST(RecordingDirectoryTest, ForkStagingIsAnEmptyPrivateDirectoryBesideThisOne) {
+// A forked child makes its own <pid>-<ticks> beside the directory it inherited, which stays.
+TEST(RecordingDirectoryTest, ForkedChildCreatesItsOwnDirectoryBesideItsParents) {
   TempDir tmp;
   const std::string root = tmp.Path("root");
   RecordingDirectory dir;
   char error[256] = "";
   ASSERT_TRUE(dir.Create(root.c_str(), error, sizeof(error))) << error;
-  RecordingDirectory staging, staging2;
-  ASSERT_TRUE(dir.CreateForkStaging(&staging));
-  ASSERT_TRUE(dir.CreateForkStaging(&staging2));
-  const std::string prefix = root + "/" + std::to_string(getpid()) + "-fork-";
-  EXPECT_EQ(prefix + "0", staging.path());
-  EXPECT_EQ(prefix + "1", staging2.path());
-  EXPECT_EQ(0700u, ModeOf(staging.path()) & 07777);
-  EXPECT_TRUE(SameFile(staging.fd(), staging.path()));
-  EXPECT_EQ(dir.root_fd(), staging.root_fd());
-  EXPECT_TRUE(Entries(staging.path()).empty());
-
-  staging2.CloseDirectory();
-  EXPECT_EQ(-1, staging2.fd());
-  EXPECT_TRUE(S_ISDIR(ModeOf(prefix + "1"))) << "closing keeps the directory";
-}
-
-// The child of a fork renames the staging directory to its own <pid>-<ticks>; the descriptor it
-// inherited keeps naming the same directory.
-TEST(RecordingDirectoryTest, ForkedChildClaimsTheStagingDirectory) {
-  TempDir tmp;
-  const std::string root = tmp.Path("root");
-  RecordingDirectory dir;
-  char error[256] = "";
-  ASSERT_TRUE(dir.Create(root.c_str(), error, sizeof(error))) << error;
-  RecordingDirectory staging;
-  ASSERT_TRUE(dir.CreateForkStaging(&staging));
-  const std::string staging_path = staging.path();
-  ASSERT_EQ(0, mkdirat(staging.fd(), "marker", 0700));
+  ASSERT_EQ(0, mkdirat(dir.fd(), "marker", 0700));
 
   int fds[2];
   ASSERT_EQ(0, pipe(fds));
@@ -225,9 +199,11 @@ TEST(RecordingDirectoryTest, ForkedChildClaimsTheStagingDirectory) {
   if (pid == 0) {
     close(fds[0]);
     std::string report = "fail";
-    if (staging.ClaimForCurrentProcess()) {
-      report = std::string(staging.path()) + "\n" + std::to_string(ProcessStartTicks::OfSelf()) +
-               "\n" + (SameFile(staging.fd(), staging.path()) ? "same" : "different");
+    RecordingDirectory own;
+    if (dir.CreateForForkedChild(&own)) {
+      report = std::string(own.path()) + "\n" + std::to_string(ProcessStartTicks::OfSelf()) + "\n" +
+               (SameFile(own.fd(), own.path()) ? "same" : "different") + "\n" +
+               (own.root_fd() == dir.root_fd() ? "shared" : "other") + "\n" + own.name();
     }
     bool ok = write(fds[1], report.data(), report.size()) == ssize_t(report.size());
     _exit(ok ? 0 : 1);
@@ -239,35 +215,65 @@ TEST(RecordingDirectoryTest, ForkedChildClaimsTheStagingDirectory) {
   close(fds[0]);
   int status = 0;
   ASSERT_EQ(pid, waitpid(pid, &status, 0));
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << report;
 
   std::istringstream lines(report);
-  std::string child_path, child_ticks, same;
+  std::string child_path, child_ticks, same, root_fd, name;
   std::getline(lines, child_path);
   std::getline(lines, child_ticks);
   std::getline(lines, same);
+  std::getline(lines, root_fd);
+  std::getline(lines, name);
   EXPECT_EQ(root + "/" + std::to_string(pid) + "-" + child_ticks, child_path) << report;
+  EXPECT_EQ(std::to_string(pid) + "-" + child_ticks, name);
   EXPECT_EQ("same", same);
-  EXPECT_TRUE(S_ISDIR(ModeOf(child_path + "/marker")));
-  struct stat st;
-  EXPECT_NE(0, stat(staging_path.c_str(), &st)) << "the staging name is gone";
-  EXPECT_TRUE(S_ISDIR(ModeOf(dir.path()))) << "the parent's directory is untouched";
+  EXPECT_EQ("shared", root_fd);
+  EXPECT_EQ(0700u, ModeOf(child_path) & 07777);
+  EXPECT_TRUE(Entries(child_path).empty());
+  EXPECT_TRUE(S_ISDIR(ModeOf(std::string(dir.path()) + "/marker")))
+      << "the parent's directory is untouched";
 }
 
-TEST(RecordingDirectoryTest, ClaimNeverReplacesAnExistingRecording) {
+// The name of a pid's earlier recording (here: this process's own) is never reused.
+TEST(RecordingDirectoryTest, ForkedChildDirectoryNeverReplacesAnExistingRecording) {
   TempDir tmp;
   const std::string root = tmp.Path("root");
   RecordingDirectory dir;
   char error[256] = "";
   ASSERT_TRUE(dir.Create(root.c_str(), error, sizeof(error))) << error;
   ASSERT_EQ(0, mkdirat(dir.fd(), "heap.tree", 0700));
-  RecordingDirectory staging;
-  ASSERT_TRUE(dir.CreateForkStaging(&staging));
-  // Claimed by this same process, whose <pid>-<ticks> already exists.
-  ASSERT_TRUE(staging.ClaimForCurrentProcess());
-  EXPECT_EQ(root + "/" + OwnName() + ".1", staging.path());
+  RecordingDirectory own;
+  ASSERT_TRUE(dir.CreateForForkedChild(&own));
+  EXPECT_EQ(root + "/" + OwnName() + ".1", own.path());
   EXPECT_TRUE(S_ISDIR(ModeOf(std::string(dir.path()) + "/heap.tree")));
-  EXPECT_TRUE(Entries(staging.path()).empty());
+  EXPECT_TRUE(Entries(own.path()).empty());
+  own.CloseDirectory();
+  EXPECT_EQ(-1, own.fd());
+  EXPECT_TRUE(S_ISDIR(ModeOf(root + "/" + OwnName() + ".1"))) << "closing keeps the directory";
+}
+
+// A spare left by DumpRetention is taken over (renamed: same inode) instead of a new directory.
+TEST(RecordingDirectoryTest, CreateTakesOverASpareInsteadOfMakingADirectory) {
+  TempDir tmp;
+  const std::string root = tmp.Path("root");
+  ASSERT_EQ(0, mkdir(root.c_str(), 0700));
+  const std::string spare = root + "/" + RecordingDirectory::kSparePrefix + "1";
+  ASSERT_EQ(0, mkdir(spare.c_str(), 0700));
+  struct stat before;
+  ASSERT_EQ(0, stat(spare.c_str(), &before));
+  RecordingDirectory dir;
+  char error[256] = "";
+  ASSERT_TRUE(dir.Create(root.c_str(), error, sizeof(error))) << error;
+  EXPECT_EQ(root + "/" + OwnName(), dir.path());
+  struct stat after;
+  ASSERT_EQ(0, stat(dir.path(), &after));
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_TRUE(SameFile(dir.fd(), dir.path()));
+  EXPECT_NE(0, access(spare.c_str(), F_OK)) << "the spare's name is gone";
+
+  RecordingDirectory second;  // no spare left: a new directory
+  ASSERT_TRUE(dir.CreateForForkedChild(&second));
+  EXPECT_EQ(root + "/" + OwnName() + ".1", second.path());
 }
 
 TEST(RecordingDirectoryTest, ParseNameReadsPidAndTicksOfRecordingsOnly) {
@@ -276,7 +282,7 @@ TEST(RecordingDirectoryTest, ParseNameReadsPidAndTicksOfRecordingsOnly) {
   ASSERT_TRUE(RecordingDirectory::ParseName("1234-5678", &pid, &ticks));
   EXPECT_EQ(1234u, pid);
   EXPECT_EQ(5678u, ticks);
-  ASSERT_TRUE(RecordingDirectory::ParseName("77-0.3", &pid, &ticks));  // a claim's retry
+  ASSERT_TRUE(RecordingDirectory::ParseName("77-0.3", &pid, &ticks));  // a name taken
   EXPECT_EQ(77u, pid);
   EXPECT_EQ(0u, ticks);
   ASSERT_TRUE(RecordingDirectory::ParseName(OwnName().c_str(), &pid, &ticks));
