@@ -35,19 +35,11 @@ void StoreGeneralPurpose(const uint64_t* words, ThreadInfo* out) {
   out->regs[ThreadInfo::kFsBase] = words[kSavedFsBase];
 }
 
-// XSAVE of every component the OS enabled (EDX:EAX = all ones, masked by XCR0). No vector
-// register is callee-saved on x86-64, so their state here is as good as at the call.
-size_t SaveVector(std::span<uint8_t> vector, const uint64_t*) {
-  const size_t size = VectorState::CaptureSize();
-  if (vector.size() < size || reinterpret_cast<uintptr_t>(vector.data()) % 64 != 0) return 0;
-  std::memset(vector.data(), 0, size);
-  if (size == 512) {
-    __asm__ volatile("fxsave64 (%0)" : : "r"(vector.data()) : "memory");
-  } else {
-    __asm__ volatile("xsave64 (%0)" : : "r"(vector.data()), "a"(~0u), "d"(~0u) : "memory");
-  }
-  VectorState::ZeroAbsentComponents(vector.first(size));
-  return size;
+// No vector register is callee-saved on x86-64: across the call into Capture() none holds a
+// live value, only what earlier code left (block addresses the allocator or a previous check
+// moved through them), which a scan would take for roots. So the caller has no vector state.
+size_t SaveVector(std::span<uint8_t>, const uint64_t*) {
+  return 0;
 }
 
 #elif defined(__aarch64__)

@@ -17,9 +17,11 @@ namespace heapgraph::roots {
 
 namespace SelfRegisters {
 
-// Fills `out` (tid, is_caller, is_main, regs, stack_pointer) and saves the vector state into
-// `vector`, pointing out->vector_bytes at the bytes written. `vector` should be 64-byte aligned
-// and VectorState::CaptureSize() long; if it is not, vector_bytes is left empty.
+// Fills `out` (tid, is_caller, is_main, regs, stack_pointer) and saves the callee-saved vector
+// state into `vector`, pointing out->vector_bytes at the bytes written: on aarch64 d8-d15 (the
+// stub's q8-q15); on x86-64 nothing (vector_bytes empty: no vector register survives a call, so
+// what they hold is stale). `vector` should be 64-byte aligned and VectorState::CaptureSize()
+// long; if it is not, vector_bytes is left empty.
 void Capture(ThreadInfo* out, std::span<uint8_t> vector);
 
 }  // namespace SelfRegisters

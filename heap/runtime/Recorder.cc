@@ -15,6 +15,7 @@
 #include "heap/lag/LagWatchdog.h"
 #include "heap/lag/MonitoredThreads.h"
 #include "heap/platform/LoadedObject.h"
+#include "heap/platform/ScratchRegisters.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
 #include "heap/plugin/ScanInterface.h"
@@ -456,11 +457,13 @@ bool InHook() {
   return t_state.guard;
 }
 
-bool IgnoreBlock(const void* address) {
+HEAPGRAPH_CLEARS_SCRATCH bool IgnoreBlock(const void* address) {
   if (t_state.guard || address == nullptr) return false;
   GuardScope guard;
   if (!Recording(FreeMode())) return false;
-  return g.heap.MarkIgnored(reinterpret_cast<uintptr_t>(address));
+  bool marked = g.heap.MarkIgnored(reinterpret_cast<uintptr_t>(address));
+  ClearVectorScratch();
+  return marked;
 }
 
 bool ChangeDisabledDepth(int delta) {
@@ -532,8 +535,11 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   Record(g.heap, address, size, function);
 }
 
-void RecordAlloc(void* address, size_t size, AllocFunction function) {
+// The entry points that touch the live-allocation tree leave no other block's address in the
+// caller's scratch registers (heap/platform/ScratchRegisters.h).
+HEAPGRAPH_CLEARS_SCRATCH void RecordAlloc(void* address, size_t size, AllocFunction function) {
   RecordNewBlock(address, size, function, function == AllocFunction::kCalloc ? size : 0);
+  ClearVectorScratch();
 }
 
 // Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
@@ -547,23 +553,26 @@ static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
   return true;
 }
 
-void RecordFree(void* address) {
+HEAPGRAPH_CLEARS_SCRATCH void RecordFree(void* address) {
   if (t_state.guard || address == nullptr) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
   RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
+  ClearVectorScratch();
 }
 
-ReallocTicket BeginRealloc(void* old_address) {
+HEAPGRAPH_CLEARS_SCRATCH ReallocTicket BeginRealloc(void* old_address) {
   ReallocTicket ticket;
   if (t_state.guard) return ticket;
   GuardScope guard;
   if (!Recording(FreeMode())) return ticket;
   ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  ClearVectorScratch();
   return ticket;
 }
 
-void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFunction function) {
+HEAPGRAPH_CLEARS_SCRATCH void EndRealloc(const ReallocTicket& ticket, void* result, size_t size,
+                                         AllocFunction function) {
   if (result != nullptr) {
     // The old block's bytes were copied: only the grown part is cleared (nothing when the old
     // size is unknown).
@@ -573,6 +582,7 @@ void EndRealloc(const ReallocTicket& ticket, void* result, size_t size, AllocFun
     if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
     g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
   }
+  ClearVectorScratch();
 }
 
 void RecordMap(void* address, size_t length, AllocFunction function) {

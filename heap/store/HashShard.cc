@@ -4,6 +4,10 @@
 #include <cstring>
 #include <utility>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "heap/store/ShardLock.h"
 
 namespace heapgraph {
@@ -204,6 +208,34 @@ bool HashShard::ReserveFor(uint64_t capacity) {
 // Grows the table in place. Invariant kept: slots in [capacity, max_capacity) are always zero
 // (the file is sparse and only slots below capacity are ever written), so the new slots need no
 // clearing. False if the shard is at max_capacity or disk or scratch memory is unavailable.
+namespace {
+
+// Copies `count` slots through SSE registers only, never through glibc's memcpy: its AVX-512
+// variants leave the last bytes copied (block addresses) in zmm16-31, which nothing of the
+// recorder's clears (heap/platform/ScratchRegisters.h). The empty asm keeps the compiler from
+// turning the loop back into a memcpy call.
+void CopySlots(HashSlot* to, const HashSlot* from, uint64_t count) {
+  auto* d = reinterpret_cast<char*>(to);
+  const auto* s = reinterpret_cast<const char*>(from);
+  const uint64_t bytes = count * sizeof(HashSlot);
+  uint64_t i = 0;
+#if defined(__x86_64__)
+  for (; i + 16 <= bytes; i += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+    asm volatile("" : : : "memory");
+  }
+#endif
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t word;
+    memcpy(&word, s + i, 8);
+    memcpy(d + i, &word, 8);
+    asm volatile("" : : : "memory");
+  }
+}
+
+}  // namespace
+
 bool HashShard::Grow() {
   uint64_t old_capacity = header_->capacity;
   if (old_capacity >= max_capacity_) return false;
@@ -217,7 +249,7 @@ bool HashShard::Grow() {
   }
   HashSlot* scratch = scratch_->Acquire(old_capacity);
   if (scratch == nullptr) return false;
-  memcpy(static_cast<void*>(scratch), slots_, old_capacity * sizeof(HashSlot));
+  CopySlots(scratch, slots_, old_capacity);
   SetWriting(format::kRehashing);
   header_->capacity = capacity;
   Rehash(scratch, old_capacity);
