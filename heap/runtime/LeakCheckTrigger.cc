@@ -30,7 +30,14 @@ namespace heapgraph {
 namespace {
 
 const Config* g_config = nullptr;
-char g_dir[600] = "";
+char g_start_dir[600] = "";  // the recording directory at start
+
+// The recording directory now: a forked child writes its own once it lives (ForkSnapshot), and
+// its reports and verdict belong there, not in its parent's.
+const char* CurrentDir() {
+  const char* dir = heapgraph_recording_dir();
+  return dir != nullptr ? dir : g_start_dir;
+}
 // The signal pipe's ends, kept at high numbers and checked before use: a host that closed and
 // reused a number must get neither the handler's byte nor lose its data to our read.
 HighDescriptor g_pipe_read;
@@ -105,7 +112,7 @@ bool ChosenForTheAtExitCheck() {
 // `heapgraph run` decides the run's status whatever became of the report files.
 void WriteVerdict(int leaked, const heapgraph_leak_summary& summary) {
   char path[700], text[128];
-  snprintf(path, sizeof(path), "%s/%s", g_dir, format::kExitCheckFile);
+  snprintf(path, sizeof(path), "%s/%s", CurrentDir(), format::kExitCheckFile);
   int n = leaked < 0
               ? snprintf(text, sizeof(text), "failed\n")
               : snprintf(text, sizeof(text), "leaked_blocks %llu\nleaked_bytes %llu\n",
@@ -153,9 +160,10 @@ void* WatchSignals(void*) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return nullptr;
     char json[700], text[700];
-    snprintf(json, sizeof(json), "%s/leaks-%u.json", g_dir, n);
-    snprintf(text, sizeof(text), "%s/leaks-%u.txt", g_dir, n);
-    if (faccessat(AT_FDCWD, g_dir, W_OK | X_OK, AT_EACCESS) != 0) {
+    const char* dir = CurrentDir();
+    snprintf(json, sizeof(json), "%s/leaks-%u.json", dir, n);
+    snprintf(text, sizeof(text), "%s/leaks-%u.txt", dir, n);
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
       // The program dropped privileges: the starting user's 0700 directory is closed to it now.
       WarningLine::Print("cannot write leak reports into the recording directory", strerror(errno),
                          "; the text report goes to stderr");
@@ -176,7 +184,7 @@ void* WatchSignals(void*) {
 
 void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
   g_config = &config;
-  snprintf(g_dir, sizeof(g_dir), "%s", recording_dir);
+  snprintf(g_start_dir, sizeof(g_start_dir), "%s", recording_dir);
   if (config.leak_check_at_exit && config.detect_leaks) atexit(&AtExit);
   if (config.scan_signal == 0) return;
   int ends[2];

@@ -21,6 +21,8 @@ namespace LeakCheckTrigger {
 // signal watcher as configured. One line on stderr for anything that cannot be set up. The at-exit
 // check ends the process with `exitcode` when it finds leaks, and with `error_exitcode` (one line
 // on stderr says why) when it could not run: sampled recording, plugin not loadable, scan failed.
+// Reports and the at-exit verdict go to the recording directory of the moment (a forked child's
+// own once it has one), `recording_dir` when there is none.
 void Install(const Config& config, const char* recording_dir);
 
 // LeakSanitizer's __lsan_do_leak_check: the at-exit check, now, at most once in the process (a

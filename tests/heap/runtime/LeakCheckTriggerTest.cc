@@ -222,6 +222,22 @@ TEST(LeakCheckTriggerTest, RunChecksEveryProcessOfATreeIntoPerProcessReports) {
   std::filesystem::remove_all(root);
 }
 
+// A child forked without exec runs its own at-exit check: its verdict goes to its own recording
+// directory (made when it lives), never over its parent's.
+TEST(LeakCheckTriggerTest, RunChecksAForkedChildIntoItsOwnDirectory) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " + root +
+                         "/leaks-%p.json --dir " + root + "/rec -- " + kTree + " 1 0 fork 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_EQ(JsonFiles(root), 2u) << out;
+  std::string line = SummaryLine(out);
+  EXPECT_NE(line.find("2 of 2 recorded processes checked, 2 with leaks"), std::string::npos) << out;
+  EXPECT_NE(line.find("1 leaked blocks, 101 bytes"), std::string::npos) << line;
+  EXPECT_NE(line.find("2 leaked blocks, 401 bytes"), std::string::npos) << line;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunTopOnlyChecksOnlyTheProgram) {
   std::string root = TempRoot(), out;
   int status = Shell(std::string(HEAPGRAPH_CLI) + " run --top-only --text /dev/null --json " +
