@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <sys/auxv.h>
 
 #include <cstring>
 
@@ -34,6 +35,30 @@ void FindProgramHeaders(LoadedObject* object) {
 
 }  // namespace
 
+bool LoadedObject::MainProgramFromAuxv(uintptr_t bias, LoadedObject* out) {
+  const auto* phdr = reinterpret_cast<const ElfW(Phdr)*>(getauxval(AT_PHDR));
+  const auto phnum = static_cast<uint16_t>(getauxval(AT_PHNUM));
+  if (phdr == nullptr || phnum == 0) return false;
+  uintptr_t program_bias = 0, low = UINTPTR_MAX, high = 0;
+  bool has_phdr = false;
+  for (uint16_t i = 0; i < phnum; ++i) {
+    const ElfW(Phdr)& ph = phdr[i];
+    if (ph.p_type == PT_PHDR) {
+      program_bias = reinterpret_cast<uintptr_t>(phdr) - ph.p_vaddr;
+      has_phdr = true;
+    } else if (ph.p_type == PT_LOAD) {
+      if ((ph.p_vaddr & ~uintptr_t{4095}) < low) low = ph.p_vaddr & ~uintptr_t{4095};
+      if (ph.p_vaddr + ph.p_memsz > high) high = ph.p_vaddr + ph.p_memsz;
+    }
+  }
+  if (!has_phdr || program_bias != bias || high == 0) return false;
+  out->phdr = phdr;
+  out->phnum = phnum;
+  out->map_start = bias + low;
+  out->map_end = bias + high;
+  return true;
+}
+
 bool LoadedObject::Find(uintptr_t address, LoadedObject* out) {
   dl_find_object found;
   if (_dl_find_object(reinterpret_cast<void*>(address), &found) != 0) return false;
@@ -46,6 +71,7 @@ bool LoadedObject::Find(uintptr_t address, LoadedObject* out) {
   out->link_map = map;
   out->eh_frame_hdr = found.dlfo_eh_frame;
   FindProgramHeaders(out);
+  if (out->phnum == 0) MainProgramFromAuxv(out->bias, out);
   return true;
 }
 

@@ -30,6 +30,12 @@ struct LoadedObject {
 
   // The object containing `address`; false when no loaded object does (heap, stack, JIT code).
   static bool Find(uintptr_t address, LoadedObject* out);
+  // For the main program (load bias `bias`): its program headers from the auxiliary vector
+  // (AT_PHDR) and [map_start, map_end) from its PT_LOADs. Find() takes it when no ELF header lies
+  // at the loader's map_start: glibc's _dl_find_object can describe the main program by its text
+  // segment alone (seen with a large ASan test program whose text starts on a page boundary).
+  // False, nothing changed, when `bias` is not the main program's.
+  static bool MainProgramFromAuxv(uintptr_t bias, LoadedObject* out);
 
   // The executable PT_LOAD segment containing `address`; false if there is none.
   bool ExecutableSegment(uintptr_t address, uintptr_t* begin, uintptr_t* end) const;

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -65,6 +66,27 @@ TEST(LoadedObjectTest, EveryObjectOfTheLoaderIsFoundAtEachOfItsSegments) {
       }
     }
   }
+}
+
+// The fallback for a loader that describes the main program by its text segment alone: the
+// auxiliary vector gives the same program headers and the whole mapping.
+TEST(LoadedObjectTest, TheMainProgramFromTheAuxiliaryVectorHasItsHeadersAndFunctions) {
+  LoadedObject found;
+  uintptr_t function = Address(reinterpret_cast<void*>(&FunctionInTheTest));
+  ASSERT_TRUE(LoadedObject::Find(function, &found));
+  LoadedObject object;
+  object.bias = found.bias;
+  ASSERT_TRUE(LoadedObject::MainProgramFromAuxv(found.bias, &object));
+  EXPECT_EQ(object.phdr, reinterpret_cast<const ElfW(Phdr)*>(getauxval(AT_PHDR)));
+  EXPECT_EQ(object.phnum, getauxval(AT_PHNUM));
+  EXPECT_EQ(0, memcmp(reinterpret_cast<const void*>(object.map_start), ELFMAG, SELFMAG));
+  EXPECT_LE(object.map_start, function);
+  EXPECT_LT(function, object.map_end);
+  uintptr_t begin = 0, end = 0;
+  EXPECT_TRUE(object.ExecutableSegment(function, &begin, &end));
+  LoadedObject libc;
+  ASSERT_TRUE(LoadedObject::Find(Address(reinterpret_cast<void*>(&getauxval)), &libc));
+  EXPECT_FALSE(LoadedObject::MainProgramFromAuxv(libc.bias, &libc)) << "not the main program";
 }
 
 TEST(LoadedObjectTest, TheMainProgramHasAnEmptyNameAndItsOwnFunctions) {
