@@ -2,7 +2,7 @@
 // heapgraph_work_begin/end. Prints "dir <recording dir>" and the code ranges of its slow functions,
 // then "ready <pid>", then runs argv[1]:
 //   sleep      one unit whose handler sleeps 3 s (SleepingHandler), then exits
-//   alternate  one long unit: FrequentSpin (50M loop steps), RareSpin (25M), 40 times; exits
+//   alternate  one long unit: FrequentSpin (100M loop steps), RareSpin (25M), 40 times; exits
 //   deadlock   one unit blocked on a mutex its own thread holds, until killed
 //   cpu        2 s of 5 ms busy units, then exits
 //   hang       like sleep, but sleeps until killed
@@ -54,7 +54,7 @@ __attribute__((noinline)) void SleepingHandler(unsigned seconds) {
 
 // No calls inside, so that the sampled top frame is the function itself.
 __attribute__((noinline)) void FrequentSpin() {
-  for (unsigned long i = 0; i < 50000000ul; ++i) g_sink = i;
+  for (unsigned long i = 0; i < 100000000ul; ++i) g_sink = i;
 }
 
 __attribute__((noinline)) void RareSpin() {
