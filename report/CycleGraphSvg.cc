@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "heap/platform/SharedLibrary.h"
 #include "reader/ByteSize.h"
 
 namespace heapgraph::report {
@@ -35,13 +36,39 @@ std::string Shortened(const std::string& type) {
   return type.substr(0, kMax - 3) + "...";
 }
 
-// One Graphviz context for the process, never freed, every use under one lock (Graphviz is not
-// thread-safe). A second context after freeing the first is a use after free in Graphviz itself:
-// its pango plugin keeps a pointer to the freed context's last font name (found by the ASan+UBSan
-// pass, LeakReportHtmlTest).
-GVC_t* ProcessContext() {
-  static GVC_t* const gvc = gvContext();
-  return gvc;
+// Graphviz's functions, from libgvc loaded on the first picture (heap/platform/SharedLibrary: not
+// every `heapgraph` command draws, and loading Graphviz at start cost each of them); all null
+// when it cannot be loaded.
+struct Graphviz {
+  decltype(&gvContext) context = nullptr;
+  decltype(&agmemread) read = nullptr;
+  decltype(&gvLayout) layout = nullptr;
+  decltype(&gvRenderData) render = nullptr;
+  decltype(&gvFreeRenderData) free_render = nullptr;
+  decltype(&gvFreeLayout) free_layout = nullptr;
+  decltype(&agclose) close = nullptr;
+  // One context for the process, never freed, every use under g_graphviz (Graphviz is not
+  // thread-safe). A second context after freeing the first is a use after free in Graphviz
+  // itself: its pango plugin keeps a pointer to the freed context's last font name (found by the
+  // ASan+UBSan pass, LeakReportHtmlTest).
+  GVC_t* gvc = nullptr;
+};
+
+Graphviz Load() {
+  Graphviz g;
+  const SharedLibrary library(HEAPGRAPH_GVC_SONAME);
+  bool all = library.Bind("agmemread", &g.read) && library.Bind("gvLayout", &g.layout) &&
+             library.Bind("gvRenderData", &g.render) &&
+             library.Bind("gvFreeRenderData", &g.free_render) &&
+             library.Bind("gvFreeLayout", &g.free_layout) && library.Bind("agclose", &g.close) &&
+             library.Bind("gvContext", &g.context);
+  if (all) g.gvc = g.context();
+  return g;
+}
+
+const Graphviz& ProcessGraphviz() {
+  static const Graphviz graphviz = Load();
+  return graphviz;
 }
 
 std::mutex g_graphviz;
@@ -76,24 +103,24 @@ std::string CycleGraphSvg::Dot(const LeakCycle& cycle) {
 
 std::optional<std::string> CycleGraphSvg::Draw(const LeakCycle& cycle) {
   std::lock_guard<std::mutex> lock(g_graphviz);
-  GVC_t* gvc = ProcessContext();
-  if (gvc == nullptr) return std::nullopt;
+  const Graphviz& gv = ProcessGraphviz();
+  if (gv.gvc == nullptr) return std::nullopt;
   std::string dot = Dot(cycle);
-  Agraph_t* graph = agmemread(dot.c_str());
+  Agraph_t* graph = gv.read(dot.c_str());
   if (graph == nullptr) return std::nullopt;
   std::optional<std::string> svg;
-  if (gvLayout(gvc, graph, "dot") == 0) {
+  if (gv.layout(gv.gvc, graph, "dot") == 0) {
     char* data = nullptr;
     unsigned int length = 0;
-    if (gvRenderData(gvc, graph, "svg", &data, &length) == 0 && data != nullptr) {
+    if (gv.render(gv.gvc, graph, "svg", &data, &length) == 0 && data != nullptr) {
       std::string text(data, length);
       size_t start = text.find("<svg");
       if (start != std::string::npos) svg = text.substr(start);
     }
-    if (data != nullptr) gvFreeRenderData(data);
-    gvFreeLayout(gvc, graph);
+    if (data != nullptr) gv.free_render(data);
+    gv.free_layout(gv.gvc, graph);
   }
-  agclose(graph);
+  gv.close(graph);
   return svg;
 }
 

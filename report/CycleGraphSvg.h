@@ -5,7 +5,8 @@
 // member off the path is drawn without edges (the report does not keep its references). Every
 // label is escaped for DOT (quotes, backslashes: no \N or \G expansions) and Graphviz writes it
 // XML-escaped; the returned markup starts at "<svg" (no prolog, no DOCTYPE) for inlining. All
-// instances share one process-wide Graphviz context, used under one lock.
+// instances share one process-wide Graphviz context, used under one lock. Graphviz is loaded by the
+// first Draw (heapgraph does not link it); without it Draw returns nullopt.
 #pragma once
 
 #include <optional>
@@ -22,7 +23,8 @@ class CycleGraphSvg {
   CycleGraphSvg(const CycleGraphSvg&) = delete;
   CycleGraphSvg& operator=(const CycleGraphSvg&) = delete;
 
-  // The cycle's picture; nullopt when Graphviz cannot lay it out or render SVG (no plugin).
+  // The cycle's picture; nullopt when Graphviz cannot be loaded, lay it out or render SVG
+  // (no plugin).
   std::optional<std::string> Draw(const LeakCycle& cycle);
 
   // The DOT text of the cycle's graph (exposed for tests).

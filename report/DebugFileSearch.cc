@@ -11,6 +11,7 @@
 #include <iterator>
 #include <utility>
 
+#include "heap/platform/SharedLibrary.h"
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
 #include "report/BaseName.h"
@@ -37,21 +38,50 @@ std::string ElfBuildId(const std::string& path) {
   return hex;
 }
 
+#ifdef HEAPGRAPH_HAVE_DEBUGINFOD
+namespace {
+
+// libdebuginfod's functions, from the library loaded on the first search that asks a server
+// (heap/platform/SharedLibrary: linking it loaded libcurl and 30 other libraries into every
+// `heapgraph` command); all null when it cannot be loaded.
+struct DebuginfodLibrary {
+  decltype(&debuginfod_begin) begin = nullptr;
+  decltype(&debuginfod_end) end = nullptr;
+  decltype(&debuginfod_find_debuginfo) find_debuginfo = nullptr;
+};
+
+const DebuginfodLibrary& Library() {
+  static const DebuginfodLibrary functions = [] {
+    DebuginfodLibrary f;
+    const SharedLibrary library(HEAPGRAPH_DEBUGINFOD_SONAME);
+    if (!library.Bind("debuginfod_end", &f.end) ||
+        !library.Bind("debuginfod_find_debuginfo", &f.find_debuginfo)) {
+      return DebuginfodLibrary{};
+    }
+    library.Bind("debuginfod_begin", &f.begin);
+    return f;
+  }();
+  return functions;
+}
+
+}  // namespace
+#endif
+
 // A debuginfod client (libdebuginfod): the servers of DEBUGINFOD_URLS, its cache and timeouts
 // (DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT) as the library reads them from the environment.
 class DebugFileSearch::Debuginfod {
  public:
 #ifdef HEAPGRAPH_HAVE_DEBUGINFOD
-  Debuginfod() : client_(debuginfod_begin()) {}
+  Debuginfod() : client_(Library().begin != nullptr ? Library().begin() : nullptr) {}
   ~Debuginfod() {
-    if (client_ != nullptr) debuginfod_end(client_);
+    if (client_ != nullptr) Library().end(client_);
   }
   // The cached debug file of `build_id` (hex), downloaded first if needed; "" when no server has
   // it.
   std::string DebugInfo(const std::string& build_id) {
     if (client_ == nullptr) return "";
     char* path = nullptr;
-    int fd = debuginfod_find_debuginfo(
+    int fd = Library().find_debuginfo(
         client_, reinterpret_cast<const unsigned char*>(build_id.c_str()), 0, &path);
     if (fd < 0) return "";
     close(fd);
@@ -71,7 +101,7 @@ class DebugFileSearch::Debuginfod {
 
 bool DebugFileSearch::DebuginfodAvailable() {
 #ifdef HEAPGRAPH_HAVE_DEBUGINFOD
-  return true;
+  return Library().begin != nullptr;
 #else
   return false;
 #endif

@@ -45,7 +45,8 @@ class DebugFileSearch {
 
   std::optional<std::string> Find(const std::string& module_path, const std::string& build_id);
 
-  // Whether this build can ask debuginfod servers (it was built with libdebuginfod).
+  // Whether this build can ask debuginfod servers: it was built with libdebuginfod's headers and
+  // the library loads (on the first call).
   static bool DebuginfodAvailable();
 
   // One line per debug dir that is no directory and per refused candidate, in order of discovery.

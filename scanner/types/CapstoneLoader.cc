@@ -2,7 +2,8 @@
 #include "scanner/types/CapstoneLoader.h"
 
 #include <capstone/capstone.h>
-#include <dlfcn.h>
+
+#include "heap/platform/SharedLibrary.h"
 
 #define HEAPGRAPH_CAPSTONE_TEXT(x) #x
 #define HEAPGRAPH_CAPSTONE_SONAME(major) "libcapstone.so." HEAPGRAPH_CAPSTONE_TEXT(major)
@@ -21,26 +22,16 @@ struct Functions {
   decltype(&cs_regs_access) regs_access = nullptr;
 };
 
-template <typename F>
-void Bind(void* library, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(library, name));
-}
-
 Functions Load() {
   Functions f;
-  void* library = dlopen(HEAPGRAPH_CAPSTONE_SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) return f;
-  Bind(library, "cs_close", &f.close);
-  Bind(library, "cs_option", &f.option);
-  Bind(library, "cs_disasm", &f.disasm);
-  Bind(library, "cs_free", &f.free);
-  Bind(library, "cs_malloc", &f.malloc);
-  Bind(library, "cs_disasm_iter", &f.disasm_iter);
-  Bind(library, "cs_insn_group", &f.insn_group);
-  Bind(library, "cs_regs_access", &f.regs_access);
-  bool all = f.close && f.option && f.disasm && f.free && f.malloc && f.disasm_iter &&
-             f.insn_group && f.regs_access;
-  if (all) Bind(library, "cs_open", &f.open);  // null open: Capstone unavailable
+  const heapgraph::SharedLibrary library(HEAPGRAPH_CAPSTONE_SONAME(CS_API_MAJOR));
+  bool all = library.Bind("cs_close", &f.close) && library.Bind("cs_option", &f.option) &&
+             library.Bind("cs_disasm", &f.disasm) && library.Bind("cs_free", &f.free) &&
+             library.Bind("cs_malloc", &f.malloc) &&
+             library.Bind("cs_disasm_iter", &f.disasm_iter) &&
+             library.Bind("cs_insn_group", &f.insn_group) &&
+             library.Bind("cs_regs_access", &f.regs_access);
+  if (all) library.Bind("cs_open", &f.open);  // null open: Capstone unavailable
   return f;
 }
 

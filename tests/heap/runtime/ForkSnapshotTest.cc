@@ -20,7 +20,7 @@
 namespace heapgraph {
 namespace {
 
-BlockRecord Block(uint64_t address, uint64_t size) {
+BlockRecord MallocBlock(uint64_t address, uint64_t size) {
   BlockRecord b;
   b.address = address;
   b.size = size;
@@ -67,13 +67,13 @@ int Child(Recording& r, ForkSnapshot& snapshot, int own_dir_fd, int parent_dir_f
   r.modules.Unlock();
   r.heap.ReleaseCopiedLocks();
   r.vm.ReleaseCopiedLocks();
-  if (!r.heap.Insert(Block(0x2000, 22))) return 11;  // into the memory copy
+  if (!r.heap.Insert(MallocBlock(0x2000, 22))) return 11;  // into the memory copy
   if (!r.heap.Remove(0x1000, nullptr)) return 12;
   uintptr_t frames[2] = {0x1234, 0x5678};
   if (r.stacks.Intern(frames, 2) == 0) return 13;
   if (unlink_parents_stacks && unlinkat(parent_dir_fd, format::kStackFile, 0) != 0) return 14;
   if (!ForkSnapshot::WriteDirectory(r.Stores(), own_dir_fd, parent_dir_fd)) return 15;
-  if (!r.heap.Insert(Block(0x3000, 33))) return 16;  // into the child's own file
+  if (!r.heap.Insert(MallocBlock(0x3000, 33))) return 16;  // into the child's own file
   return 0;
 }
 
@@ -81,7 +81,7 @@ void RunFork(bool unlink_parents_stacks) {
   TempDir parent_dir, child_dir;
   Recording r;
   ASSERT_TRUE(r.Create(parent_dir.fd()));
-  ASSERT_TRUE(r.heap.Insert(Block(0x1000, 11)));
+  ASSERT_TRUE(r.heap.Insert(MallocBlock(0x1000, 11)));
   ForkSnapshot snapshot;
   r.LockAll();
   ASSERT_TRUE(snapshot.Take(r.Stores()));
@@ -90,7 +90,7 @@ void RunFork(bool unlink_parents_stacks) {
   if (pid == 0) _exit(Child(r, snapshot, child_dir.fd(), parent_dir.fd(), unlink_parents_stacks));
   snapshot.Release();
   r.UnlockAll();
-  ASSERT_TRUE(r.heap.Insert(Block(0x4000, 44)));  // the parent's, after the fork
+  ASSERT_TRUE(r.heap.Insert(MallocBlock(0x4000, 44)));  // the parent's, after the fork
   int status = 0;
   ASSERT_EQ(pid, waitpid(pid, &status, 0));
   ASSERT_TRUE(WIFEXITED(status)) << status;
@@ -142,7 +142,7 @@ TEST(ForkSnapshotTest, ReleaseWithoutTakeAndAdoptWithoutCopiesFail) {
   ForkSnapshot snapshot;
   snapshot.Release();
   EXPECT_FALSE(snapshot.AdoptInChild(r.Stores()));
-  ASSERT_TRUE(r.heap.Insert(Block(0x1000, 11))) << "the stores are still usable";
+  ASSERT_TRUE(r.heap.Insert(MallocBlock(0x1000, 11))) << "the stores are still usable";
 }
 
 TEST(ForkSnapshotTest, DueToWriteAfterEnoughHooks) {
