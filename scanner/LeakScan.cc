@@ -73,6 +73,7 @@ struct Preparation {
   roots::ProcessMappings mappings;
   roots::ProcessMappings mappings_after_fault;  // reserved for a scan in place only
   bool in_place = false;
+  bool in_place_asked = false;  // ScanOptions::in_stopped_world: its fallback is worth a notice
   int result_fd = -1;
   int ready[2] = {-1, -1};
   int types_fd = -1;
@@ -83,12 +84,13 @@ struct Preparation {
   BlockCopy own_copy;
   BlockCopy* copy;  // the live blocks, copied under the recorder's locks: own_copy or the kept one
 
-  explicit Preparation(const ScanOptions& o)
+  Preparation(const ScanOptions& o, bool scan_in_place)
       : capture(roots::ThreadCapture::Options{o.allow_signal_fallback
                                                   ? roots::ThreadCapture::Method::kAuto
                                                   : roots::ThreadCapture::Method::kPtrace}) {
     mappings.Reserve(kMapsTextBytes, kMaxMappings);
-    in_place = o.in_stopped_world;
+    in_place = scan_in_place;
+    in_place_asked = o.in_stopped_world;
     copy = in_place ? &g_kept_copy : &own_copy;
     if (in_place) mappings_after_fault.Reserve(kMapsTextBytes, kMaxMappings);
     result_fd = static_cast<int>(syscall(SYS_memfd_create, "heapgraph-scan", MFD_CLOEXEC));
@@ -300,21 +302,35 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
                                              context->view.unwinder, in_place);
   if (context->in_place_faulted) {  // the helper made the snapshot process from the same stop
     g_in_place_faulted = true;
-    *notice =
-        "a page faulted while scanning in place: scanned with a snapshot process, as every "
-        "later check of this process";
+    if (prep.in_place_asked) {
+      *notice =
+          "a page faulted while scanning in place: scanned with a snapshot process, as every "
+          "later check of this process";
+    }
   } else if (context->in_place && pid == 0 && !in_place->ran) {
     // The helper task ended during the scan in place (or the world could not be stopped). Its
     // page pool is no longer active.
     PagePool::Activate(nullptr);
     g_in_place_faulted = true;
-    *notice = "the scan in place ended (" + prep.capture.error() +
-              "): scanned with a snapshot process, as every later check of this process";
+    if (prep.in_place_asked) {
+      *notice = "the scan in place ended (" + prep.capture.error() +
+                "): scanned with a snapshot process, as every later check of this process";
+    }
     context->in_place = false;
     in_place->body = nullptr;
     pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
   }
   return pid;
+}
+
+// Whether the recorder holds at most `max_live_bytes` of live blocks (a glance: its locks held
+// only while the total is read).
+bool HeapAtMost(const RecorderEntries& recorder, uint64_t max_live_bytes) {
+  HeapgraphRecorderView glance{};
+  if (recorder.begin_snapshot(&glance) != 0) return false;
+  const uint64_t live_bytes = glance.heap->LiveBytes();
+  recorder.end_snapshot();
+  return live_bytes <= max_live_bytes;
 }
 
 // Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (its locks
@@ -396,7 +412,10 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   RecordingIgnored ignored(recorder.ignore_thread);  // the scan's buffers are not the program's
-  Preparation prep(options);
+  const bool scan_in_place =
+      options.in_stopped_world || (options.in_place_max_live_bytes != 0 &&
+                                   HeapAtMost(recorder, options.in_place_max_live_bytes));
+  Preparation prep(options, scan_in_place);
   if (prep.result_fd < 0 || prep.ready[0] < 0) {
     result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);
     return result;
@@ -411,7 +430,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.scan_stack_pointer = CurrentStackPointer();
   context.caller_stack_pointer = options.program_stack_pointer != 0 ? options.program_stack_pointer
                                                                     : context.scan_stack_pointer;
-  context.in_place = options.in_stopped_world;
+  context.in_place = scan_in_place;
   roots::ThreadCapture::InPlace in_place;
   uint64_t live_bytes = 0;
   const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place, &live_bytes);

@@ -21,6 +21,15 @@ bool IsManagerSymbol(const char* name) {
          std::strstr(name, kManagerMarker) != nullptr;
 }
 
+// Whether string table section `index` of `elf` holds a _Function_handler name (true when it
+// cannot be read: the symbols are then walked as before).
+bool NamesAHandler(Elf* elf, size_t index) {
+  Elf_Scn* strings = elf_getscn(elf, index);
+  Elf_Data* data = strings != nullptr ? elf_rawdata(strings, nullptr) : nullptr;
+  if (data == nullptr || data->d_buf == nullptr) return true;
+  return memmem(data->d_buf, data->d_size, kHandlerPrefix, sizeof(kHandlerPrefix) - 1) != nullptr;
+}
+
 }  // namespace
 
 void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
@@ -30,7 +39,10 @@ void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
   highest_ = managers_.back();
 }
 
-// Function symbols of one module's .symtab and .dynsym that are _M_manager instantiations.
+// Function symbols of one module's .symtab and .dynsym that are _M_manager instantiations. A
+// symbol table whose string table holds no _Function_handler name is not walked: most modules
+// (C libraries) have none, and walking every symbol of cmake's 55 modules made its check at exit
+// prepare this reader in 2.2 ms instead of 1.5 (issue 14).
 void StdFunctionReader::CollectModule(const Module& module) {
   if (module.path.empty()) return;
   int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -39,7 +51,8 @@ void StdFunctionReader::CollectModule(const Module& module) {
   for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr ||
-        (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || shdr.sh_entsize == 0) {
+        (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || shdr.sh_entsize == 0 ||
+        !NamesAHandler(elf, shdr.sh_link)) {
       continue;
     }
     Elf_Data* data = elf_getdata(scn, nullptr);
