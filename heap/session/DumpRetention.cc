@@ -22,6 +22,12 @@ struct FinishedRun {
   uint64_t start_time_ns;
 };
 
+// Run's scratch, too large for a tool thread's stack: one tool thread per process runs it, once.
+// Not function-local statics: their guards were libheapgraph.so's only use of libstdc++
+// (heap/CMakeLists.txt links what it uses statically).
+FinishedRun g_runs[DumpRetention::kMaxRuns];
+format::SessionHeader g_session;
+
 bool ReadExact(int fd, void* out, size_t length) {
   ssize_t n = pread(fd, out, length, 0);
   return n >= 0 && static_cast<size_t>(n) == length;
@@ -208,7 +214,7 @@ bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has
 
 size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable,
                           uint32_t keep) {
-  static FinishedRun runs[kMaxRuns];  // one tool thread per process runs this, once
+  FinishedRun* runs = g_runs;
   size_t count = 0;
   int scan_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* root = scan_fd < 0 ? nullptr : fdopendir(scan_fd);
@@ -222,7 +228,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     if (strlen(e->d_name) >= sizeof(runs[0].name)) continue;
     int dir_fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir_fd < 0) continue;
-    static format::SessionHeader session;
+    format::SessionHeader& session = g_session;
     bool has_record = false;
     if (ReadSession(dir_fd, &session, &has_record) && strcmp(session.executable, executable) == 0) {
       ExitEvidence now = ExitEvidenceProbe::Gather(session, has_record);
