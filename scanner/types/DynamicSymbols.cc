@@ -171,6 +171,50 @@ int VisitDefinitions(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
+// The number of .dynsym entries: DT_HASH says it (nchain); with DT_GNU_HASH only, one past the
+// last symbol of the longest-indexed chain (the chains end with a hash whose low bit is set).
+uint32_t SymbolCount(const Dynamic& d) {
+  if (d.sysv_hash != nullptr) return d.sysv_hash[1];
+  if (d.gnu_hash == nullptr) return 0;
+  const uint32_t nbuckets = d.gnu_hash[0], symoffset = d.gnu_hash[1], bloom_words = d.gnu_hash[2];
+  const uint32_t* buckets = d.gnu_hash + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+  const uint32_t* chain = buckets + nbuckets;
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
+  if (last < symoffset) return symoffset;
+  while ((chain[last - symoffset] & 1) == 0) ++last;
+  return last + 1;
+}
+
+struct FunctionSearch {
+  const char* prefix;
+  bool (*accept)(const char*);
+  std::vector<std::pair<uint64_t, std::string>>* found;
+};
+
+int VisitFunctions(dl_phdr_info* info, size_t, void* data) {
+  const auto& search = *static_cast<const FunctionSearch*>(data);
+  Dynamic d = ReadDynamic(info);
+  if (d.symtab == nullptr || d.strtab == nullptr || d.strtab_bytes == 0 ||
+      memmem(d.strtab, d.strtab_bytes, search.prefix, std::strlen(search.prefix)) == nullptr) {
+    return 0;
+  }
+  const size_t prefix_length = std::strlen(search.prefix);
+  for (uint32_t i = 0, n = SymbolCount(d); i < n; ++i) {
+    const ElfW(Sym)& sym = d.symtab[i];
+    uint32_t type = ELF64_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_value == 0 || sym.st_name >= d.strtab_bytes) {
+      continue;
+    }
+    const char* name = d.strtab + sym.st_name;
+    if (std::strncmp(name, search.prefix, prefix_length) == 0 && search.accept(name)) {
+      search.found->emplace_back(info->dlpi_addr + sym.st_value, name);
+    }
+  }
+  return 0;
+}
+
 std::vector<uint64_t> SortedUnique(std::vector<uint64_t> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -191,6 +235,14 @@ std::vector<uint64_t> DynamicSymbols::FindDefinitions(const char* symbol) {
   Search search{symbol, &found};
   dl_iterate_phdr(VisitDefinitions, &search);
   return SortedUnique(std::move(found));
+}
+
+std::vector<std::pair<uint64_t, std::string>> DynamicSymbols::FindFunctions(
+    const char* prefix, bool (*accept)(const char* name)) {
+  std::vector<std::pair<uint64_t, std::string>> found;
+  FunctionSearch search{prefix, accept, &found};
+  dl_iterate_phdr(VisitFunctions, &search);
+  return found;
 }
 
 }  // namespace heapgraph::scanner::types

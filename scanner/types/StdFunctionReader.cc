@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "scanner/types/CxxTypeinfo.h"
+#include "scanner/types/DynamicSymbols.h"
 
 namespace heapgraph::scanner::types {
 namespace {
@@ -30,28 +32,48 @@ bool NamesAHandler(Elf* elf, size_t index) {
   return memmem(data->d_buf, data->d_size, kHandlerPrefix, sizeof(kHandlerPrefix) - 1) != nullptr;
 }
 
+// Whether the ELF file `fd` has a .symtab (an unstripped binary), from its header and section
+// headers alone (two reads, nothing mapped); true when it cannot tell (libelf decides then).
+bool HasSymtab(int fd) {
+  Elf64_Ehdr header;
+  if (pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0) {
+    return true;
+  }
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
+  const size_t bytes = sections.size() * sizeof(Elf64_Shdr);
+  if (pread(fd, sections.data(), bytes, static_cast<off_t>(header.e_shoff)) !=
+      static_cast<ssize_t>(bytes)) {
+    return true;
+  }
+  return std::any_of(sections.begin(), sections.end(),
+                     [](const Elf64_Shdr& s) { return s.sh_type == SHT_SYMTAB; });
+}
+
 }  // namespace
 
 void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
-  names_.emplace(address, std::move(symbol));
+  if (!names_.emplace(address, std::move(symbol)).second) return;  // in .dynsym and .symtab
   managers_.insert(std::upper_bound(managers_.begin(), managers_.end(), address), address);
   lowest_ = managers_.front();
   highest_ = managers_.back();
 }
 
-// Function symbols of one module's .symtab and .dynsym that are _M_manager instantiations. A
-// symbol table whose string table holds no _Function_handler name is not walked: most modules
-// (C libraries) have none, and walking every symbol of cmake's 55 modules made its check at exit
-// prepare this reader in 2.2 ms instead of 1.5 (issue 14).
+// The _M_manager instantiations of one module's .symtab, when it has one: the local and hidden
+// ones of an unstripped binary, which its .dynsym (read in memory by Prepare) does not list. A
+// stripped module's file is read no further than its section headers: most are (distribution
+// libraries), and reading every module's symbol tables with libelf made cmake's check at exit
+// prepare its type readers in 2.2 ms, 1.0 ms so (55 modules; issue 14). A table whose strings
+// name no _Function_handler is not walked.
 void StdFunctionReader::CollectModule(const Module& module) {
   if (module.path.empty()) return;
   int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Elf* elf = HasSymtab(fd) ? elf_begin(fd, ELF_C_READ_MMAP, nullptr) : nullptr;
   for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr ||
-        (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || shdr.sh_entsize == 0 ||
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB || shdr.sh_entsize == 0 ||
         !NamesAHandler(elf, shdr.sh_link)) {
       continue;
     }
@@ -71,7 +93,12 @@ void StdFunctionReader::CollectModule(const Module& module) {
   close(fd);
 }
 
+// Every module's exported managers from its .dynsym in memory (no file opened), then the
+// unexported ones of the unstripped modules' .symtab.
 bool StdFunctionReader::Prepare(const PrepareContext& context) {
+  for (auto& [address, name] : DynamicSymbols::FindFunctions(kHandlerPrefix, IsManagerSymbol)) {
+    AddManager(address, std::move(name));
+  }
   elf_version(EV_CURRENT);
   for (const Module& module : context.modules.modules()) CollectModule(module);
   return !managers_.empty();

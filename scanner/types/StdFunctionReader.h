@@ -3,14 +3,14 @@
 // not trivially copyable (a lambda capturing a shared_ptr), lives in a heap block that the first
 // word of _Any_data points to. The functor has no header of its own, so it is typed from its
 // holder: IdentifyReferenced looks in every live block for a word equal to a known _M_manager
-// (collected by Prepare from every module's .symtab and .dynsym with libelf: the
-// std::_Function_handler<Sig, F>::_M_manager instantiations) whose word 16 bytes earlier is the
-// start of a live block; that block is the functor. Identity: model kStdFunctor, key = the
-// manager's address. Named "std::function<lambda in ChatSession::start()>" (or the functor's
-// type) from the manager's symbol; fields from the _Functor template parameter's DWARF, else
-// none. Functors held by a std::function outside the heap (stack, globals) are not typed, nor
-// any functor in a stripped binary whose managers are not in .dynsym. May include heap/, roots/
-// and scanner/.
+// (collected by Prepare from every module's .dynsym in memory and the .symtab of unstripped
+// modules with libelf: the std::_Function_handler<Sig, F>::_M_manager instantiations) whose word 16
+// bytes earlier is the start of a live block; that block is the functor. Identity: model
+// kStdFunctor, key = the manager's address. Named "std::function<lambda in ChatSession::start()>"
+// (or the functor's type) from the manager's symbol; fields from the _Functor template parameter's
+// DWARF, else none. Functors held by a std::function outside the heap (stack, globals) are not
+// typed, nor any functor in a stripped binary whose managers are not in .dynsym. May include heap/,
+// roots/ and scanner/.
 #pragma once
 
 #include <map>

@@ -1,6 +1,8 @@
 // tests/scanner/types: StdFunctionReader on real std::function objects of this process: the
-// managers come from this test binary's symbol table, a heap functor is typed from its holder,
-// its captures are read from DWARF, and manager names become readable type names.
+// managers come from this test binary's symbol table and from a stripped library's dynamic symbols
+// (std_function_lib.cc), a heap functor is typed from its holder, its captures are read from
+// DWARF, and manager names become readable type names.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -96,6 +98,30 @@ TEST(StdFunctionReaderTest, AManagerWordNotPrecededByABlockStartTypesNothing) {
   reader.IdentifyReferenced(*blocks.memory, 0, TypeIdentity{}, sink);
   EXPECT_TRUE(sink.assigned.empty());
   delete[] words;
+}
+
+// A stripped library's manager is found in its .dynsym, read in memory (no .symtab to open).
+TEST(StdFunctionReaderTest, TypesAFunctorOfAStrippedLibraryFromItsDynamicSymbols) {
+  void* library = dlopen(STD_FUNCTION_LIB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  using Adder = std::function<int(int)>;
+  auto make = reinterpret_cast<Adder* (*)(int)>(dlsym(library, "hg_make_adder"));
+  auto release = reinterpret_cast<void (*)(Adder*)>(dlsym(library, "hg_free_adder"));
+  ASSERT_NE(make, nullptr);
+  ASSERT_NE(release, nullptr);
+  Adder* adder = make(2);
+  ASSERT_EQ((*adder)(3), 5);
+  void* functor = *reinterpret_cast<void* const*>(adder);
+  test::Blocks blocks({test::Range(adder), {reinterpret_cast<uint64_t>(functor), 32}});
+  StdFunctionReader reader;
+  ASSERT_TRUE(reader.Prepare(PrepareContext{blocks.modules}));
+  Sink sink;
+  reader.IdentifyReferenced(*blocks.memory, blocks.Of(adder), TypeIdentity{}, sink);
+  ASSERT_EQ(sink.assigned.size(), 1u);
+  EXPECT_EQ(sink.assigned[0].first, blocks.Of(functor));
+  EXPECT_EQ(reader.Describe(sink.assigned[0].second, DescribeContext{blocks.modules}).name,
+            "std::function<hgtest::Adder>");
+  release(adder);
 }
 
 }  // namespace
