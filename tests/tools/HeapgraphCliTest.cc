@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/ShellCommand.h"
 #include "tests/reader/SyntheticLagFile.h"
 #include "tests/reader/SyntheticRecording.h"
 
@@ -530,12 +531,9 @@ TEST_F(HostileFilesTest, ModuleMapNamingAFifoIsNotOpened) {
 // loaded when first needed (heap/platform/SharedLibrary); the loader's list of the command's
 // libraries names none of them.
 TEST(HeapgraphCliStartTest, LoadsNoLibraryThatOnlySomeCommandsNeed) {
-  FILE* pipe = popen("LD_TRACE_LOADED_OBJECTS=1 " HEAPGRAPH_CLI, "r");
-  ASSERT_NE(pipe, nullptr);
   std::string libraries;
-  char line[512];
-  while (fgets(line, sizeof(line), pipe) != nullptr) libraries += line;
-  ASSERT_EQ(pclose(pipe), 0) << libraries;
+  ASSERT_EQ(shell::RunShellCommand("LD_TRACE_LOADED_OBJECTS=1 " HEAPGRAPH_CLI, &libraries), 0)
+      << libraries;
   ASSERT_NE(libraries.find("libc.so"), std::string::npos) << libraries;
   for (const char* name : {"libgvc", "libcgraph", "libdebuginfod", "libcurl", "libcapstone"}) {
     EXPECT_EQ(libraries.find(name), std::string::npos) << name << " in\n" << libraries;

@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "reader/RecordingReader.h"
 #include "tests/ChildProcess.h"
+#include "tests/ShellCommand.h"
 
 namespace heapgraph::proctest {
 namespace {
@@ -67,12 +67,8 @@ TEST(RecorderLoaderTest, ForkedChildrenAllocateWhileAnotherThreadHoldsTheLoaderL
 TEST(RecorderLoaderTest, AProgramWithoutCxxGetsNoCxxRuntimeFromTheRecorder) {
   std::string command =
       "LD_TRACE_LOADED_OBJECTS=1 LD_PRELOAD=" + std::string(HEAPGRAPH_PRELOAD) + " /bin/true";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
   std::string libraries;
-  char line[512];
-  while (fgets(line, sizeof(line), pipe) != nullptr) libraries += line;
-  ASSERT_EQ(pclose(pipe), 0) << libraries;
+  ASSERT_EQ(shell::RunShellCommand(command, &libraries), 0) << libraries;
   ASSERT_NE(libraries.find("libheapgraph"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libstdc++"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libgcc_s"), std::string::npos) << libraries;
