@@ -80,8 +80,9 @@ typedef struct heapgraph_leak_summary {
   double total_ms;
   char error[256];
   /* The longest time a thread of the program waited for a recorder lock during the check (the
-   * JSON report's scan.longest_allocation_wait_ms; a lower bound for a repeated check scanned in
-   * place). Added after `error`: a binary built against a header without it must be rebuilt. */
+   * JSON report's scan.longest_allocation_wait_ms; a lower bound for a check scanned in place:
+   * a repeated one, or one of a heap of at most 4 MiB). Added after `error`: a binary built
+   * against a header without it must be rebuilt. */
   double longest_allocation_wait_ms;
 } heapgraph_leak_summary;
 
