@@ -152,9 +152,10 @@ std::optional<std::string> DebugFileSearch::Search(const std::string& module_pat
   for (const std::string& path : candidates) {
     if (Matches(path, module_path, build_id)) return path;
   }
-  if (options_.debuginfod && DebuginfodAvailable()) {
+  if (options_.debuginfod) {
+    // The servers' names first: without any, the library (and libcurl) is never loaded.
     const char* urls = std::getenv("DEBUGINFOD_URLS");
-    if (urls != nullptr && urls[0] != '\0') {
+    if (urls != nullptr && urls[0] != '\0' && DebuginfodAvailable()) {
       if (!debuginfod_) debuginfod_ = std::make_unique<Debuginfod>();
       std::string path = debuginfod_->DebugInfo(build_id);
       if (!path.empty() && Matches(path, module_path, build_id)) return path;
