@@ -46,9 +46,12 @@ constexpr size_t kParallelTextRecords = 1000;
 // millisecond, so warming it would only add the symbolizer's first load to a check that finds no
 // leak (a short-lived process's check at exit: 40-50 ms of its ≈ 60, docs/performance.md).
 constexpr uint64_t kWarmupMinLiveBytes = uint64_t{1} << 20;
-// A one-shot check of a heap this small scans in place (ScanOptions::in_place_max_live_bytes): a
-// check of a short program at exit took 2-2.5 ms so against 5-7.5 ms with a snapshot process
-// (cmake --version: 700 blocks, 180 KB; issue 14), and the world stopped no longer.
+// A one-shot check of a heap this small scans in place (ScanOptions::in_place_max_live_blocks
+// and _bytes): a check of a short program at exit took 2-2.5 ms so against 5-7.5 ms with a
+// snapshot process (cmake --version: 700 blocks, 180 KB; issue 14). The world stays stopped while
+// the blocks are marked: 2.1 ms at 2,000 blocks, 2.9 at 5,000, 4.1 at 10,000, 12 at 40,000,
+// against 1-4 ms with a snapshot process at every size (bench/leak_workload.cc bigheap).
+constexpr uint64_t kInPlaceMaxLiveBlocks = 4096;
 constexpr uint64_t kInPlaceMaxLiveBytes = uint64_t{4} << 20;
 
 int AvailableCpus() {
@@ -190,6 +193,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     scan_options.types_only_if_leaked = options.repeated;
     scan_options.hold_allocations_while_marking = options.repeated;
     scan_options.in_stopped_world = options.repeated;
+    scan_options.in_place_max_live_blocks = kInPlaceMaxLiveBlocks;
     scan_options.in_place_max_live_bytes = kInPlaceMaxLiveBytes;
     CloseSymbolFiles close_files;
     SymbolWarmup warmup(Reuse().symbolizer);  // nothing allocated before the snapshot

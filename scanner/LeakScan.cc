@@ -323,14 +323,14 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
   return pid;
 }
 
-// Whether the recorder holds at most `max_live_bytes` of live blocks (a glance: its locks held
-// only while the total is read).
-bool HeapAtMost(const RecorderEntries& recorder, uint64_t max_live_bytes) {
+// Whether the recorder holds at most `max_blocks` live blocks of at most `max_bytes` in all (a
+// glance: its locks held only while the totals are read).
+bool HeapAtMost(const RecorderEntries& recorder, uint64_t max_blocks, uint64_t max_bytes) {
   HeapgraphRecorderView glance{};
   if (recorder.begin_snapshot(&glance) != 0) return false;
-  const uint64_t live_bytes = glance.heap->LiveBytes();
+  const uint64_t live_blocks = glance.heap->LiveCount(), live_bytes = glance.heap->LiveBytes();
   recorder.end_snapshot();
-  return live_bytes <= max_live_bytes;
+  return live_blocks <= max_blocks && live_bytes <= max_bytes;
 }
 
 // Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (its locks
@@ -413,8 +413,9 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   }
   RecordingIgnored ignored(recorder.ignore_thread);  // the scan's buffers are not the program's
   const bool scan_in_place =
-      options.in_stopped_world || (options.in_place_max_live_bytes != 0 &&
-                                   HeapAtMost(recorder, options.in_place_max_live_bytes));
+      options.in_stopped_world ||
+      (options.in_place_max_live_blocks != 0 && options.in_place_max_live_bytes != 0 &&
+       HeapAtMost(recorder, options.in_place_max_live_blocks, options.in_place_max_live_bytes));
   Preparation prep(options, scan_in_place);
   if (prep.result_fd < 0 || prep.ready[0] < 0) {
     result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);

@@ -59,11 +59,13 @@ struct ScanOptions {
   // under signal suspension, or once a page faulted during an in-place scan of this process, the
   // scan makes a snapshot process as without it.
   bool in_stopped_world = false;
-  // Scanned as in_stopped_world when the recorder holds at most this many live bytes (0: never).
-  // A small heap is marked in the stopped world in about the time a snapshot process takes to be
-  // made (the program's page tables cloned), so the world stops no longer and the threads take no
-  // copy-on-write fault afterwards. A scan in place that meets a faulting page falls back to a
+  // Scanned as in_stopped_world when the recorder holds at most in_place_max_live_blocks blocks
+  // of at most in_place_max_live_bytes bytes in all (0: never). A small heap is marked in the
+  // stopped world in about the time a snapshot process takes to be made (the program's page
+  // tables cloned), so the world stops hardly longer, the check ends sooner and the threads take
+  // no copy-on-write fault afterwards. A scan in place that meets a faulting page falls back to a
   // snapshot process as with in_stopped_world, without a notice (nobody asked for it in place).
+  uint64_t in_place_max_live_blocks = 0;
   uint64_t in_place_max_live_bytes = 0;
   // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
   // ScanResult::explained. Empty: nothing of it runs.

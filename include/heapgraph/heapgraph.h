@@ -81,7 +81,7 @@ typedef struct heapgraph_leak_summary {
   char error[256];
   /* The longest time a thread of the program waited for a recorder lock during the check (the
    * JSON report's scan.longest_allocation_wait_ms; a lower bound for a check scanned in place:
-   * a repeated one, or one of a heap of at most 4 MiB). Added after `error`: a binary built
+   * a repeated one, or one of at most 4,096 blocks and 4 MiB). Added after `error`: a binary built
    * against a header without it must be rebuilt. */
   double longest_allocation_wait_ms;
 } heapgraph_leak_summary;

@@ -7,7 +7,8 @@
 //           main's frame (where exit's and its handlers' frames will lie), then exits with 0
 //   fault   prints "faulting", then writes through a null pointer (a real SIGSEGV)
 //   sizes DIR  leaks 3 blocks and checks into DIR/small.json, then keeps 6 MiB of blocks reachable,
-//           leaks 2 more and checks into DIR/large.json; prints "checks <n1> <n2>"
+//           leaks 2 more and checks into DIR/large.json, then frees them, keeps 6,000 blocks of
+//           48 bytes and checks into DIR/many.json; prints "checks <n1> <n2> <n3>"
 #include <unistd.h>
 
 #include <cstdio>
@@ -37,23 +38,28 @@ int Api() {
   return 0;
 }
 
-// The check of a heap of at most 4 MiB scans in place, a larger one with a snapshot process
-// (check/LeakCheck.cc, kInPlaceMaxLiveBytes): both find the same leaks.
+// The check of a heap of at most 4,096 blocks and 4 MiB scans in place, a larger one with a
+// snapshot process (check/LeakCheck.cc, kInPlaceMaxLiveBlocks and kInPlaceMaxLiveBytes): all find
+// the same leaks.
 void* g_kept[96];
+void* g_many[6000];
 
 int Sizes(const char* dir) {
   hgprog::LeakBlocks(3, 200);
-  heapgraph_leak_summary first, second;
-  std::string small = std::string(dir) + "/small.json", large = std::string(dir) + "/large.json";
-  int n1 = heapgraph_check_leaks(small.c_str(), nullptr, &first);
+  heapgraph_leak_summary first, second, third;
+  std::string path = dir;
+  int n1 = heapgraph_check_leaks((path + "/small.json").c_str(), nullptr, &first);
   for (void*& block : g_kept) block = malloc(64 * 1024);
   hgprog::LeakBlocks(2, 200);
-  int n2 = heapgraph_check_leaks(large.c_str(), nullptr, &second);
-  if (n1 < 0 || n2 < 0) {
-    std::printf("failed %s%s\n", first.error, second.error);
+  int n2 = heapgraph_check_leaks((path + "/large.json").c_str(), nullptr, &second);
+  for (void* block : g_kept) free(block);
+  for (void*& block : g_many) block = malloc(48);
+  int n3 = heapgraph_check_leaks((path + "/many.json").c_str(), nullptr, &third);
+  if (n1 < 0 || n2 < 0 || n3 < 0) {
+    std::printf("failed %s%s%s\n", first.error, second.error, third.error);
     return 1;
   }
-  std::printf("checks %d %d\n", n1, n2);
+  std::printf("checks %d %d %d\n", n1, n2, n3);
   return 0;
 }
 
