@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <memory>
+#include <optional>
 
 #include "heap/platform/StackScrub.h"
 #include "heap/plugin/RecorderEntries.h"
@@ -323,26 +324,30 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
   return pid;
 }
 
-// Whether the recorder holds at most `max_blocks` live blocks of at most `max_bytes` in all (a
-// glance: its locks held only while the totals are read).
-bool HeapAtMost(const RecorderEntries& recorder, uint64_t max_blocks, uint64_t max_bytes) {
+// The recorder's live blocks and bytes.
+struct HeapTotals {
+  uint64_t blocks = 0;
+  uint64_t bytes = 0;
+};
+
+// The recorder's totals at a glance (its locks held only while they are read); nullopt when it is
+// not recording.
+std::optional<HeapTotals> GlanceAtHeap(const RecorderEntries& recorder) {
   HeapgraphRecorderView glance{};
-  if (recorder.begin_snapshot(&glance) != 0) return false;
-  const uint64_t live_blocks = glance.heap->LiveCount(), live_bytes = glance.heap->LiveBytes();
+  if (recorder.begin_snapshot(&glance) != 0) return std::nullopt;
+  const HeapTotals totals = {glance.heap->LiveCount(), glance.heap->LiveBytes()};
   recorder.end_snapshot();
-  return live_blocks <= max_blocks && live_bytes <= max_bytes;
+  return totals;
 }
 
-// Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (its locks
-// held only while the count is read) and written before the check takes the locks for good; a
-// kept copy that fit the last time is taken as it is (the copy under the locks checks it).
-void ReserveBlockCopy(const RecorderEntries& recorder, BlockCopy* copy) {
+// Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (`glance`, or a
+// new one when the scan took none) and written before the check takes the locks for good; a kept
+// copy that fit the last time is taken as it is (the copy under the locks checks it).
+void ReserveBlockCopy(const RecorderEntries& recorder, std::optional<HeapTotals> glance,
+                      BlockCopy* copy) {
   if (copy->ReuseIfItFit()) return;
-  HeapgraphRecorderView glance{};
-  if (recorder.begin_snapshot(&glance) != 0) return;
-  const uint64_t live_blocks = glance.heap->LiveCount();
-  recorder.end_snapshot();
-  copy->Reserve(live_blocks);
+  if (!glance) glance = GlanceAtHeap(recorder);
+  if (glance) copy->Reserve(glance->blocks);
 }
 
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the
@@ -350,11 +355,12 @@ void ReserveBlockCopy(const RecorderEntries& recorder, BlockCopy* copy) {
 // blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
 // (never roots: the helper leaves them out of its clone). Returns its pid; <= 0 with
 // result->error if there is none; 0 with in_place->ran after a scan in place (the world stopped
-// until its end). *live_bytes: the recorder's live heap bytes, read under the lock.
-pid_t SnapshotUnderLock(const RecorderEntries& recorder, Preparation& prep,
-                        SnapshotProcess::Context* context, ScanResult* result,
+// until its end). *live_bytes: the recorder's live heap bytes, read under the lock. `glance`: the
+// totals the scan glanced at before, if it did.
+pid_t SnapshotUnderLock(const RecorderEntries& recorder, std::optional<HeapTotals> glance,
+                        Preparation& prep, SnapshotProcess::Context* context, ScanResult* result,
                         roots::ThreadCapture::InPlace* in_place, uint64_t* live_bytes) {
-  ReserveBlockCopy(recorder, prep.copy);
+  ReserveBlockCopy(recorder, glance, prep.copy);
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
   *live_bytes = context->view.heap->LiveBytes();
@@ -412,10 +418,15 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   RecordingIgnored ignored(recorder.ignore_thread);  // the scan's buffers are not the program's
+  // A one-shot scan glances at the heap's size to choose; the copy's room is sized from the same.
+  const bool may_scan_in_place = !options.in_stopped_world &&
+                                 options.in_place_max_live_blocks != 0 &&
+                                 options.in_place_max_live_bytes != 0;
+  const std::optional<HeapTotals> glance =
+      may_scan_in_place ? GlanceAtHeap(recorder) : std::nullopt;
   const bool scan_in_place =
-      options.in_stopped_world ||
-      (options.in_place_max_live_blocks != 0 && options.in_place_max_live_bytes != 0 &&
-       HeapAtMost(recorder, options.in_place_max_live_blocks, options.in_place_max_live_bytes));
+      options.in_stopped_world || (glance && glance->blocks <= options.in_place_max_live_blocks &&
+                                   glance->bytes <= options.in_place_max_live_bytes);
   Preparation prep(options, scan_in_place);
   if (prep.result_fd < 0 || prep.ready[0] < 0) {
     result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);
@@ -434,7 +445,8 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
   context.in_place = scan_in_place;
   roots::ThreadCapture::InPlace in_place;
   uint64_t live_bytes = 0;
-  const pid_t pid = SnapshotUnderLock(recorder, prep, &context, &result, &in_place, &live_bytes);
+  const pid_t pid =
+      SnapshotUnderLock(recorder, glance, prep, &context, &result, &in_place, &live_bytes);
   if (in_place.ran) {
     result.stats.in_stopped_world = true;
     result.ok = CollectResult(prep, W_EXITCODE(in_place.status, 0), &result);
