@@ -39,10 +39,13 @@ UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t gener
   if (slots_ == nullptr || address == 0) return packed;
   for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
     Slot& slot = slots_[index & kMask];
-    uintptr_t key = slot.key.load(std::memory_order_acquire);
+    // On a page never written the first access is the CAS, a write: the kernel maps a fresh page.
+    const bool written = Written(index & kMask);
+    uintptr_t key = written ? slot.key.load(std::memory_order_acquire) : 0;
     if (key == 0 && slot.key.compare_exchange_strong(key, address, std::memory_order_acq_rel)) {
       key = address;
     }
+    if (!written) MarkWritten(index & kMask);
     if (key != address) continue;
     // Rules of one address and one generation are equal, so racing stores agree; a store of an
     // older generation that lands last only costs one more read of .eh_frame.
@@ -50,6 +53,11 @@ UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t gener
     break;
   }
   return packed;
+}
+
+void UnwindRuleCache::MarkWritten(uint32_t index) {
+  const uint32_t page = index >> kSlotsPerPageLog2;
+  written_[page / 64].fetch_or(uint64_t{1} << (page % 64), std::memory_order_relaxed);
 }
 
 void UnwindRuleCache::Forget() {

@@ -1,11 +1,16 @@
 // tests/heap: UnwindRuleCache. Rules come back as stored, field by field; Forget makes every
 // earlier rule a miss and a new store of the same address wins; and with real threads storing and
 // finding the same addresses at once while another thread starts new generations, a found rule is
-// always the one stored for its address in the generation the finder asked for.
+// always the one stored for its address in the generation the finder asked for. Misses map no page
+// that no store wrote.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -57,6 +62,44 @@ TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
   cache.Store(0x7fff12345678, generation, extreme);
   ASSERT_TRUE(cache.Find(0x7fff12345678, generation, &rule));
   ExpectSame(rule.Unpack(), extreme);
+}
+
+// Pages of the table mapped now (mincore counts a page mapped to the zero page too).
+size_t MappedPages(const UnwindRuleCache& cache) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((cache.end() - cache.begin() + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(cache.begin()), cache.end() - cache.begin(),
+              resident.data()) != 0) {
+    ADD_FAILURE() << "mincore: " << strerror(errno);
+  }
+  size_t count = 0;
+  for (unsigned char r : resident) count += r & 1;
+  return count;
+}
+
+// A lookup never reads a page no store wrote: it would map the zero page, which the next store
+// there must copy, with a TLB flush on every core the process runs on.
+TEST(UnwindRuleCacheTest, MissesReadNoPageThatNoStoreWrote) {
+  UnwindRuleCache cache;
+  ASSERT_TRUE(cache.Initialize());
+  const uint32_t generation = cache.Generation();
+  UnwindRuleCache::Packed rule;
+  for (uintptr_t address = 0x400000; address < 0x400000 + 100000 * 13; address += 13) {
+    ASSERT_FALSE(cache.Find(address, generation, &rule));
+  }
+  EXPECT_EQ(MappedPages(cache), 0u);
+  cache.Store(0x401000, generation, RuleFor(0x401000));
+  const size_t after_one = MappedPages(cache);
+  EXPECT_GE(after_one, 1u);
+  EXPECT_LE(after_one, 2u);  // a probe run may cross into the next page
+  for (uintptr_t address = 0x400000; address < 0x400000 + 100000 * 13; address += 13) {
+    if (address != 0x401000) {
+      EXPECT_FALSE(cache.Find(address, generation, &rule));
+    }
+  }
+  EXPECT_EQ(MappedPages(cache), after_one);
+  ASSERT_TRUE(cache.Find(0x401000, generation, &rule));
+  ExpectSame(rule.Unpack(), RuleFor(0x401000));
 }
 
 TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
