@@ -269,7 +269,10 @@ void WriteLeakReportFiles(const LeakCheckOptions& options, LeakReport& report) {
   std::string text_error;
   bool text_ok = true;
   TextReportOptions text_options = LeakCheckTextOptions(options, /*json_written=*/true);
+  const bool quiet =
+      options.quiet_when_clean && options.text_path == "-" && SaysOnlyNoLeaks(report, text_options);
   auto write_text = [&] {
+    if (quiet) return;
     text_ok = ReportFile::Write(options.text_path, FormatLeakReportText(report, text_options),
                                 &text_error);
   };
@@ -399,5 +402,6 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheck
     options.window = LeakCheckOptions::Window::kChanged;
   }
   options.repeated = request->repeated != 0;
+  options.quiet_when_clean = request->quiet_when_clean != 0;
   return CheckFromC(options, request->summary, request->program_stack_pointer);
 }

@@ -37,6 +37,10 @@ struct LeakCheckOptions {
   // (scanner::ScanOptions), as LeakSanitizer's stopped world does, rather than fault every page the
   // program writes meanwhile (copy-on-write).
   bool repeated = false;
+  // A text report to stderr ("-") is left out when it would say only that nothing leaked
+  // (report::SaysOnlyNoLeaks), as LeakSanitizer prints nothing then: the checks the recorder
+  // starts itself (at exit, __lsan_do_*leak_check). Files are always written.
+  bool quiet_when_clean = false;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

@@ -382,6 +382,13 @@ std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,
   return text + fmt::format(" -> {:#x}", cycle.members[path[0]].address);
 }
 
+bool SaysOnlyNoLeaks(const LeakReport& report, const TextReportOptions& options) {
+  const LeakSummary& s = report.summary;
+  return report.ok && s.direct_blocks + s.indirect_blocks == 0 && report.cycles.empty() &&
+         report.suppressions_used.empty() && report.warnings.empty() && report.notice.empty() &&
+         report.explanations.empty() && !options.categories;
+}
+
 std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options) {
   if (!report.ok) return "heapgraph: scan failed: " + report.error + "\n";
   const LeakSummary& s = report.summary;

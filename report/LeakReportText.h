@@ -43,6 +43,12 @@ std::string FormatTypedPath(const LeakCycle& cycle);
 // The whole report, newline-terminated lines.
 std::string FormatLeakReportText(const LeakReport& report, const TextReportOptions& options = {});
 
+// True when the text would say only that nothing leaked (and the scan's statistics): a check that
+// ran, no leak left after suppressions, no cycle (leaked or still reachable), no suppression used,
+// no warning or notice, no explanation, no categories table asked. LeakSanitizer prints nothing
+// then; heapgraph's at-exit and LeakSanitizer-API checks stay silent on stderr too.
+bool SaysOnlyNoLeaks(const LeakReport& report, const TextReportOptions& options = {});
+
 // One cycle path: "0x1000 (48 B, Malloc 48 B, alloc at f() a.cc:3) -> 0x2000 (...) -> 0x1000".
 // Each block on the path is described once; the closing address repeats the first block.
 std::string FormatCyclePath(const LeakReport& report, const LeakCycle& cycle,

@@ -171,6 +171,9 @@ struct HeapgraphCheckRequest {
   // 1: a check the program makes again and again (__lsan_do_recoverable_leak_check), made cheap
   // as LeakCheckOptions::repeated says.
   int repeated;
+  // 1: a text report to stderr is left out when nothing leaked (LeakCheckOptions::
+  // quiet_when_clean): the checks the recorder starts itself, as LeakSanitizer's are silent then.
+  int quiet_when_clean;
 };
 // Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(

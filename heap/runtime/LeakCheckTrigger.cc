@@ -53,10 +53,12 @@ bool LsanCheckWanted() {
 // Loads the plugin and runs one check; returns leaked blocks, or -1 after one line on stderr.
 // The calling thread's stack is scanned from `program_stack_pointer`, or from Run's caller's frame
 // when it is 0. "%p" in the paths is this process's id. `repeated`: a check the program may make
-// again and again (HeapgraphCheckRequest::repeated).
+// again and again (HeapgraphCheckRequest::repeated). `quiet_when_clean`: no text on stderr when
+// nothing leaked (HeapgraphCheckRequest::quiet_when_clean), for the checks LeakSanitizer would run.
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
                                   const char* html_pattern, uint64_t program_stack_pointer = 0,
-                                  heapgraph_leak_summary* out = nullptr, bool repeated = false) {
+                                  heapgraph_leak_summary* out = nullptr, bool repeated = false,
+                                  bool quiet_when_clean = false) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   }
@@ -85,6 +87,7 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.explain = g_config->leak_explain;
   request.window = HEAPGRAPH_WINDOW_ALL;
   request.repeated = repeated ? 1 : 0;
+  request.quiet_when_clean = quiet_when_clean ? 1 : 0;
   int leaked = -1;
   if (!CheckCall::Run(request, &leaked)) return -1;
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
@@ -133,7 +136,8 @@ void AtExit() {
   if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
   heapgraph_leak_summary summary = {};
   int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
-                   ExitCaller::StackPointer(), &summary);
+                   ExitCaller::StackPointer(), &summary, /*repeated=*/false,
+                   /*quiet_when_clean=*/true);
   WriteVerdict(leaked, summary);
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
@@ -208,7 +212,7 @@ void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted() || g_checked_once.exchange(true)) return;
   heapgraph_leak_summary summary = {};
   int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
-                   program_stack_pointer, &summary);
+                   program_stack_pointer, &summary, /*repeated=*/false, /*quiet_when_clean=*/true);
   WriteVerdict(leaked, summary);  // it replaces the at-exit check, verdict included
   // exitcode=0: the program goes on, as LeakSanitizer's "exitcode flag is non-zero" rule says.
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
@@ -219,7 +223,7 @@ void LeakCheckTrigger::CheckOnce(uint64_t program_stack_pointer) {
 int LeakCheckTrigger::CheckRecoverable(uint64_t program_stack_pointer) {
   if (!LsanCheckWanted()) return 0;
   return Run(g_config->leak_json, g_config->leak_text, g_config->leak_html, program_stack_pointer,
-             nullptr, /*repeated=*/true) == 0
+             nullptr, /*repeated=*/true, /*quiet_when_clean=*/true) == 0
              ? 0
              : 1;
 }

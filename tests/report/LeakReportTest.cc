@@ -670,6 +670,34 @@ TEST_F(LeakReportTest, TextWithoutLeaks) {
       << text;
 }
 
+// What lets a check stay silent on stderr (LeakSanitizer prints nothing when nothing leaked): only
+// a report with nothing but "no leaks" to say.
+TEST_F(LeakReportTest, SaysOnlyNoLeaksOnlyWithoutLeaksNoticesWarningsOrAskedTables) {
+  EXPECT_FALSE(SaysOnlyNoLeaks(Build()));  // the scenario leaks
+  scenario_.result.leaked.clear();
+  scenario_.result.edges.clear();
+  LeakReport clean = Build();
+  EXPECT_TRUE(SaysOnlyNoLeaks(clean));
+  TextReportOptions categories;
+  categories.categories = true;
+  EXPECT_FALSE(SaysOnlyNoLeaks(clean, categories));
+  LeakReport with = clean;
+  with.notice = "ptrace refused; threads were stopped with signals";
+  EXPECT_FALSE(SaysOnlyNoLeaks(with));
+  with = clean;
+  with.warnings.push_back("stack 7 could not be read");
+  EXPECT_FALSE(SaysOnlyNoLeaks(with));
+  with = clean;
+  with.suppressions_used.push_back({});
+  EXPECT_FALSE(SaysOnlyNoLeaks(with));
+  with = clean;
+  with.cycles.push_back({});
+  EXPECT_FALSE(SaysOnlyNoLeaks(with));
+  with = clean;
+  with.ok = false;
+  EXPECT_FALSE(SaysOnlyNoLeaks(with));
+}
+
 TEST_F(LeakReportTest, TextNotice) {
   scenario_.result.notice = "ptrace refused; threads were stopped with signals";
   std::string text = FormatLeakReportText(Build());

@@ -223,6 +223,33 @@ TEST(LeakCheckTriggerTest, RunPassesTheProgramStatusThroughWhenThereAreNoLeaks) 
   EXPECT_EQ(status, 7);
 }
 
+// As LeakSanitizer's, an at-exit check that finds nothing prints nothing on stderr: a build log
+// running many programs under `heapgraph run` holds only its summary line. A text file asked for
+// still gets the whole text.
+TEST(LeakCheckTriggerTest, RunPrintsNoTextOnStderrWhenNothingLeaked) {
+  std::string root = TempRoot(), out;
+  int status = Shell(
+      std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/a -- " + kChild + " clean 2>&1", &out);
+  EXPECT_EQ(status, 7);
+  EXPECT_EQ(out.find("no leaks found"), std::string::npos) << out;
+  EXPECT_EQ(out.find("SUMMARY:"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Scan:"), std::string::npos) << out;
+  EXPECT_EQ(SummaryLine(out).rfind(
+                "heapgraph: run summary: 1 of 1 recorded process checked, 0 with leaks; pid ", 0),
+            0u)
+      << out;
+  const std::string text_path = root + "/clean.txt";
+  status = Shell(std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/b --text " + text_path +
+                     " -- " + kChild + " clean 2>&1",
+                 &out);
+  EXPECT_EQ(status, 7);
+  std::ifstream file(text_path);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("heapgraph: no leaks found\n", 0), 0u) << text;
+  EXPECT_NE(text.find("SUMMARY: heapgraph: 0 byte(s) leaked"), std::string::npos) << text;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
   std::string root = TempRoot(), out;
   std::string json_path = root + "/report.json";
