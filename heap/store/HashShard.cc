@@ -119,14 +119,14 @@ bool HashShard::Upsert(const BlockRecord& block) {
     Overwrite(i, block);
     return true;
   }
-  if ((header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum) {
+  if (OverMaxLoad(header_->live_count + 1)) {
     // Grow until the new block fits under the maximum load (one step, except near max_capacity).
     do {
       if (!Grow()) {
         ++header_->dropped;
         return false;
       }
-    } while ((header_->live_count + 1) * kMaxLoadDen > header_->capacity * kMaxLoadNum);
+    } while (OverMaxLoad(header_->live_count + 1));
     Lookup(block.address, &i);
   }
   InsertAt(i, block);

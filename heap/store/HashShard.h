@@ -6,7 +6,8 @@
 // the first block nearer its home than the probe, and a deletion's shift stops at the first block
 // at its home. Readers do not depend on the order (they read every slot). The table starts at
 // kInitialCapacity slots and grows in place (capacity x kGrowNum / kGrowDen) when an insert would
-// push the load past 13/16; growth reserves disk first and stops at the region's max_capacity,
+// push the load past MaxLoadNum / kMaxLoadDen (10/16 below kDenseCapacity slots, else 13/16);
+// growth reserves disk first and stops at the region's max_capacity,
 // after which new blocks are refused and counted as `dropped`. No operation allocates from the heap
 // or throws. Callers hold the shard lock around every operation except Lock/Unlock.
 #pragma once
@@ -23,13 +24,23 @@ namespace heapgraph {
 class HashShard {
  public:
   static constexpr uint64_t kInitialCapacity = 64;
-  // A grown table's load stays in [13/16 x 15/16, 13/16] = [0.76, 0.81]: 24-byte slots cost at
-  // most 31.5 bytes a block (the metadata target is 32 with page rounding). At load 0.79 (a
-  // simulation of random churn, session 13): a lookup probes ~3.3 slots, an insertion then moves
-  // ~8.7 blocks forward and a deletion ~9.1 back (plain linear probing: an insertion probed ~11.8
-  // slots, a deletion walked ~13.8 to the end of the run).
-  static constexpr uint64_t kMaxLoadNum = 13, kMaxLoadDen = 16;
+  // A grown table's load stays in [13/16 x 15/16, 13/16] = [0.76, 0.81] from kDenseCapacity slots
+  // on: 24-byte slots cost at most 31.5 bytes a block (the metadata target is 32 at 1M blocks,
+  // with page rounding). At load 0.79 (a simulation of random churn, session 13): a lookup probes
+  // ~3.3 slots, an insertion then moves ~8.7 blocks forward and a deletion ~9.1 back (plain linear
+  // probing: an insertion probed ~11.8 slots, a deletion walked ~13.8 to the end of the run).
+  // Smaller tables (up to ~5,100 blocks a shard, ~330,000 in 64 shards) stay at most 10/16 full,
+  // 38-41 bytes a block: churn with 10,000 live blocks a thread cost ~30 ns less a malloc+free
+  // pair (1 and 2 threads, docs/performance.md "Session 15"); 8/16 gained nothing more. A table
+  // at its max_capacity fills to 13/16 whatever its size (it cannot grow). Capacities are the same
+  // series either way (kInitialCapacity x (16/15)^n, rounded down).
+  static constexpr uint64_t kMaxLoadDen = 16;
+  static constexpr uint64_t kSparseLoadNum = 10, kDenseLoadNum = 13;
+  static constexpr uint64_t kDenseCapacity = 8192;
   static constexpr uint64_t kGrowNum = 16, kGrowDen = 15;
+  static constexpr uint64_t MaxLoadNum(uint64_t capacity, uint64_t max_capacity) {
+    return capacity < kDenseCapacity && capacity < max_capacity ? kSparseLoadNum : kDenseLoadNum;
+  }
 
   // The region holds `max_capacity` slots starting at `file_offset` in `file`; `scratch` must
   // hold at least max_capacity slots (it may be shared with other shards).
@@ -110,6 +121,11 @@ class HashShard {
   void SetWriting(uint32_t value);
   void BackwardShift(uint64_t hole);
   bool Grow();
+  // True when `blocks` would load the table past its maximum (MaxLoadNum).
+  bool OverMaxLoad(uint64_t blocks) const {
+    const uint64_t capacity = header_->capacity;
+    return blocks * kMaxLoadDen > capacity * MaxLoadNum(capacity, max_capacity_);
+  }
   bool ReserveFor(uint64_t capacity);
   void Rehash(const format::HashSlot* old, uint64_t old_capacity);
 
