@@ -24,9 +24,15 @@ struct FinishedRun {
 
 // Run's scratch, too large for a tool thread's stack: one tool thread per process runs it, once.
 // Not function-local statics: their guards were libheapgraph.so's only use of libstdc++
-// (heap/CMakeLists.txt links what it uses statically).
-FinishedRun g_runs[DumpRetention::kMaxRuns];
-format::SessionHeader g_session;
+// (heap/CMakeLists.txt links what it uses statically). constinit: initialized at compile time,
+// never by a dynamic initializer. The session thread that runs this starts in the recorder's
+// constructor(101), before the library's default-priority initializers; a dynamic initializer of
+// g_session (the zeroing of its atomics) then ran in the main thread while that thread read a
+// finished run's session into it, and the run read as still alive (`state` 0): it was neither
+// classified nor pruned (RecorderFoomTest.NextStartClassifiesEarlierRunsAndKeepsTheLastK failed
+// in 1 run of 4).
+constinit FinishedRun g_runs[DumpRetention::kMaxRuns] = {};
+constinit format::SessionHeader g_session = {};
 
 bool ReadExact(int fd, void* out, size_t length) {
   ssize_t n = pread(fd, out, length, 0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -368,6 +369,24 @@ TEST(RecorderFoomTest, SigkillAtRandomMomentsLeavesADumpThatReportsTheGrownStruc
   }
 }
 
+// Each entry of a recording root with its files, and the first lines of its `exit` file (what a
+// failed retention test needs to say why no run was pruned).
+std::string DescribeRoot(const std::string& root) {
+  std::string text;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    text += "  " + entry.path().filename().string() + ":";
+    for (const auto& file : std::filesystem::directory_iterator(entry.path(), error)) {
+      text += " " + file.path().filename().string();
+    }
+    std::ifstream exit_file(entry.path() / "exit");
+    std::string line;
+    for (int i = 0; i < 3 && std::getline(exit_file, line); ++i) text += " | " + line;
+    text += "\n";
+  }
+  return text;
+}
+
 // Pruned runs become spares (hidden) that later starts take over: the first run's files end up
 // as a later run's, same inodes.
 TEST(RecorderFoomTest, NextStartClassifiesEarlierRunsAndKeepsTheLastK) {
@@ -378,7 +397,9 @@ TEST(RecorderFoomTest, NextStartClassifiesEarlierRunsAndKeepsTheLastK) {
     ASSERT_TRUE(child.WaitReady()) << child.Describe();
     if (i == 3) {  // its start pruned the first run: wait for the spare while it lives
       std::string spare = root.path() + "/" + RecordingDirectory::kSparePrefix + "0";
-      ASSERT_TRUE(WaitFor([&] { return access(spare.c_str(), F_OK) == 0; })) << "no spare";
+      ASSERT_TRUE(WaitFor([&] { return access(spare.c_str(), F_OK) == 0; }))
+          << "no spare; the root holds:\n"
+          << DescribeRoot(root.path());
     }
     child.CloseStdin();
     child.Wait();

@@ -4,7 +4,8 @@
 // another parent thread kept the loader busy at the fork (tests/programs/hg_loader_fork.cc). A
 // deadlock shows as the child's generous timeout. HEAPGRAPH_LOADER_ROUNDS and
 // HEAPGRAPH_LOADER_FORKS make them longer (the `loader_stress` target). And what libheapgraph.so
-// makes the loader load into a program that does not use C++.
+// makes the loader load into a program that does not use C++, and that it has no dynamic
+// initializer to race with the threads its constructor starts.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -72,6 +73,18 @@ TEST(RecorderLoaderTest, AProgramWithoutCxxGetsNoCxxRuntimeFromTheRecorder) {
   ASSERT_NE(libraries.find("libheapgraph"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libstdc++"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libgcc_s"), std::string::npos) << libraries;
+}
+
+// The recorder's constructor(101) starts its session thread before the library's default-priority
+// initializers run, so a dynamic initializer of any global in libheapgraph.so races with that
+// thread: DumpRetention's g_session was zeroed while the thread read a finished run's session into
+// it (the run then read as alive and was never pruned). Every global is constant-initialized.
+TEST(RecorderLoaderTest, TheRecorderHasNoDynamicInitializer) {
+  std::string symbols;
+  ASSERT_EQ(shell::RunShellCommand("nm " + std::string(HEAPGRAPH_PRELOAD), &symbols), 0);
+  ASSERT_NE(symbols.find("StartRecorder"), std::string::npos) << "nm found no local symbols";
+  EXPECT_EQ(symbols.find("_GLOBAL__sub_I_"), std::string::npos)
+      << symbols.substr(symbols.find("_GLOBAL__sub_I_") - 20, 80);
 }
 
 }  // namespace
