@@ -118,18 +118,32 @@ const ElfW(Sym) * Defined(const Dynamic& d, uint32_t i, const char* name) {
   return std::strcmp(d.strtab + sym.st_name, name) == 0 ? &sym : nullptr;
 }
 
+// A DT_GNU_HASH table's parts: symbols from `symoffset` on are hashed; buckets[b] is the first
+// symbol of chain b (or below symoffset: empty) and chain[i - symoffset] the hash of symbol i, its
+// low bit set on the last symbol of a chain. The Bloom filter is skipped.
+struct GnuHash {
+  uint32_t nbuckets;
+  uint32_t symoffset;
+  const uint32_t* buckets;
+  const uint32_t* chain;
+};
+
+GnuHash ReadGnuHash(const uint32_t* table) {
+  const uint32_t nbuckets = table[0], bloom_words = table[2];
+  const uint32_t* buckets = table + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+  return {nbuckets, table[1], buckets, buckets + nbuckets};
+}
+
 // The GNU hash table's lookup (the same walk ld.so does), without the Bloom filter.
 const ElfW(Sym) * LookupGnu(const Dynamic& d, const char* name) {
   uint32_t h = 5381;
   for (const char* c = name; *c != '\0'; ++c) h = h * 33 + static_cast<unsigned char>(*c);
-  const uint32_t nbuckets = d.gnu_hash[0], symoffset = d.gnu_hash[1], bloom_words = d.gnu_hash[2];
-  if (nbuckets == 0) return nullptr;
-  const uint32_t* buckets = d.gnu_hash + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
-  const uint32_t* chain = buckets + nbuckets;
-  uint32_t i = buckets[h % nbuckets];
-  if (i < symoffset) return nullptr;
+  const GnuHash t = ReadGnuHash(d.gnu_hash);
+  if (t.nbuckets == 0) return nullptr;
+  uint32_t i = t.buckets[h % t.nbuckets];
+  if (i < t.symoffset) return nullptr;
   for (;; ++i) {
-    uint32_t hash = chain[i - symoffset];
+    uint32_t hash = t.chain[i - t.symoffset];
     if ((hash | 1) == (h | 1)) {
       if (const ElfW(Sym)* sym = Defined(d, i, name)) return sym;
     }
@@ -176,13 +190,11 @@ int VisitDefinitions(dl_phdr_info* info, size_t, void* data) {
 uint32_t SymbolCount(const Dynamic& d) {
   if (d.sysv_hash != nullptr) return d.sysv_hash[1];
   if (d.gnu_hash == nullptr) return 0;
-  const uint32_t nbuckets = d.gnu_hash[0], symoffset = d.gnu_hash[1], bloom_words = d.gnu_hash[2];
-  const uint32_t* buckets = d.gnu_hash + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
-  const uint32_t* chain = buckets + nbuckets;
+  const GnuHash t = ReadGnuHash(d.gnu_hash);
   uint32_t last = 0;
-  for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
-  if (last < symoffset) return symoffset;
-  while ((chain[last - symoffset] & 1) == 0) ++last;
+  for (uint32_t b = 0; b < t.nbuckets; ++b) last = std::max(last, t.buckets[b]);
+  if (last < t.symoffset) return t.symoffset;
+  while ((t.chain[last - t.symoffset] & 1) == 0) ++last;
   return last + 1;
 }
 
