@@ -42,7 +42,7 @@ struct Candidate {
 std::vector<Candidate> CopyBlocks(LiveAllocationTree& heap, uint64_t* read) {
   std::vector<Candidate> blocks;
   for (uint32_t s = 0; s < heap.shard_count(); ++s) {
-    HashShard& shard = heap.shard(s);
+    SlabShard& shard = heap.shard(s);
     blocks.reserve(blocks.size() + shard.live_count() + 256);
     shard.Lock();
     shard.ForEach([&](const BlockRecord& b) {

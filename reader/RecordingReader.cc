@@ -289,8 +289,9 @@ ShardStats ReadHashShardHeader(const InputFile& file, TreeKind kind, const TreeH
                     header.dropped};
 }
 
-// Reads slots [0, capacity) of one hash shard in bounded chunks. A shard caught mid-rehash is
-// reported as one torn entry holding its live_count records, and none of its slots is read.
+// Reads slots [0, capacity) of one version-2 shard in bounded chunks. A shard caught mid-rehash
+// (hash-table writers before session 16) is reported as one torn entry holding its live_count
+// records, and none of its slots is read.
 void ReadHashShardSlots(const InputFile& file, const TreeHeader& h, const ShardStats& stats,
                         uint32_t writing, const TreeOutput& out) {
   uint64_t base;  // shard * capacity * 24 < 2^12 * 2^31 * 2^5 cannot overflow; the sum can

@@ -147,13 +147,13 @@ bool WriteLeaks(int fd, std::span<const LeakedBlock> blocks, const HeapMarker& m
 // reads its copy's extents.
 constinit PagePool g_in_place_pool;
 
-// heapgraph's memory that may sit in mappings shared with the program's: the recorder's rehash
-// scratch (up to 96 MiB), the buffers prepared for this scan (the live blocks' copy included),
-// the repeated checks' kept copy of the live blocks and the ptrace helper's stack (seen
+// heapgraph's memory that may sit in mappings shared with the program's: the recorder's free-slot
+// stacks (heap/store/FreeSlotStacks), the buffers prepared for this scan (the live blocks' copy
+// included), the repeated checks' kept copy of the live blocks and the ptrace helper's stack (seen
 // holding addresses of leaked blocks: 12 false "reachable" per check). Never roots.
 std::array<std::pair<uint64_t, uint64_t>, 14> OwnBuffers(const SnapshotProcess::Context& c) {
   std::array<std::pair<uint64_t, uint64_t>, 14> own = {};
-  own[0] = {c.view.heap->scratch().begin(), c.view.heap->scratch().end()};
+  own[0] = {c.view.heap->free_slots().begin(), c.view.heap->free_slots().end()};
   own[12] = c.copy_range;       // the live blocks' copy of the scanning process
   own[13] = c.kept_copy_range;  // the previous check's addresses, when not this scan's copy
   auto maps = c.mappings->BufferRanges();

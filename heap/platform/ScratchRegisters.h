@@ -1,6 +1,6 @@
 // heap/platform/: leaving no address of another block in the program's scratch registers. The
-// recorder's tree operations move other blocks' slots (their addresses) through the calling
-// thread's registers; left there, a later save of the register state (the dynamic linker's
+// recorder's tree operations read other blocks' slots (their addresses) into the calling thread's
+// registers; left there, a later save of the register state (the dynamic linker's
 // lazy-binding trampoline saves every vector register on the stack, a signal frame saves them all)
 // plants that address in a dead part of the program's stack, where a leak check stopping the
 // thread at the wrong moment (a thread inside clone3) reads it and keeps the block alive. Libc
@@ -9,7 +9,7 @@
 // HEAPGRAPH_CLEARS_SCRATCH on a function: the compiler zeroes the call-used general-purpose
 // registers when it returns (GCC 11+, Clang 15+: `zero_call_used_regs`; nothing elsewhere).
 // ClearVectorScratch(): zeroes xmm0-xmm15 (x86-64; the recorder's own code uses no others: it is
-// built for baseline x86-64 and copies slots without glibc's AVX-512 memcpy, heap/store/HashShard).
+// built for baseline x86-64 and calls no glibc string function on a slot).
 #pragma once
 
 #if defined(__has_attribute)

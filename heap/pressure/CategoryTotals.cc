@@ -64,7 +64,7 @@ void CategoryTotals::AddHeap(uint64_t size) {
 
 void CategoryTotals::AddHeapTree(LiveAllocationTree& heap) {
   for (uint32_t s = 0; s < heap.shard_count(); ++s) {
-    HashShard& shard = heap.shard(s);
+    SlabShard& shard = heap.shard(s);
     shard.Lock();
     shard.ForEach([this](const BlockRecord& b) { AddHeap(b.size); });
     shard.Unlock();

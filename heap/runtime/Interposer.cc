@@ -16,20 +16,11 @@
 #include <unistd.h>
 
 #include "heap/platform/WarningLine.h"
+#include "heap/runtime/GlibcAllocator.h"
 #include "heap/runtime/GlibcChunk.h"
 #include "heap/runtime/Recorder.h"
 #include "heap/runtime/StackCapture.h"
 #include "heapgraph/heapgraph.h"
-
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* address, size_t size);
-void __libc_free(void* address);
-void* __libc_memalign(size_t alignment, size_t size);
-void* __libc_valloc(size_t size);
-void* __libc_pvalloc(size_t size);
-}
 
 namespace {
 
@@ -40,8 +31,6 @@ bool IsPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
 
-using UsableSizeFn = size_t (*)(void*);
-UsableSizeFn real_usable_size = nullptr;
 using DlopenFn = void* (*)(const char*, int);
 DlopenFn real_dlopen = nullptr;
 using DlcloseFn = int (*)(void*);
@@ -50,7 +39,6 @@ using IterateFn = int (*)(heapgraph::StackCapture::PhdrCallback, void*);
 IterateFn real_iterate = nullptr;
 
 __attribute__((constructor(102))) void ResolveForwarders() {
-  real_usable_size = reinterpret_cast<UsableSizeFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
   real_dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
   real_dlclose = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
   real_iterate = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
@@ -83,7 +71,7 @@ __attribute__((noinline)) void WarnDeepBind(const char* file) {
 #define HEAPGRAPH_EXPORT extern "C" HEAPGRAPH_API
 
 HEAPGRAPH_EXPORT void* malloc(size_t size) {
-  void* p = __libc_malloc(size);
+  void* p = __libc_malloc(recorder::RequestSize(size, false));
   recorder::RecordAlloc(p, size, AllocFunction::kMalloc);
   return p;
 }
@@ -98,19 +86,25 @@ HEAPGRAPH_EXPORT void free(void* address) {
 }
 
 HEAPGRAPH_EXPORT void* calloc(size_t count, size_t size) {
-  void* p = __libc_calloc(count, size);
-  recorder::RecordAlloc(p, count * size, AllocFunction::kCalloc);
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = __libc_calloc(1, recorder::RequestSize(total, false));
+  recorder::RecordAlloc(p, total, AllocFunction::kCalloc);
   return p;
 }
 
 HEAPGRAPH_EXPORT void* realloc(void* address, size_t size) {
   if (address == nullptr) {
-    void* p = __libc_realloc(nullptr, size);
+    void* p = __libc_realloc(nullptr, recorder::RequestSize(size, false));
     recorder::RecordAlloc(p, size, AllocFunction::kRealloc);
     return p;
   }
   recorder::ReallocTicket ticket = recorder::BeginRealloc(address);
-  void* p = __libc_realloc(address, size);
+  // realloc(p, 0) frees: no padding then.
+  void* p = __libc_realloc(address, size == 0 ? 0 : recorder::RequestSize(size, false));
   recorder::EndRealloc(ticket, p, size, AllocFunction::kRealloc);
   return p;
 }
@@ -122,18 +116,18 @@ HEAPGRAPH_EXPORT void* reallocarray(void* address, size_t count, size_t size) {
     return nullptr;
   }
   if (address == nullptr) {
-    void* p = __libc_realloc(nullptr, total);
+    void* p = __libc_realloc(nullptr, recorder::RequestSize(total, false));
     recorder::RecordAlloc(p, total, AllocFunction::kReallocArray);
     return p;
   }
   recorder::ReallocTicket ticket = recorder::BeginRealloc(address);
-  void* p = __libc_realloc(address, total);
+  void* p = __libc_realloc(address, total == 0 ? 0 : recorder::RequestSize(total, false));
   recorder::EndRealloc(ticket, p, total, AllocFunction::kReallocArray);
   return p;
 }
 
 HEAPGRAPH_EXPORT void* memalign(size_t alignment, size_t size) {
-  void* p = __libc_memalign(alignment, size);
+  void* p = __libc_memalign(alignment, recorder::RequestSize(size, true));
   recorder::RecordAlloc(p, size, AllocFunction::kMemalign);
   return p;
 }
@@ -141,7 +135,7 @@ HEAPGRAPH_EXPORT void* memalign(size_t alignment, size_t size) {
 HEAPGRAPH_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
   if (!IsPowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
   int saved = errno;
-  void* p = __libc_memalign(alignment, size);
+  void* p = __libc_memalign(alignment, recorder::RequestSize(size, true));
   if (p == nullptr) {
     errno = saved;
     return ENOMEM;
@@ -156,27 +150,26 @@ HEAPGRAPH_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
     errno = EINVAL;
     return nullptr;
   }
-  void* p = __libc_memalign(alignment, size);
+  void* p = __libc_memalign(alignment, recorder::RequestSize(size, true));
   recorder::RecordAlloc(p, size, AllocFunction::kAlignedAlloc);
   return p;
 }
 
 HEAPGRAPH_EXPORT void* valloc(size_t size) {
-  void* p = __libc_valloc(size);
+  void* p = __libc_valloc(recorder::RequestSize(size, true));
   recorder::RecordAlloc(p, size, AllocFunction::kValloc);
   return p;
 }
 
 HEAPGRAPH_EXPORT void* pvalloc(size_t size) {
-  void* p = __libc_pvalloc(size);
+  void* p = __libc_pvalloc(recorder::RequestSize(size, true));
   recorder::RecordAlloc(p, size, AllocFunction::kPvalloc);
   return p;
 }
 
 HEAPGRAPH_EXPORT size_t malloc_usable_size(void* address) {
   if (address == nullptr) return 0;
-  return real_usable_size != nullptr ? real_usable_size(address)
-                                     : heapgraph::glibc_chunk::UsableSize(address);
+  return recorder::UsableSize(address);
 }
 
 namespace {

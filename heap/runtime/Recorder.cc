@@ -22,6 +22,7 @@
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/pressure/PressureWatcher.h"
 #include "heap/runtime/AllocationSampler.h"
+#include "heap/runtime/BlockTag.h"
 #include "heap/runtime/CheckEntrants.h"
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/Checkpoints.h"
@@ -31,7 +32,6 @@
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heap/runtime/LsanHooks.h"
 #include "heap/runtime/RootRegions.h"
-#include "heap/runtime/SampledAddressFilter.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/UnwinderMappings.h"
 #include "heap/runtime/WalkMemo.h"
@@ -92,8 +92,6 @@ struct State {
 };
 
 constinit State g;
-// Sampling mode only: which addresses may have a sampled block in g.heap.
-constinit SampledAddressFilter g_sampled;
 // Read by leak scans through HeapgraphRecorderView::unwinder; never reset (a forked child keeps
 // the parent's mappings, and with them the entries).
 constinit UnwinderMappings g_unwinder;
@@ -115,6 +113,8 @@ struct ThreadState {
   uint32_t lsan_disabled;
   uint64_t seq_next;
   uint64_t seq_end;
+  // 1 + the live-allocation tree shard this thread inserts into (0: not chosen yet).
+  uint32_t shard_plus_one;
   // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
   AllocationSampler sampler;
   // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
@@ -396,9 +396,40 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   return id;
 }
 
-// Records the block in `tree` (unless !insert: an unsampled block that is still reported as large).
-template <typename Tree>
-void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool insert = true) {
+// The shard of the live-allocation tree this thread inserts into: threads take shards in turn,
+// so that each inserts under a lock and into lines that other threads rarely touch.
+uint32_t ThreadShard() {
+  if (t_state.shard_plus_one == 0) {
+    static constinit std::atomic<uint32_t> next{0};
+    t_state.shard_plus_one =
+        next.fetch_add(1, std::memory_order_relaxed) % g.heap.shard_count() + 1;
+  }
+  return t_state.shard_plus_one - 1;
+}
+
+// Puts a heap block in the tree and names its slot in the block's tag. A block that still carries
+// a valid tag of an earlier block at this address (whose free the recorder missed: it came while
+// the thread was inside a hook) first takes that record out, as the tree's only record of the
+// address.
+void InsertHeapBlock(void* address, const BlockRecord& block) {
+  LiveAllocationTree::Slot slot;
+  if (block_tag::Read(address, &slot.shard, &slot.index) && g.heap.Holds(slot, block.address)) {
+    g.heap.Remove(slot, block.address, nullptr);
+  }
+  if (!g.heap.Insert(block, ThreadShard(), &slot)) return;
+  t_state.shard_plus_one = slot.shard + 1;  // a full shard sends the thread on to the next
+  block_tag::Write(address, slot.shard, slot.index);
+}
+
+// The slot a recorded heap block's tag names; false for a block that carries no tag.
+bool TaggedSlot(void* address, LiveAllocationTree::Slot* slot) {
+  return block_tag::Read(address, &slot->shard, &slot->index) &&
+         g.heap.Holds(*slot, reinterpret_cast<uintptr_t>(address));
+}
+
+// Records the block: in the heap tree (heap = true; the block has room for its tag), or in the
+// VM-region tree; nowhere if !insert (an unsampled block that is still reported as large).
+void Record(bool heap, void* address, size_t size, AllocFunction function, bool insert = true) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
   uint32_t depth =
       StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed), &t_state.walk_memo);
@@ -410,7 +441,11 @@ void Record(Tree& tree, void* address, size_t size, AllocFunction function, bool
   block.ignored = t_state.lsan_disabled != 0;
   if (insert) {
     block.seq = NextSequence();
-    tree.Insert(block);
+    if (heap) {
+      InsertHeapBlock(address, block);
+    } else {
+      g.vm.Insert(block);
+    }
   }
   if (g.large.IsLarge(size)) g.large.Report(address, size, function, frames, depth, &g.modules);
 }
@@ -461,7 +496,10 @@ HEAPGRAPH_CLEARS_SCRATCH bool IgnoreBlock(const void* address) {
   if (t_state.guard || address == nullptr) return false;
   GuardScope guard;
   if (!Recording(FreeMode())) return false;
-  bool marked = g.heap.MarkIgnored(reinterpret_cast<uintptr_t>(address));
+  LiveAllocationTree::Slot slot;
+  void* block = const_cast<void*>(address);
+  bool marked =
+      TaggedSlot(block, &slot) && g.heap.MarkIgnored(slot, reinterpret_cast<uintptr_t>(address));
   ClearVectorScratch();
   return marked;
 }
@@ -521,18 +559,29 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   uint64_t mean = g.config.sample_mean;
   if (mean != 0 && !t_state.sampler.Sample(size, mean)) {
     // Not sampled: no stack, no tree entry; only the large-allocation monitor still sees it.
-    if (g.large.IsLarge(size)) Record(g.heap, address, size, function, false);
+    if (g.large.IsLarge(size)) Record(true, address, size, function, false);
     return;
   }
-  if (mean != 0) {
-    g_sampled.Add(reinterpret_cast<uintptr_t>(address));
-  } else if (g.config.scrub) {
-    ClearFreshBytes(address, written, size);
+  // No room for a tag: the hook did not pad the request (the recorder started during the call).
+  if (!block_tag::Fits(address, size)) return;
+  if (mean == 0 && g.config.scrub) ClearFreshBytes(address, written, size);
+  Record(true, address, size, function);
+}
+
+size_t RequestSize(size_t size, bool aligned) {
+  if (t_state.guard || t_state.ignored || g.mode.load(std::memory_order_relaxed) == kDisabled) {
+    return size;
   }
-  // The shard's lines are often on the other core (every thread uses every shard): fetch them
-  // while the stack is unwound.
-  g.heap.Prefetch(reinterpret_cast<uintptr_t>(address));
-  Record(g.heap, address, size, function);
+  if (!aligned) return block_tag::PaddedRequest(size);
+  return size + block_tag::kBytes < size ? size : size + block_tag::kBytes;
+}
+
+size_t UsableSize(void* address) {
+  const size_t usable = glibc_chunk::UsableSize(address);
+  if (t_state.guard) return usable;
+  GuardScope guard;
+  LiveAllocationTree::Slot slot;
+  return TaggedSlot(address, &slot) ? usable - block_tag::kBytes : usable;
 }
 
 // The entry points that touch the live-allocation tree leave no other block's address in the
@@ -542,22 +591,20 @@ HEAPGRAPH_CLEARS_SCRATCH void RecordAlloc(void* address, size_t size, AllocFunct
   ClearVectorScratch();
 }
 
-// Removes a heap block; in sampling mode a block the filter rules out costs no tree lookup.
-static bool RemoveHeapBlock(uint64_t address, BlockRecord* removed) {
-  if (g.config.sample_mean == 0) {
-    g.heap.Prefetch(address);  // the home slot's miss overlaps the lock's atomic operation
-    return g.heap.Remove(address, removed);
-  }
-  if (!g_sampled.MayContain(address) || !g.heap.Remove(address, removed)) return false;
-  g_sampled.Remove(address);
-  return true;
+// Removes a heap block through its tag, and erases the tag; false for a block that was not
+// recorded.
+static bool RemoveHeapBlock(void* address, BlockRecord* removed) {
+  LiveAllocationTree::Slot slot;
+  if (!block_tag::Read(address, &slot.shard, &slot.index)) return false;
+  block_tag::Clear(address);
+  return g.heap.Remove(slot, reinterpret_cast<uintptr_t>(address), removed);
 }
 
 HEAPGRAPH_CLEARS_SCRATCH void RecordFree(void* address) {
   if (t_state.guard || address == nullptr) return;
   GuardScope guard;
   if (!Recording(FreeMode())) return;
-  RemoveHeapBlock(reinterpret_cast<uintptr_t>(address), nullptr);
+  RemoveHeapBlock(address, nullptr);
   ClearVectorScratch();
 }
 
@@ -566,7 +613,7 @@ HEAPGRAPH_CLEARS_SCRATCH ReallocTicket BeginRealloc(void* old_address) {
   if (t_state.guard) return ticket;
   GuardScope guard;
   if (!Recording(FreeMode())) return ticket;
-  ticket.recorded = RemoveHeapBlock(reinterpret_cast<uintptr_t>(old_address), &ticket.old);
+  ticket.recorded = RemoveHeapBlock(old_address, &ticket.old);
   ClearVectorScratch();
   return ticket;
 }
@@ -579,8 +626,8 @@ HEAPGRAPH_CLEARS_SCRATCH void EndRealloc(const ReallocTicket& ticket, void* resu
     RecordNewBlock(result, size, function, ticket.recorded ? ticket.old.size : size);
   } else if (size != 0 && ticket.recorded && !t_state.guard) {
     GuardScope guard;
-    if (g.config.sample_mean != 0) g_sampled.Add(ticket.old.address);
-    g.heap.Insert(ticket.old);  // the allocator failed: the old block is still live
+    // The allocator failed: the old block is still live, with its tag's room.
+    InsertHeapBlock(reinterpret_cast<void*>(ticket.old.address), ticket.old);
   }
   ClearVectorScratch();
 }
@@ -592,7 +639,7 @@ void RecordMap(void* address, size_t length, AllocFunction function) {
   GuardScope guard;
   uint32_t mode = g.mode.load(std::memory_order_acquire);
   if (mode != kActive && (mode = HookMode()) != kActive) return;
-  Record(g.vm, address, length, function);
+  Record(false, address, length, function);
 }
 
 void RecordRemap(void* old_address, size_t old_length, void* address, size_t length) {

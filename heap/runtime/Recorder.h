@@ -14,6 +14,12 @@
 
 namespace heapgraph::recorder {
 
+// The bytes an allocation hook asks glibc for when the program asks for `size`: room for the
+// block's tag behind the program's bytes (heap/runtime/BlockTag.h) whenever the block may be
+// recorded; `aligned` for the memalign family, whose chunks the padding rule does not predict.
+size_t RequestSize(size_t size, bool aligned);
+// malloc_usable_size: glibc's, less a recorded block's tag.
+size_t UsableSize(void* address);
 void RecordAlloc(void* address, size_t size, format::AllocFunction function);
 void RecordFree(void* address);
 // realloc of a non-null block: BeginRealloc takes the old block out of the tree before the

@@ -2,17 +2,20 @@
 
 namespace heapgraph {
 
-template class ShardedTree<HashShard, HashTreeLayout>;
+template class ShardedTree<SlabShard, HashTreeLayout>;
 
 bool LiveAllocationTree::Create(int dir_fd, const char* name, uint32_t shards,
                                 uint32_t capacity_log2, uint32_t shard_shift) {
   if (!ValidGeometry(shards, capacity_log2)) return false;
-  // The scratch (room for a shard's largest table) is mapped before Format: once Format has
-  // written the magic the file is a valid tree, so nothing may fail after it.
-  if (!scratch_.Map(uint64_t{1} << capacity_log2)) return false;
-  if (Format(dir_fd, name, shards, capacity_log2, shard_shift, &scratch_)) return true;
-  scratch_.Unmap();  // no tree, no scratch (munmap leaves errno as the failed call set it)
-  return false;
+  // The stacks are mapped before Format: once Format has written the magic the file is a valid
+  // tree, so nothing may fail after it.
+  if (!free_slots_.Map(shards, uint64_t{1} << capacity_log2)) return false;
+  if (!Format(dir_fd, name, shards, capacity_log2, shard_shift)) {
+    free_slots_.Unmap();  // no tree, no stacks (munmap leaves errno as the failed call set it)
+    return false;
+  }
+  for (uint32_t i = 0; i < shards; ++i) shard(i).UseFreeStack(free_slots_.stack(i));
+  return true;
 }
 
 void LiveAllocationTree::MarkSampled(uint32_t mean) {
@@ -21,12 +24,71 @@ void LiveAllocationTree::MarkSampled(uint32_t mean) {
   header->file.version = mean == 0 ? format::kHashTreeVersion : format::kSampledTreeVersion;
 }
 
-bool LiveAllocationTree::MarkIgnored(uint64_t address) {
-  HashShard& shard = ShardFor(address);
-  shard.Lock();
-  bool found = shard.MarkIgnored(address);
-  shard.Unlock();
+bool LiveAllocationTree::Insert(const BlockRecord& block, uint32_t first, Slot* slot) {
+  const uint32_t shards = shard_count();
+  first &= shards - 1;
+  for (uint32_t n = 0; n < shards; ++n) {
+    const uint32_t i = (first + n) & (shards - 1);
+    SlabShard& s = shard(i);
+    s.Lock();
+    const uint32_t index = s.Insert(block);
+    s.Unlock();
+    if (index != SlabShard::kNoSlot) {
+      *slot = Slot{i, index};
+      return true;
+    }
+    if (block.address == 0) break;
+  }
+  SlabShard& s = shard(first);  // no shard had room: the first one counts the drop
+  s.Lock();
+  s.CountDropped();
+  s.Unlock();
+  return false;
+}
+
+bool LiveAllocationTree::Remove(Slot slot, uint64_t address, BlockRecord* removed) {
+  if (slot.shard >= shard_count()) return false;
+  SlabShard& s = shard(slot.shard);
+  s.Prefetch(slot.index);  // the slot's line arrives while the lock is taken
+  s.Lock();
+  const bool found = s.Remove(slot.index, address, removed);
+  s.Unlock();
   return found;
+}
+
+bool LiveAllocationTree::MarkIgnored(Slot slot, uint64_t address) {
+  if (slot.shard >= shard_count()) return false;
+  SlabShard& s = shard(slot.shard);
+  s.Lock();
+  const bool found = s.MarkIgnored(slot.index, address);
+  s.Unlock();
+  return found;
+}
+
+bool LiveAllocationTree::Insert(const BlockRecord& block) {
+  Slot slot;
+  const uint32_t first = static_cast<uint32_t>(&ShardFor(block.address) - &shard(0));
+  return Insert(block, first, &slot);
+}
+
+bool LiveAllocationTree::Find(uint64_t address, Slot* slot) {
+  for (uint32_t i = 0; i < shard_count(); ++i) {
+    SlabShard& s = shard(i);
+    s.Lock();
+    uint32_t index;
+    const bool found = s.Find(address, &index);
+    s.Unlock();
+    if (found) {
+      *slot = Slot{i, index};
+      return true;
+    }
+  }
+  return false;
+}
+
+bool LiveAllocationTree::Remove(uint64_t address, BlockRecord* removed) {
+  Slot slot;
+  return Find(address, &slot) && Remove(slot, address, removed);
 }
 
 }  // namespace heapgraph

@@ -1,16 +1,19 @@
 // heap/store/: the live-allocation tree of heap blocks (heap.tree, format version 2, or 3 when it
-// holds a sample): a ShardedTree of HashShards. What it adds to ShardedTree is the hash shards'
-// shared RehashScratch (mapped at Create for a shard's largest table, used by a shard while it
-// grows) and the sampled mark. Visiting is unordered; callers that need address order sort
-// (LeakScan does). The VM-region tree, which needs Floor(), is VmRegionTree.
+// holds a sample): a ShardedTree of SlabShards. A block goes into the shard its inserter names
+// (the recorder names its thread's own shard, so a thread's inserts rarely meet another thread on
+// a lock or a line) or, when that one is full, the next one that has room; it stays in that slot
+// until removed, and the inserter keeps the slot (Slot) to remove it without a search. What it
+// adds to ShardedTree: those operations, the shards' FreeSlotStacks and the sampled mark. Visiting
+// is unordered; callers that need address order sort (LeakScan does). The VM-region tree, keyed
+// by address and needing Floor(), is VmRegionTree.
 #pragma once
 
 #include <cstdint>
 
-#include "heap/store/HashShard.h"
+#include "heap/store/FreeSlotStacks.h"
 #include "heap/store/PersistedFormat.h"
-#include "heap/store/RehashScratch.h"
 #include "heap/store/ShardedTree.h"
+#include "heap/store/SlabShard.h"
 
 namespace heapgraph {
 
@@ -21,32 +24,46 @@ struct HashTreeLayout {
   static constexpr uint32_t kVersion = format::kHashTreeVersion;
 };
 
-extern template class ShardedTree<HashShard, HashTreeLayout>;
+extern template class ShardedTree<SlabShard, HashTreeLayout>;
 
-class LiveAllocationTree : public ShardedTree<HashShard, HashTreeLayout> {
+class LiveAllocationTree : public ShardedTree<SlabShard, HashTreeLayout> {
  public:
+  // Where a block is: its shard and its slot there.
+  struct Slot {
+    uint32_t shard = 0;
+    uint32_t index = SlabShard::kNoSlot;
+  };
+
   // Creates `name` in `dir_fd` and formats an empty tree of `shards` shards of at most
   // 2^capacity_log2 slots. False with errno on failure.
   bool Create(int dir_fd, const char* name, uint32_t shards, uint32_t capacity_log2,
               uint32_t shard_shift = kDefaultShardShift);
-
   // Marks the file as holding a sample (heap.tree version 3, TreeHeader.sample_mean = mean bytes
   // between sample points). Right after Create, before the first Insert.
   void MarkSampled(uint32_t mean);
 
-  // Sets the ignored flag (BlockRecord::ignored) of the block starting at `address`, under its
-  // shard's lock; false if no block starts there.
-  bool MarkIgnored(uint64_t address);
+  // Puts the block in shard `shard` (taken modulo the shard count), or in the next shard with
+  // room when that one is full; false (counted as dropped by shard `shard`) if none has room.
+  bool Insert(const BlockRecord& block, uint32_t shard, Slot* slot);
+  // Removes the block in `slot` if it starts at `address`; false otherwise.
+  bool Remove(Slot slot, uint64_t address, BlockRecord* removed);
+  // Sets the ignored flag (BlockRecord::ignored) of the block in `slot` if it starts at `address`.
+  bool MarkIgnored(Slot slot, uint64_t address);
+  // True when `slot` holds the block starting at `address` (no lock: a racy read of one word).
+  bool Holds(Slot slot, uint64_t address) const {
+    return slot.shard < shard_count() && shard(slot.shard).Holds(slot.index, address);
+  }
 
-  // Starts fetching the cache lines an Insert or Remove of `address` will touch first
-  // (HashShard::Prefetch), so that their transfer from another core or from memory overlaps the
-  // caller's work before the operation.
-  void Prefetch(uint64_t address) { ShardFor(address).Prefetch(address); }
+  // For tools, tests and benchmarks that know only an address: insert into the shard ShardFor
+  // names, and find a block by reading every slot (O(live blocks): never on a hot path).
+  bool Insert(const BlockRecord& block);
+  bool Find(uint64_t address, Slot* slot);
+  bool Remove(uint64_t address, BlockRecord* removed);
 
-  const RehashScratch& scratch() const { return scratch_; }
+  const FreeSlotStacks& free_slots() const { return free_slots_; }
 
  private:
-  RehashScratch scratch_;  // shared by the shards while they grow
+  FreeSlotStacks free_slots_;
 };
 
 }  // namespace heapgraph

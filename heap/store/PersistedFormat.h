@@ -12,7 +12,8 @@
 namespace heapgraph::format {
 
 inline constexpr uint32_t kVersion = 1;
-// heap.tree's version: 2 = per-shard hash tables (HashSlot). vm.tree stays version 1 (TreeNode).
+// heap.tree's version: 2 = per-shard arrays of HashSlots (hash tables until session 16, the same
+// layout). vm.tree stays version 1 (TreeNode).
 inline constexpr uint32_t kHashTreeVersion = 2;
 // heap.tree version 3: version 2's layout, holding a Poisson-by-bytes sample of the heap blocks
 // (TreeHeader.sample_mean != 0). Written only by sampling recorders, so a reader that does not
@@ -82,7 +83,8 @@ struct TreeHeader {
   uint64_t shard_capacity;  // nodes per shard, including node 0
   uint64_t nodes_offset;    // file offset of shard 0's node array; page aligned
   // Shards a 64 MiB window's blocks spread over (0 in files written before it existed: the plain
-  // rule). Readers visit every shard and need it only to find a block's shard.
+  // rule). Readers visit every shard and need it only to find a block's shard; heap.tree's
+  // blocks follow no address rule since session 16 (a thread's blocks go to its shard).
   uint32_t shard_group;
 };
 
@@ -131,25 +133,28 @@ static_assert(sizeof(TreeNode) == 28);
 inline constexpr uint64_t kMaxBlockSize = (uint64_t{1} << 40) - 1;  // larger sizes are clamped
 
 // ---------------------------------------------------------------------------------------------
-// heap.tree version 2: per-shard open-addressing hash tables of live blocks.
+// heap.tree version 2: per-shard arrays of 24-byte slots of live blocks.
 //
 // [TreeHeader][HashShardHeader x shard_count] ... padding to nodes_offset ...
 // [shard 0: HashSlot x shard_capacity][shard 1: ...] ...
-// TreeHeader.node_size = sizeof(HashSlot); shard_capacity = the most slots a shard may grow to.
-// A shard's table is slots [0, capacity) of its region (linear probing, wrapping at capacity,
-// home slot = ((address >> 4) * kHashMultiplier) * capacity >> 64); slots past capacity are
-// unused. The writer keeps each run in Robin Hood order (HashShard.h); readers need not know it.
-// A block's shard follows TreeHeader's rule above (shard_group).
+// TreeHeader.node_size = sizeof(HashSlot); shard_capacity = the most slots a shard may use.
+// A shard's live blocks are in slots [0, capacity) of its region, in no order; slots past
+// capacity are unused. Since session 16 the writer (SlabShard.h) gives each recording thread a
+// shard and a block a slot it keeps until freed; until then each shard was a hash table in the
+// same slots (home ((address >> 4) * kHashMultiplier) * capacity >> 64, Robin Hood order, rehashed
+// while growing). Readers read every slot of [0, capacity) and depend on neither.
 inline constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
-// `writing` while a shard rehashes: every slot of the shard may be torn.
+// `writing` while a shard rehashed (hash-table writers until session 16): every slot of the shard
+// may be torn. Today's writer never writes it; readers still accept it.
 inline constexpr uint32_t kRehashing = UINT32_MAX;
 
-// Invariant (writer): while a slot changes, `writing` holds 1 + its index; during a rehash it is
-// kRehashing; otherwise 0 and every nonempty slot in [0, capacity) is one distinct live block.
+// Invariant (writer): while a slot changes, `writing` holds 1 + its index (kRehashing during an
+// old writer's rehash); otherwise 0 and every nonempty slot in [0, capacity) is one distinct live
+// block.
 struct alignas(64) HashShardHeader {
   std::atomic<uint32_t> lock;  // meaningless on disk
   uint32_t writing;
-  uint64_t capacity;  // slots in the current table (0 before the first insert)
+  uint64_t capacity;  // the extent of slots used, [0, capacity) (0 before the first insert)
   uint64_t live_count;
   uint64_t live_bytes;
   uint64_t dropped;       // inserts refused: shard at its maximum capacity, or disk full

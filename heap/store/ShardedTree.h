@@ -1,12 +1,13 @@
-// heap/store/: what the two live-block trees share (LiveAllocationTree: HashShards in heap.tree;
-// VmRegionTree: SplayShards in vm.tree): up to kMaxShards shards over one MappedFile, a block's
-// shard chosen by its address (addresses within one 2^shard_shift window share a shard; each
-// 64 MiB window, one glibc arena heap, spreads over its own group of shards, so threads working
-// in different arenas rarely meet on a lock or a cache line), one spin lock per shard and no
-// global lock, totals summed over the shards, and fork support (copy under every lock, adopt).
+// heap/store/: what the two live-block trees share (LiveAllocationTree: SlabShards in heap.tree;
+// VmRegionTree: SplayShards in vm.tree): up to kMaxShards shards over one MappedFile, one spin
+// lock per shard and no global lock, totals summed over the shards, and fork support (copy under
+// every lock, adopt). Each tree adds its own insert and remove: the VM-region tree keys a block's
+// shard by its address (ShardFor: addresses within one 2^shard_shift window share a shard; each
+// 64 MiB window, one glibc arena heap, spreads over its own group of shards); the heap tree puts
+// a thread's blocks in that thread's shard and finds them again by their slot.
 //
 // `Shard` is the shard class: Attach(header, nodes, capacity, file, offset, extra...), Reset(),
-// Lock(), Unlock(), Upsert(), Remove(), live_count(), live_bytes(), header()->backed_bytes.
+// Lock(), Unlock(), live_count(), live_bytes(), header()->backed_bytes.
 // `Layout` names the file's on-disk types: ShardHeader, Node (one table slot or tree node) and
 // kVersion (the file's format version).
 //
@@ -16,10 +17,10 @@
 // nodes_offset is page aligned; a shard's region is reserved on disk as it fills (backed_bytes).
 // Invariant: the magic is written last, so a reader never takes a half-formatted file for a tree.
 //
-// Nothing here allocates from the heap, throws or calls virtual functions: Insert and Remove are
-// on every malloc and free. The members are instantiated once per tree, in LiveAllocationTree.cc
-// and VmRegionTree.cc (the headers declare them `extern template`), so the hot path is the
-// same out-of-line call as before the template existed.
+// Nothing here allocates from the heap, throws or calls virtual functions: the trees' inserts and
+// removes are on every malloc and free. The members are instantiated once per tree, in
+// LiveAllocationTree.cc and VmRegionTree.cc (the headers declare them `extern template`), so the
+// hot path is the same out-of-line call as before the template existed.
 #pragma once
 
 #include <cstdint>
@@ -48,11 +49,6 @@ class ShardedTree {
   // the shards fill).
   static uint64_t FileSize(uint32_t shards, uint32_t capacity_log2);
 
-  // Inserts, or overwrites the block at the same address; false if its shard refused it.
-  bool Insert(const BlockRecord& block);
-  // Removes the block starting at `address`; false if there is none.
-  bool Remove(uint64_t address, BlockRecord* removed);
-
   // Holds every shard lock: nothing can change (fork, stop-the-world snapshot).
   void LockAll();
   void UnlockAll();
@@ -68,6 +64,7 @@ class ShardedTree {
 
   uint32_t shard_count() const { return shard_count_; }
   Shard& shard(uint32_t i) { return shards_[i]; }
+  const Shard& shard(uint32_t i) const { return shards_[i]; }
   // glibc's arenas other than the main one take memory in heaps of at most 64 MiB aligned to
   // 64 MiB, one arena per thread until there are 8 per core: a 64 MiB window is one thread's.
   static constexpr uint32_t kArenaWindowShift = 26;
@@ -128,11 +125,12 @@ class ShardedTree {
   uint32_t shard_group_ = 1;
 };
 
-// A window's blocks go to a group of 8 shards (windows in turn to the next group), so that threads
-// in different arenas rarely share a shard's lock or table lines; as many as a window's blocks
-// need when shards are small: a 64 MiB window holds at most 2^21 blocks (32-byte chunks), and the
-// group's capacity must hold twice that (a hash shard's load stays <= 13/16). A window as large as
-// the shard window, or a group as large as the tree, is the plain (address >> shard_shift) rule.
+// ShardFor's rule (the VM-region tree's; heap.tree records it for readers): a window's blocks go to
+// a group of 8 shards (windows in turn to the next group), so that threads in different arenas
+// rarely share a shard's lock or lines; as many as a window's blocks need when shards are small: a
+// 64 MiB window holds at most 2^21 blocks (32-byte chunks), and the group's capacity must hold
+// twice that. A window as large as the shard window, or a group as large as the tree, is the plain
+// (address >> shard_shift) rule.
 template <typename Shard, typename Layout>
 uint32_t ShardedTree<Shard, Layout>::ShardGroup(uint32_t shards, uint32_t capacity_log2,
                                                 uint32_t shard_shift) {
@@ -196,16 +194,6 @@ bool ShardedTree<Shard, Layout>::Format(int dir_fd, const char* name, uint32_t s
   // The magic goes last: a reader never sees a half-formatted tree as valid.
   memcpy(header_->file.magic, format::kTreeMagic, sizeof(header_->file.magic));
   return true;
-}
-
-template <typename Shard, typename Layout>
-bool ShardedTree<Shard, Layout>::Insert(const BlockRecord& block) {
-  return WithShardLocked(block.address, [&](Shard& s) { return s.Upsert(block); });
-}
-
-template <typename Shard, typename Layout>
-bool ShardedTree<Shard, Layout>::Remove(uint64_t address, BlockRecord* removed) {
-  return WithShardLocked(address, [&](Shard& s) { return s.Remove(address, removed); });
 }
 
 template <typename Shard, typename Layout>

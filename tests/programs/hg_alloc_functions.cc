@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@ using hgprog::Keep;
 using hgprog::PrintAddress;
 
 constexpr size_t kPage = 4096;
+// Blocks whose every usable byte the program writes (malloc_usable_size must leave the recorder's
+// tag out), then frees: the recorder must still find and remove each.
+constexpr size_t kFilledSizes[] = {1, 16, 24, 40, 1000, 5000, 70000, 200000};
+constexpr size_t kFilled = sizeof(kFilledSizes) / sizeof(kFilledSizes[0]);
 
 // Inputs of phase 2, allocated in phase 1.
 struct Pending {
@@ -32,6 +37,7 @@ struct Pending {
   void* freed_zero;
   int* deleted;
   int* deleted_array;
+  void* filled[kFilled + 1];  // the last one from memalign
 };
 
 __attribute__((noinline)) void* GrowInPlace() {
@@ -124,6 +130,14 @@ __attribute__((noinline)) Pending AllocatePending() {
   p.freed_zero = malloc(0);
   p.deleted = new int(7);
   p.deleted_array = new int[10];
+  for (size_t i = 0; i <= kFilled; ++i) {
+    void* q = i < kFilled ? malloc(kFilledSizes[i]) : memalign(64, 24);
+    size_t usable = malloc_usable_size(q);
+    printf("usable_%zu %zu\n", i < kFilled ? kFilledSizes[i] : size_t{1024}, usable);
+    memset(q, 0xff, usable);
+    Keep(q);
+    p.filled[i] = q;
+  }
   for (void* q :
        {p.move_source, p.array_source, p.overflow_keep, p.zero_source, p.freed, p.freed_zero,
         static_cast<void*>(p.deleted), static_cast<void*>(p.deleted_array)}) {
@@ -172,6 +186,12 @@ __attribute__((noinline)) void ReleaseByFree(const Pending& p) {
   delete p.deleted;
   PrintAddress("deleted_array", p.deleted_array);
   delete[] p.deleted_array;
+  for (size_t i = 0; i <= kFilled; ++i) {
+    char name[32];
+    snprintf(name, sizeof(name), "filled_%zu", i < kFilled ? kFilledSizes[i] : size_t{1024});
+    PrintAddress(name, p.filled[i]);
+    free(p.filled[i]);
+  }
 }
 
 __attribute__((noinline)) void* MapAnonymous(size_t pages) {

@@ -3,7 +3,9 @@
 // those in slots divisible by 8, and the program prints the exact count and bytes of what is left:
 //   expected <count> <bytes>
 //   range StressWorker <begin> <end>
-// then "ready" and waits for stdin to close. Usage: hg_stress [threads] [operations].
+// then "ready" and waits for stdin to close. Usage: hg_stress [threads] [operations] [cross].
+// With "cross", each thread settles the next thread's blocks once all have done their operations,
+// so that every free of the settling comes from a thread other than the one that allocated.
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -24,6 +26,8 @@ struct Slot {
 struct WorkerArgs {
   unsigned index;
   uint64_t operations;
+  WorkerArgs* settle;       // whose blocks this thread settles: its own, or the next thread's
+  pthread_barrier_t* done;  // non-null with "cross": every thread's operations are over
   uint64_t kept_count;
   uint64_t kept_bytes;
   Slot slots[kWorkingSet];
@@ -70,7 +74,8 @@ extern "C" __attribute__((noinline)) void* StressWorker(void* raw) {
         break;
     }
   }
-  Settle(args);
+  if (args->done != nullptr) pthread_barrier_wait(args->done);
+  Settle(args->settle);
   return nullptr;
 }
 
@@ -78,11 +83,16 @@ int main(int argc, char** argv) {
   hgprog::LineBufferedStdout();
   unsigned threads = argc > 1 ? static_cast<unsigned>(atoi(argv[1])) : 8;
   uint64_t operations = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1000000;
+  const bool cross = argc > 3 && argv[3][0] == 'c';
+  pthread_barrier_t done;
+  pthread_barrier_init(&done, nullptr, threads);
   auto* args = static_cast<WorkerArgs*>(calloc(threads, sizeof(WorkerArgs)));
   auto* ids = static_cast<pthread_t*>(calloc(threads, sizeof(pthread_t)));
   for (unsigned t = 0; t < threads; ++t) {
     args[t].index = t;
     args[t].operations = operations;
+    args[t].settle = cross ? &args[(t + 1) % threads] : &args[t];
+    args[t].done = cross ? &done : nullptr;
     pthread_create(&ids[t], nullptr, StressWorker, &args[t]);
   }
   uint64_t count = 0, bytes = 0;

@@ -186,6 +186,19 @@ TEST_F(InterposerFunctionsTest, MallocUsableSizeCoversTheRequest) {
   EXPECT_GE(child_->Number("usable"), 1000u);
 }
 
+// The program writes every byte malloc_usable_size reports, then frees: the recorder's tag behind
+// the block (heap/runtime/BlockTag.h) is not among those bytes, so each block is still removed.
+// "1024" is memalign(64, 24).
+TEST_F(InterposerFunctionsTest, BlocksFilledToTheirUsableSizeAreStillRemovedByFree) {
+  for (uint64_t size : {1, 16, 24, 40, 1000, 5000, 70000, 200000, 1024}) {
+    const std::string n = std::to_string(size);
+    const uint64_t requested = size == 1024 ? 24 : size;
+    EXPECT_GE(child_->Number("usable_" + n), requested) << n;
+    EXPECT_LE(child_->Number("usable_" + n), requested + 4096) << n;
+    ExpectGone("filled_" + n);
+  }
+}
+
 TEST_F(InterposerFunctionsTest, FreeRemovesTheBlockAndPreservesErrno) {
   EXPECT_EQ(child_->Number("free_errno"), 1234u);
   ExpectGone("freed");

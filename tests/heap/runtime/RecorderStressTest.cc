@@ -68,6 +68,14 @@ class RecorderStressTest : public ::testing::Test {
   std::unique_ptr<RecordingReader> reader_;
 };
 
+// Each thread frees the blocks another thread allocated (in that thread's shard of the tree), all
+// threads at once.
+TEST_F(RecorderStressTest, BlocksFreedByOtherThreadsLeaveExactlyTheKeptBlocks) {
+  Start("hg_stress", {"4", "200000", "cross"});
+  ExpectExact("StressWorker", child_->Field("expected"));
+  EXPECT_GT(child_->Number("expected"), 0u);
+}
+
 TEST_F(RecorderStressTest, EightThreadsOfMixedOperationsLeaveExactlyTheKeptBlocks) {
   auto start = std::chrono::steady_clock::now();
   Start("hg_stress", {"8", "1000000"});

@@ -1,6 +1,7 @@
-// tests/heap: LiveAllocationTree (the hash-shard tree of heap.tree): what only it does, the sampled
-// mark (format version 3) and the RehashScratch its shards grow through. What it shares with
-// VmRegionTree is tested in ShardedTreeTest.cc.
+// tests/heap: LiveAllocationTree (the slab-shard tree of heap.tree): what only it does, the sampled
+// mark (format version 3), its free-slot stacks, inserts into a named shard (and on to the next
+// when it is full) and removes by slot. What it shares with VmRegionTree is tested in
+// ShardedTreeTest.cc.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -17,7 +18,7 @@ namespace {
 
 using format::AllocFunction;
 
-// The tree is large (1024 HashShards inline): keep it off the stack.
+// The tree is large (1024 SlabShards inline): keep it off the stack.
 std::unique_ptr<LiveAllocationTree> NewTree() {
   return std::make_unique<LiveAllocationTree>();
 }
@@ -42,45 +43,86 @@ TEST(LiveAllocationTreeTest, MarkSampledWritesVersion3AndTheMean) {
   EXPECT_EQ(0u, HeaderOf(*tree).sample_mean);
 }
 
-TEST(LiveAllocationTreeTest, CreateMapsAScratchForTheLargestTable) {
+TEST(LiveAllocationTreeTest, CreateMapsAFreeSlotStackForEveryShard) {
   TempDir dir;
   auto tree = NewTree();
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 12));
-  EXPECT_NE(0u, tree->scratch().begin());
-  EXPECT_EQ((uint64_t{1} << 12) * sizeof(format::HashSlot),
-            tree->scratch().end() - tree->scratch().begin());
+  EXPECT_NE(0u, tree->free_slots().begin());
+  EXPECT_EQ(4 * (uint64_t{1} << 12) * sizeof(uint32_t),
+            tree->free_slots().end() - tree->free_slots().begin());
 }
 
-TEST(LiveAllocationTreeTest, AFailedCreateLeavesNoScratch) {
+TEST(LiveAllocationTreeTest, AFailedCreateLeavesNoStacks) {
   TempDir dir;
   auto first = NewTree();
   ASSERT_TRUE(first->Create(dir.fd(), "heap.tree", 4, 10));
   auto second = NewTree();
   EXPECT_FALSE(second->Create(dir.fd(), "heap.tree", 4, 10));
   EXPECT_EQ(EEXIST, errno);
-  EXPECT_EQ(0u, second->scratch().begin());
-  EXPECT_EQ(0u, second->scratch().end());
+  EXPECT_EQ(0u, second->free_slots().begin());
+  EXPECT_EQ(0u, second->free_slots().end());
 }
 
-// Every shard starts at HashShard::kInitialCapacity slots; past it the shard rehashes through the
-// tree's scratch. 5,000 blocks in one shard need several growths.
-TEST(LiveAllocationTreeTest, ShardsGrowThroughTheScratch) {
+BlockRecord HeapBlock(uint64_t address, uint64_t size) {
+  return BlockRecord{.address = address, .size = size, .function = AllocFunction::kMalloc};
+}
+
+TEST(LiveAllocationTreeTest, ABlockGoesToTheNamedShardAndIsRemovedByItsSlot) {
   TempDir dir;
   auto tree = NewTree();
-  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 1, 14));
-  constexpr uint64_t kBlocks = 5000;
-  for (uint64_t i = 0; i < kBlocks; ++i) {
-    BlockRecord block{
-        .address = 0x5555'0000'0000 + i * 32, .size = i + 1, .function = AllocFunction::kMalloc};
-    ASSERT_TRUE(tree->Insert(block)) << i;
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 10));
+  LiveAllocationTree::Slot slot;
+  ASSERT_TRUE(tree->Insert(HeapBlock(0x7000, 24), 6, &slot));  // 6 is shard 2 of 4
+  EXPECT_EQ(2u, slot.shard);
+  EXPECT_EQ(0u, slot.index);
+  EXPECT_TRUE(tree->Holds(slot, 0x7000));
+  EXPECT_FALSE(tree->Holds(slot, 0x7010));
+  EXPECT_FALSE(tree->Holds({9, 0}, 0x7000)) << "no shard 9";
+  EXPECT_FALSE(tree->Remove(LiveAllocationTree::Slot{1, 0}, 0x7000, nullptr));
+  ASSERT_TRUE(tree->MarkIgnored(slot, 0x7000));
+  BlockRecord removed;
+  ASSERT_TRUE(tree->Remove(slot, 0x7000, &removed));
+  EXPECT_EQ(24u, removed.size);
+  EXPECT_TRUE(removed.ignored);
+  EXPECT_EQ(0u, tree->LiveCount());
+}
+
+// A shard that is full sends the block on to the next shard with room; a block no shard can take
+// is counted once, as dropped by the shard named first.
+TEST(LiveAllocationTreeTest, AFullShardPassesTheBlockOnAndOnlyARefusalByAllIsDropped) {
+  TempDir dir;
+  auto tree = NewTree();
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 2, 10));
+  const uint64_t per_shard = uint64_t{1} << 10;
+  LiveAllocationTree::Slot slot;
+  for (uint64_t i = 0; i < 2 * per_shard; ++i) {
+    ASSERT_TRUE(tree->Insert(HeapBlock(0x10000 + i * 32, 8), 1, &slot)) << i;
+    EXPECT_EQ(i < per_shard ? 1u : 0u, slot.shard) << i;
   }
-  EXPECT_GT(tree->shard(0).capacity(), kBlocks);
+  EXPECT_FALSE(tree->Insert(HeapBlock(0x900000, 8), 1, &slot));
+  EXPECT_EQ(1u, tree->shard(1).header()->dropped);
   EXPECT_EQ(0u, tree->shard(0).header()->dropped);
+  EXPECT_EQ(2 * per_shard, tree->LiveCount());
+}
+
+// What tools and tests use, knowing only addresses: Find and Remove read every slot.
+TEST(LiveAllocationTreeTest, FindAndRemoveByAddressReadEveryShard) {
+  TempDir dir;
+  auto tree = NewTree();
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 12));
+  constexpr uint64_t kBlocks = 3000;
   for (uint64_t i = 0; i < kBlocks; ++i) {
-    BlockRecord found;
-    ASSERT_TRUE(tree->shard(0).Find(0x5555'0000'0000 + i * 32, &found)) << i;
-    EXPECT_EQ(i + 1, found.size);
+    ASSERT_TRUE(tree->Insert(HeapBlock(0x5555'0000'0000 + i * 4096, i + 1))) << i;
   }
+  for (uint64_t i = 0; i < kBlocks; i += 7) {
+    LiveAllocationTree::Slot slot;
+    ASSERT_TRUE(tree->Find(0x5555'0000'0000 + i * 4096, &slot)) << i;
+    BlockRecord removed;
+    ASSERT_TRUE(tree->Remove(0x5555'0000'0000 + i * 4096, &removed)) << i;
+    EXPECT_EQ(i + 1, removed.size);
+    EXPECT_FALSE(tree->Find(0x5555'0000'0000 + i * 4096, &slot)) << i;
+  }
+  EXPECT_EQ(kBlocks - (kBlocks + 6) / 7, tree->LiveCount());
 }
 
 }  // namespace

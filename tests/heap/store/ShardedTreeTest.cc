@@ -1,4 +1,4 @@
-// tests/heap: ShardedTree, typed over its two trees (LiveAllocationTree: hash shards, heap.tree
+// tests/heap: ShardedTree, typed over its two trees (LiveAllocationTree: slab shards, heap.tree
 // format version 2; VmRegionTree: splay shards, vm.tree format version 1): the file header,
 // sharding, exact totals under concurrent updates, metadata cost per block, CopyTo/Adopt (fork
 // support), and the file as RecordingReader reads it back (it reads either layout as heap.tree).
@@ -69,8 +69,21 @@ template <>
 struct Expected<LiveAllocationTree> {
   static constexpr const char* kName = "LiveAllocationTree";
   static constexpr uint32_t kVersion = format::kHashTreeVersion;
-  static bool FindInShard(HashShard& shard, uint64_t address, BlockRecord* found) {
-    return shard.Find(address, found);
+  static bool FindInShard(SlabShard& shard, uint64_t address, BlockRecord* found) {
+    uint32_t index;
+    if (!shard.Find(address, &index)) return false;
+    *found = SlabShard::ToRecord(shard.slots()[index]);
+    return true;
+  }
+  // As the recorder does it: the inserter keeps the slot and removes the block by it.
+  using Handle = LiveAllocationTree::Slot;
+  static bool Insert(LiveAllocationTree& tree, const BlockRecord& block, Handle* handle) {
+    const uint32_t first = static_cast<uint32_t>(&tree.ShardFor(block.address) - &tree.shard(0));
+    return tree.Insert(block, first, handle);
+  }
+  static bool Remove(LiveAllocationTree& tree, Handle handle, uint64_t address,
+                     BlockRecord* removed) {
+    return tree.Remove(handle, address, removed);
   }
 };
 
@@ -80,6 +93,13 @@ struct Expected<VmRegionTree> {
   static constexpr uint32_t kVersion = format::kVersion;
   static bool FindInShard(SplayShard& shard, uint64_t address, BlockRecord* found) {
     return shard.Floor(address, found) && found->address == address;
+  }
+  struct Handle {};
+  static bool Insert(VmRegionTree& tree, const BlockRecord& block, Handle*) {
+    return tree.Insert(block);
+  }
+  static bool Remove(VmRegionTree& tree, Handle, uint64_t address, BlockRecord* removed) {
+    return tree.Remove(address, removed);
   }
 };
 
@@ -239,16 +259,21 @@ TYPED_TEST(ShardedTreeTest, ConcurrentInsertsAndRemovesGiveExactTotals) {
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", kShards, 15));
   std::vector<uint64_t> failures(kThreads);
   std::vector<std::thread> threads;
+  using Handle = typename Expected<TypeParam>::Handle;
   for (uint32_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       uint64_t base = 0x1000'0000 + uint64_t{t} * 0x1000'0000;
+      std::vector<Handle> handles(kBlocks);
       for (uint32_t i = 0; i < kBlocks; ++i) {
-        if (!tree->Insert(Block(base + i * 16, i % 1000 + 1, t, i))) ++failures[t];
+        if (!Expected<TypeParam>::Insert(*tree, Block(base + i * 16, i % 1000 + 1, t, i),
+                                         &handles[i])) {
+          ++failures[t];
+        }
       }
       for (uint32_t i = 0; i < kBlocks; i += 3) {
         BlockRecord removed;
-        if (!tree->Remove(base + i * 16, &removed) || removed.size != i % 1000 + 1 ||
-            removed.stack != t) {
+        if (!Expected<TypeParam>::Remove(*tree, handles[i], base + i * 16, &removed) ||
+            removed.size != i % 1000 + 1 || removed.stack != t) {
           ++failures[t];
         }
       }
@@ -296,9 +321,9 @@ TYPED_TEST(ShardedTreeTest, ReservedBytesPerBlockAtOneMillionLiveBlocks) {
   this->RecordProperty("reserved_bytes_per_block", std::to_string(per_block));
 }
 
-// Reservations are whole pages (hash) or chunks of up to 64 KiB (splay) but never pass a shard's
-// region (2^10 nodes = 24 or 28 KiB, the smallest shard_capacity_log2 Config allows), so
-// ReservedBytes() never exceeds the file.
+// Reservations are chunks of up to 64 KiB (SlabShard::kReserveStep; the splay tree's too) but
+// never pass a shard's region (2^10 nodes = 24 or 28 KiB, the smallest shard_capacity_log2 Config
+// allows), so ReservedBytes() never exceeds the file.
 TYPED_TEST(ShardedTreeTest, ReservedBytesNeverExceedTheFile) {
   TempDir dir;
   auto tree = NewTree<TypeParam>();
