@@ -1,10 +1,10 @@
 // bench/: tree_bench — the live-allocation tree as the recorder uses it
-// (heap/store/LiveAllocationTree.h: 64 hash shards in a MAP_SHARED file, heap.tree format version
-// 2) against the splay-shard tree it replaced (heap/store/VmRegionTree.h, which now serves only
-// vm.tree):
-//   hash         LiveAllocationTree as the recorder creates it (64 shards of up to 2^22 slots,
-//                shard = (addr>>12)&63; open addressing, linear probing, backward-shift deletion,
-//                24-byte slots, grown by 1/8 past a load of 7/8)
+// (heap/store/LiveAllocationTree.h: 64 slab shards in a MAP_SHARED file, heap.tree format version
+// 2) against the splay-shard tree of the VM regions (heap/store/VmRegionTree.h), which the heap
+// tree once was (the hash shards between the two are measured in docs/performance.md):
+//   slab         LiveAllocationTree as the recorder creates it (64 shards of up to 2^22 slots;
+//                thread t inserts into shard t, each block's slot kept by the harness as the
+//                recorder keeps it in the block's tag: no search on either operation)
 //   splay        VmRegionTree created like the old heap tree (64 shards, 2^22 nodes)
 //   splay_s26    the same splay tree with shard_shift=26: one shard per 64 MiB glibc heap
 //   null         replays the trace without any container (harness cost)
@@ -17,7 +17,7 @@
 //       most recently allocated blocks (short-lived temporaries), the rest a random live block
 //   BM_Ordered/<impl>_<method>/1000000  visits all live blocks in address order once; counter
 //       ns_per_block. splay: per-shard ForEachInOrder + 64-way merge, or collect + sort;
-//       hash: ForEach + sort (what LeakScan does).
+//       slab: ForEach + sort (what LeakScan does).
 // Run: tree_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -160,6 +160,8 @@ uint64_t RequestSize(uint64_t& rng) {
 
 struct Op {
   uint64_t free_address;
+  // The index of the freed block in the thread's live set, which the new one takes.
+  uint64_t victim;
   BlockRecord block;
 };
 
@@ -205,6 +207,7 @@ AddressTrace MakeTrace(int arena, uint64_t live, int64_t ops, uint64_t seed,
     recent[i % 16] = victim;  // the slot of the block allocated now
     Op op;
     op.free_address = slots[victim].address;
+    op.victim = victim;
     sim.Free(slots[victim].address, slots[victim].size);
     op.block = make(RequestSize(rng));
     slots[victim] = op.block;
@@ -238,8 +241,9 @@ class SplayImpl {
       std::exit(1);
     }
   }
-  void Insert(const BlockRecord& b) { tree_->Insert(b); }
-  void Remove(uint64_t address) { tree_->Remove(address, nullptr); }
+  struct Handle {};
+  void Insert(const BlockRecord& b, uint32_t, Handle*) { tree_->Insert(b); }
+  void Remove(Handle, uint64_t address) { tree_->Remove(address, nullptr); }
   uint64_t LiveCount() const { return tree_->LiveCount(); }
   uint64_t MetadataBytes() const { return tree_->ReservedBytes(); }
 
@@ -305,19 +309,23 @@ class SplayImpl {
   std::vector<uint32_t> stack_;
 };
 
-// The recorder's heap tree: hash shards.
-class HashImpl {
+// The recorder's heap tree: slab shards, a thread's blocks in its own shard, each block's slot kept
+// by the caller (the recorder keeps it in the block's tag; here the harness keeps it in an array).
+class SlabImpl {
  public:
-  HashImpl() {
+  SlabImpl() {
     tree_ = std::make_unique<LiveAllocationTree>();
     // The recorder's defaults (heap/config/Config.h): 64 shards of up to 2^22 slots.
-    if (!tree_->Create(Scratch().fd(), UniqueName("hash").c_str(), 64, 22)) {
+    if (!tree_->Create(Scratch().fd(), UniqueName("slab").c_str(), 64, 22)) {
       std::perror("LiveAllocationTree::Create");
       std::exit(1);
     }
   }
-  void Insert(const BlockRecord& b) { tree_->Insert(b); }
-  void Remove(uint64_t address) { tree_->Remove(address, nullptr); }
+  using Handle = LiveAllocationTree::Slot;
+  void Insert(const BlockRecord& b, uint32_t thread, Handle* slot) {
+    tree_->Insert(b, thread, slot);
+  }
+  void Remove(Handle slot, uint64_t address) { tree_->Remove(slot, address, nullptr); }
   uint64_t LiveCount() const { return tree_->LiveCount(); }
   uint64_t MetadataBytes() const { return tree_->ReservedBytes(); }
 
@@ -341,8 +349,9 @@ class HashImpl {
 
 struct NullImpl {
   uint64_t sink = 0;
-  void Insert(const BlockRecord& b) { sink += b.address; }
-  void Remove(uint64_t address) { sink ^= address; }
+  struct Handle {};
+  void Insert(const BlockRecord& b, uint32_t, Handle*) { sink += b.address; }
+  void Remove(Handle, uint64_t address) { sink ^= address; }
   uint64_t LiveCount() const { return 0; }
   uint64_t MetadataBytes() const { return 0; }
 };
@@ -393,7 +402,9 @@ void BM_Churn(benchmark::State& state, const char* name, uint32_t shard_shift,
   // Thread t allocates from arena t (the main arena for thread 0), as glibc gives threads arenas.
   const AddressTrace& trace = TraceFor(index, live_total / uint64_t(threads), pattern);
   Impl& impl = *f.impl;
-  for (const auto& b : trace.fill) impl.Insert(b);
+  const uint32_t thread = static_cast<uint32_t>(index);
+  std::vector<typename Impl::Handle> handles(trace.fill.size());
+  for (size_t i = 0; i < trace.fill.size(); ++i) impl.Insert(trace.fill[i], thread, &handles[i]);
 
   const Op* op = trace.ops.data();
   std::chrono::steady_clock::time_point start;
@@ -403,8 +414,8 @@ void BM_Churn(benchmark::State& state, const char* name, uint32_t shard_shift,
       start = std::chrono::steady_clock::now();
       first = false;
     }
-    impl.Remove(op->free_address);
-    impl.Insert(op->block);
+    impl.Remove(handles[op->victim], op->free_address);
+    impl.Insert(op->block, thread, &handles[op->victim]);
     ++op;
   }
   auto end = std::chrono::steady_clock::now();
@@ -426,7 +437,7 @@ void BM_Churn(benchmark::State& state, const char* name, uint32_t shard_shift,
   state.counters["bytes_per_block"] =
       benchmark::Counter(f.bytes_per_block, benchmark::Counter::kAvgThreads);
   // Drain back to empty (the block addresses live after the trace).
-  for (uint64_t a : trace.final_live) impl.Remove(a);
+  for (size_t i = 0; i < trace.final_live.size(); ++i) impl.Remove(handles[i], trace.final_live[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,10 +449,12 @@ Impl& OrderedFixture(uint32_t shard_shift) {
   if (!impl) {
     impl = MakeImpl<Impl>(shard_shift);
     const AddressTrace& trace = TraceFor(0, 1'000'000);
-    for (const auto& b : trace.fill) impl->Insert(b);
+    std::vector<typename Impl::Handle> handles(trace.fill.size());
+    for (size_t i = 0; i < trace.fill.size(); ++i) impl->Insert(trace.fill[i], 0, &handles[i]);
     for (size_t i = 0; i < 500'000; ++i) {
-      impl->Remove(trace.ops[i].free_address);
-      impl->Insert(trace.ops[i].block);
+      const Op& op = trace.ops[i];
+      impl->Remove(handles[op.victim], op.free_address);
+      impl->Insert(op.block, 0, &handles[op.victim]);
     }
   }
   return *impl;
@@ -483,14 +496,15 @@ bool CheckAgainstMap(const char* name) {
   auto impl = MakeImpl<Impl>(LiveAllocationTree::kDefaultShardShift);
   std::map<uint64_t, uint64_t> ref;
   const AddressTrace t = MakeTrace(3, 5000, 200'000, 7);
-  for (const auto& b : t.fill) {
-    impl->Insert(b);
-    ref[b.address] = b.size;
+  std::vector<typename Impl::Handle> handles(t.fill.size());
+  for (size_t i = 0; i < t.fill.size(); ++i) {
+    impl->Insert(t.fill[i], 0, &handles[i]);
+    ref[t.fill[i].address] = t.fill[i].size;
   }
   for (const auto& op : t.ops) {
-    impl->Remove(op.free_address);
+    impl->Remove(handles[op.victim], op.free_address);
     ref.erase(op.free_address);
-    impl->Insert(op.block);
+    impl->Insert(op.block, 0, &handles[op.victim]);
     ref[op.block.address] = op.block.size;
   }
   std::vector<std::pair<const uint64_t, uint64_t>> got;
@@ -517,7 +531,7 @@ void Register() {
       setup(benchmark::RegisterBenchmark("BM_Churn/splay_s26", BM_Churn<SplayImpl>, "splay_s26",
                                          26u, uniform));
       setup(
-          benchmark::RegisterBenchmark("BM_Churn/hash", BM_Churn<HashImpl>, "hash", 12u, uniform));
+          benchmark::RegisterBenchmark("BM_Churn/slab", BM_Churn<SlabImpl>, "slab", 12u, uniform));
     }
   }
   for (int64_t live : {10'000, 1'000'000}) {
@@ -526,7 +540,7 @@ void Register() {
     };
     setup(benchmark::RegisterBenchmark("BM_ChurnRecent/splay", BM_Churn<SplayImpl>, "splay",
                                        LiveAllocationTree::kDefaultShardShift, Pattern::kRecent));
-    setup(benchmark::RegisterBenchmark("BM_ChurnRecent/hash", BM_Churn<HashImpl>, "hash", 12u,
+    setup(benchmark::RegisterBenchmark("BM_ChurnRecent/slab", BM_Churn<SlabImpl>, "slab", 12u,
                                        Pattern::kRecent));
   }
   auto ordered = [](benchmark::internal::Benchmark* b) {
@@ -534,13 +548,13 @@ void Register() {
   };
   ordered(benchmark::RegisterBenchmark("BM_Ordered/splay_merge", BM_Ordered<SplayImpl, true>));
   ordered(benchmark::RegisterBenchmark("BM_Ordered/splay_sort", BM_Ordered<SplayImpl, false>));
-  ordered(benchmark::RegisterBenchmark("BM_Ordered/hash_sort", BM_Ordered<HashImpl, false>));
+  ordered(benchmark::RegisterBenchmark("BM_Ordered/slab_sort", BM_Ordered<SlabImpl, false>));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool ok = CheckAgainstMap<SplayImpl>("splay") && CheckAgainstMap<HashImpl>("hash");
+  bool ok = CheckAgainstMap<SplayImpl>("splay") && CheckAgainstMap<SlabImpl>("slab");
   if (!ok) return 1;
   Register();
   benchmark::Initialize(&argc, argv);
