@@ -16,6 +16,10 @@
 
 #include "ProgramSupport.h"
 
+// glibc's own free, which the recorder never sees (as a free it misses: a signal handler freeing
+// while its thread is inside a hook).
+extern "C" void __libc_free(void* address);
+
 namespace {
 
 using hgprog::Keep;
@@ -38,6 +42,7 @@ struct Pending {
   int* deleted;
   int* deleted_array;
   void* filled[kFilled + 1];  // the last one from memalign
+  void* missed;               // a block at the address of a free the recorder missed
 };
 
 __attribute__((noinline)) void* GrowInPlace() {
@@ -49,6 +54,17 @@ __attribute__((noinline)) void* GrowInPlace() {
     if (q == p) return q;
   }
   return nullptr;
+}
+
+// The recorded block at `missed_first` is freed behind the recorder's back; glibc's tcache hands
+// the same chunk to the next malloc of that size, whose record must replace the stale one.
+__attribute__((noinline)) void* MissAFree() {
+  void* p = malloc(40);
+  PrintAddress("missed_first", p);
+  __libc_free(p);
+  void* q = malloc(40);
+  PrintAddress("missed_again", q);
+  return q;
 }
 
 __attribute__((noinline)) void AllocateBasics() {
@@ -130,6 +146,8 @@ __attribute__((noinline)) Pending AllocatePending() {
   p.freed_zero = malloc(0);
   p.deleted = new int(7);
   p.deleted_array = new int[10];
+  p.missed = MissAFree();
+  Keep(p.missed);
   for (size_t i = 0; i <= kFilled; ++i) {
     void* q = i < kFilled ? malloc(kFilledSizes[i]) : memalign(64, 24);
     size_t usable = malloc_usable_size(q);
@@ -186,6 +204,7 @@ __attribute__((noinline)) void ReleaseByFree(const Pending& p) {
   delete p.deleted;
   PrintAddress("deleted_array", p.deleted_array);
   delete[] p.deleted_array;
+  free(p.missed);
   for (size_t i = 0; i <= kFilled; ++i) {
     char name[32];
     snprintf(name, sizeof(name), "filled_%zu", i < kFilled ? kFilledSizes[i] : size_t{1024});

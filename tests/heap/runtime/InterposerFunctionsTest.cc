@@ -186,6 +186,14 @@ TEST_F(InterposerFunctionsTest, MallocUsableSizeCoversTheRequest) {
   EXPECT_GE(child_->Number("usable"), 1000u);
 }
 
+// A free the recorder missed leaves a record; the next block recorded at that address (its tag
+// still names the old slot) takes it out, so once that block is freed no record is left.
+TEST_F(InterposerFunctionsTest, ABlockAtTheAddressOfAMissedFreeReplacesItsRecord) {
+  ASSERT_EQ(Address("missed_first"), Address("missed_again"))
+      << "glibc's tcache gave another chunk";
+  ExpectGone("missed_again");
+}
+
 // The program writes every byte malloc_usable_size reports, then frees: the recorder's tag behind
 // the block (heap/runtime/BlockTag.h) is not among those bytes, so each block is still removed.
 // "1024" is memalign(64, 24).
