@@ -95,9 +95,10 @@ int main(int argc, char** argv) {
     args[t].done = cross ? &done : nullptr;
     pthread_create(&ids[t], nullptr, StressWorker, &args[t]);
   }
+  // Every thread first: with "cross", thread t's counts are written by thread t - 1.
+  for (unsigned t = 0; t < threads; ++t) pthread_join(ids[t], nullptr);
   uint64_t count = 0, bytes = 0;
   for (unsigned t = 0; t < threads; ++t) {
-    pthread_join(ids[t], nullptr);
     count += args[t].kept_count;
     bytes += args[t].kept_bytes;
   }
