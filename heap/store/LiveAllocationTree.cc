@@ -26,6 +26,7 @@ void LiveAllocationTree::MarkSampled(uint32_t mean) {
 
 bool LiveAllocationTree::Insert(const BlockRecord& block, uint32_t first, Slot* slot) {
   const uint32_t shards = shard_count();
+  if (shards == 0) return false;  // not created
   first &= shards - 1;
   for (uint32_t n = 0; n < shards; ++n) {
     const uint32_t i = (first + n) & (shards - 1);

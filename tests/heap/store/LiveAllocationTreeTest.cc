@@ -87,6 +87,15 @@ TEST(LiveAllocationTreeTest, ABlockGoesToTheNamedShardAndIsRemovedByItsSlot) {
   EXPECT_EQ(0u, tree->LiveCount());
 }
 
+TEST(LiveAllocationTreeTest, ATreeNotCreatedRefusesEverything) {
+  auto tree = NewTree();
+  LiveAllocationTree::Slot slot;
+  EXPECT_FALSE(tree->Insert(HeapBlock(0x7000, 24), 3, &slot));
+  EXPECT_FALSE(tree->Holds(LiveAllocationTree::Slot{0, 0}, 0x7000));
+  EXPECT_FALSE(tree->Remove(LiveAllocationTree::Slot{0, 0}, 0x7000, nullptr));
+  EXPECT_FALSE(tree->MarkIgnored(LiveAllocationTree::Slot{0, 0}, 0x7000));
+}
+
 // A shard that is full sends the block on to the next shard with room; a block no shard can take
 // is counted once, as dropped by the shard named first.
 TEST(LiveAllocationTreeTest, AFullShardPassesTheBlockOnAndOnlyARefusalByAllIsDropped) {
