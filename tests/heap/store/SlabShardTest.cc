@@ -22,6 +22,7 @@
 #include "heap/store/PersistedFormat.h"
 #include "heap/store/SlabShard.h"
 #include "tests/TempDir.h"
+#include "tests/heap/store/ShardTestBlock.h"
 
 namespace heapgraph {
 namespace {
@@ -52,17 +53,6 @@ class SlabShardTest : public testing::Test {
   void TearDown() override {
     file_.Unmap();
     stacks_.Unmap();
-  }
-
-  static BlockRecord Block(uint64_t address, uint64_t size, uint32_t stack = 7, uint32_t seq = 9,
-                           AllocFunction function = AllocFunction::kMalloc) {
-    BlockRecord b;
-    b.address = address;
-    b.size = size;
-    b.stack = stack;
-    b.seq = seq;
-    b.function = function;
-    return b;
   }
 
   // The shard's contents must equal `model` (address -> slot, block) exactly.
@@ -110,7 +100,8 @@ TEST_F(SlabShardTest, EmptyShardHasNoSlots) {
   EXPECT_FALSE(shard_.Remove(0, 0x1000, nullptr));
   uint32_t index;
   EXPECT_FALSE(shard_.Find(0x1000, &index));
-  EXPECT_EQ(SlabShard::kNoSlot, shard_.Insert(Block(0, 8))) << "address 0 is never a block";
+  EXPECT_EQ(SlabShard::kNoSlot, shard_.Insert(ShardTestBlock(0, 8)))
+      << "address 0 is never a block";
 }
 
 TEST_F(SlabShardTest, RandomOperationsMatchAStdMap) {
@@ -121,8 +112,8 @@ TEST_F(SlabShardTest, RandomOperationsMatchAStdMap) {
     uint64_t address = 0x5555'0000'0000 + (rng() % 20000) * 16;
     auto it = model.find(address);
     if (it == model.end() && rng() % 3 != 0) {
-      BlockRecord b =
-          Block(address, rng() % 5000 + 1, static_cast<uint32_t>(i), i, AllocFunction::kCalloc);
+      BlockRecord b = ShardTestBlock(address, rng() % 5000 + 1, static_cast<uint32_t>(i), i,
+                                     AllocFunction::kCalloc);
       uint32_t index = shard_.Insert(b);
       ASSERT_NE(SlabShard::kNoSlot, index);
       model.emplace(address, std::make_pair(index, b));
@@ -150,7 +141,8 @@ TEST_F(SlabShardTest, RandomOperationsMatchAStdMap) {
 
 TEST_F(SlabShardTest, SlotsNeverMoveAndTheSlotFreedLastIsTakenFirst) {
   std::vector<uint32_t> slots;
-  for (uint64_t i = 0; i < 100; ++i) slots.push_back(shard_.Insert(Block(0x1000 + i * 32, 8)));
+  for (uint64_t i = 0; i < 100; ++i)
+    slots.push_back(shard_.Insert(ShardTestBlock(0x1000 + i * 32, 8)));
   for (uint64_t i = 0; i < 100; ++i) EXPECT_EQ(i, slots[i]) << "the extent grows in order";
   ASSERT_TRUE(shard_.Remove(slots[10], 0x1000 + 10 * 32, nullptr));
   ASSERT_TRUE(shard_.Remove(slots[70], 0x1000 + 70 * 32, nullptr));
@@ -158,14 +150,14 @@ TEST_F(SlabShardTest, SlotsNeverMoveAndTheSlotFreedLastIsTakenFirst) {
     if (i == 10 || i == 70) continue;
     EXPECT_TRUE(shard_.Holds(slots[i], 0x1000 + i * 32)) << "block " << i << " moved";
   }
-  EXPECT_EQ(70u, shard_.Insert(Block(0x9000, 8)));
-  EXPECT_EQ(10u, shard_.Insert(Block(0x9100, 8)));
-  EXPECT_EQ(100u, shard_.Insert(Block(0x9200, 8)));
+  EXPECT_EQ(70u, shard_.Insert(ShardTestBlock(0x9000, 8)));
+  EXPECT_EQ(10u, shard_.Insert(ShardTestBlock(0x9100, 8)));
+  EXPECT_EQ(100u, shard_.Insert(ShardTestBlock(0x9200, 8)));
   EXPECT_EQ(101u, shard_.capacity());
 }
 
 TEST_F(SlabShardTest, RemoveAndMarkIgnoredNeedTheBlocksOwnAddress) {
-  const uint32_t index = shard_.Insert(Block(0x4000, 40));
+  const uint32_t index = shard_.Insert(ShardTestBlock(0x4000, 40));
   EXPECT_FALSE(shard_.Remove(index, 0x4010, nullptr));
   EXPECT_FALSE(shard_.Remove(index + 1, 0x4000, nullptr));
   EXPECT_FALSE(shard_.Remove(SlabShard::kNoSlot, 0x4000, nullptr));
@@ -183,24 +175,25 @@ TEST_F(SlabShardTest, RemoveAndMarkIgnoredNeedTheBlocksOwnAddress) {
 
 TEST_F(SlabShardTest, ReservesDiskAheadInWholeSteps) {
   constexpr uint64_t kPerStep = SlabShard::kReserveStep / sizeof(HashSlot);
-  shard_.Insert(Block(0x1000, 8));
+  shard_.Insert(ShardTestBlock(0x1000, 8));
   EXPECT_EQ(SlabShard::kReserveStep, header_->backed_bytes);
-  for (uint64_t i = 1; i < kPerStep; ++i) shard_.Insert(Block(0x1000 + i * 16, 8));
+  for (uint64_t i = 1; i < kPerStep; ++i) shard_.Insert(ShardTestBlock(0x1000 + i * 16, 8));
   EXPECT_EQ(SlabShard::kReserveStep, header_->backed_bytes);
-  shard_.Insert(Block(0x100000, 8));
+  shard_.Insert(ShardTestBlock(0x100000, 8));
   EXPECT_EQ(2 * SlabShard::kReserveStep, header_->backed_bytes);
 }
 
 TEST_F(SlabShardTest, RefusesNewBlocksAtTheMaximumCapacityWithoutCountingThem) {
   Attach(100);
-  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(i, shard_.Insert(Block(0x1000 + i * 16, 8)));
-  EXPECT_EQ(SlabShard::kNoSlot, shard_.Insert(Block(0x9000, 8)));
+  for (uint64_t i = 0; i < 100; ++i)
+    ASSERT_EQ(i, shard_.Insert(ShardTestBlock(0x1000 + i * 16, 8)));
+  EXPECT_EQ(SlabShard::kNoSlot, shard_.Insert(ShardTestBlock(0x9000, 8)));
   EXPECT_EQ(0u, header_->dropped) << "the caller may still place it in another shard";
   shard_.CountDropped();
   EXPECT_EQ(1u, header_->dropped);
   EXPECT_LE(header_->backed_bytes, 100 * sizeof(HashSlot)) << "never past the region";
   ASSERT_TRUE(shard_.Remove(42, 0x1000 + 42 * 16, nullptr));
-  EXPECT_EQ(42u, shard_.Insert(Block(0x9000, 8)));
+  EXPECT_EQ(42u, shard_.Insert(ShardTestBlock(0x9000, 8)));
 }
 
 TEST_F(SlabShardTest, AKilledWriterLeavesOnlyTheMarkedSlotTorn) {
@@ -218,7 +211,7 @@ TEST_F(SlabShardTest, AKilledWriterLeavesOnlyTheMarkedSlotTorn) {
         x ^= x << 17;
         if (live.size() < 1000 || (x % 5 < 3 && live.size() < 100000)) {
           uint64_t address = 0x5555'0000'0000 + i * 16;
-          live.emplace_back(address, shard_.Insert(Block(address, i % 100 + 1)));
+          live.emplace_back(address, shard_.Insert(ShardTestBlock(address, i % 100 + 1)));
         } else {
           size_t k = x % live.size();
           shard_.Remove(live[k].second, live[k].first, nullptr);
@@ -293,7 +286,7 @@ class SlabShardStepTest : public SlabShardTest {
   void SetUp() override {
     SlabShardTest::SetUp();
     for (uint64_t i = 0; i < 10; ++i) {
-      ASSERT_EQ(i, shard_.Insert(Block(0x10000 + i * 64, 8)));
+      ASSERT_EQ(i, shard_.Insert(ShardTestBlock(0x10000 + i * 64, 8)));
       before_.insert(0x10000 + i * 64);
     }
     ASSERT_TRUE(shard_.Remove(4, 0x10000 + 4 * 64, nullptr));
@@ -336,14 +329,14 @@ TEST_F(SlabShardStepTest, EveryInstructionOfARemoveLeavesOneTornSlotAtMost) {
 
 TEST_F(SlabShardStepTest, EveryInstructionOfAnInsertIntoAFreedSlotLeavesOneTornSlotAtMost) {
   ASSERT_NO_FATAL_FAILURE(
-      ExpectOneTornSlotAtMost(0x90000, [&] { shard_.Insert(Block(0x90000, 8)); }));
+      ExpectOneTornSlotAtMost(0x90000, [&] { shard_.Insert(ShardTestBlock(0x90000, 8)); }));
 }
 
 TEST_F(SlabShardStepTest, EveryInstructionOfAnInsertPastTheExtentLeavesOneTornSlotAtMost) {
-  ASSERT_EQ(4u, shard_.Insert(Block(0x80000, 8)));  // the freed slot is taken first
+  ASSERT_EQ(4u, shard_.Insert(ShardTestBlock(0x80000, 8)));  // the freed slot is taken first
   before_.insert(0x80000);
   ASSERT_NO_FATAL_FAILURE(
-      ExpectOneTornSlotAtMost(0x90000, [&] { shard_.Insert(Block(0x90000, 8)); }));
+      ExpectOneTornSlotAtMost(0x90000, [&] { shard_.Insert(ShardTestBlock(0x90000, 8)); }));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "heap/store/PersistedFormat.h"
 #include "heap/store/SplayShard.h"
 #include "tests/TempDir.h"
+#include "tests/heap/store/ShardTestBlock.h"
 
 namespace heapgraph {
 namespace {
@@ -46,17 +47,6 @@ class SplayShardTest : public testing::Test {
 
   void SetUp() override { Attach(1024); }
   void TearDown() override { file_.Unmap(); }
-
-  static BlockRecord Block(uint64_t address, uint64_t size, uint32_t stack = 7, uint32_t seq = 9,
-                           AllocFunction function = AllocFunction::kMalloc) {
-    BlockRecord b;
-    b.address = address;
-    b.size = size;
-    b.stack = stack;
-    b.seq = seq;
-    b.function = function;
-    return b;
-  }
 
   // Every block, by an in-order walk with a stack as deep as the tree can be.
   std::vector<BlockRecord> Walk() {
@@ -95,7 +85,7 @@ TEST_F(SplayShardTest, EmptyShardFindsNothing) {
 }
 
 TEST_F(SplayShardTest, InsertedBlockIsFoundByFloorAtItsAddress) {
-  BlockRecord block = Block(0x1000, 48, 3, 4, AllocFunction::kCalloc);
+  BlockRecord block = ShardTestBlock(0x1000, 48, 3, 4, AllocFunction::kCalloc);
   ASSERT_TRUE(shard_.Upsert(block));
   BlockRecord found;
   ASSERT_TRUE(shard_.Floor(0x1000, &found));
@@ -105,8 +95,8 @@ TEST_F(SplayShardTest, InsertedBlockIsFoundByFloorAtItsAddress) {
 }
 
 TEST_F(SplayShardTest, UpsertAtSameAddressOverwritesInsteadOfAdding) {
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 48)));
-  BlockRecord replacement = Block(0x1000, 100, 11, 12, AllocFunction::kRealloc);
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 48)));
+  BlockRecord replacement = ShardTestBlock(0x1000, 100, 11, 12, AllocFunction::kRealloc);
   ASSERT_TRUE(shard_.Upsert(replacement));
   EXPECT_EQ(1u, shard_.live_count());
   EXPECT_EQ(100u, shard_.live_bytes());
@@ -117,10 +107,10 @@ TEST_F(SplayShardTest, UpsertAtSameAddressOverwritesInsteadOfAdding) {
 }
 
 TEST_F(SplayShardTest, RemoveReturnsTheBlockAndForgetsIt) {
-  BlockRecord block = Block(0x2000, 64, 5, 6, AllocFunction::kPosixMemalign);
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 16)));
+  BlockRecord block = ShardTestBlock(0x2000, 64, 5, 6, AllocFunction::kPosixMemalign);
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 16)));
   ASSERT_TRUE(shard_.Upsert(block));
-  ASSERT_TRUE(shard_.Upsert(Block(0x3000, 32)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x3000, 32)));
   BlockRecord removed;
   ASSERT_TRUE(shard_.Remove(0x2000, &removed));
   ExpectSameBlock(block, removed);
@@ -133,13 +123,13 @@ TEST_F(SplayShardTest, RemoveReturnsTheBlockAndForgetsIt) {
 }
 
 TEST_F(SplayShardTest, RemoveAcceptsNullOutput) {
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 16)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 16)));
   EXPECT_TRUE(shard_.Remove(0x1000, nullptr));
   EXPECT_EQ(0u, shard_.live_count());
 }
 
 TEST_F(SplayShardTest, RemoveOfAnAddressInsideABlockRemovesNothing) {
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 64)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 64)));
   BlockRecord removed;
   EXPECT_FALSE(shard_.Remove(0x1008, &removed));
   EXPECT_EQ(1u, shard_.live_count());
@@ -147,7 +137,7 @@ TEST_F(SplayShardTest, RemoveOfAnAddressInsideABlockRemovesNothing) {
 }
 
 TEST_F(SplayShardTest, FloorIsTheGreatestAddressNotAbove) {
-  for (uint64_t a : {0x300, 0x100, 0x200}) ASSERT_TRUE(shard_.Upsert(Block(a, 8)));
+  for (uint64_t a : {0x300, 0x100, 0x200}) ASSERT_TRUE(shard_.Upsert(ShardTestBlock(a, 8)));
   BlockRecord found;
   EXPECT_FALSE(shard_.Floor(0xff, &found));
   ASSERT_TRUE(shard_.Floor(0x100, &found));
@@ -161,8 +151,8 @@ TEST_F(SplayShardTest, FloorIsTheGreatestAddressNotAbove) {
 }
 
 TEST_F(SplayShardTest, RecordKeepsFullWidthAddressSizeStackAndSeq) {
-  BlockRecord block = Block((uint64_t{1} << 48) - 16, format::kMaxBlockSize, UINT32_MAX, UINT32_MAX,
-                            AllocFunction::kMremap);
+  BlockRecord block = ShardTestBlock((uint64_t{1} << 48) - 16, format::kMaxBlockSize, UINT32_MAX,
+                                     UINT32_MAX, AllocFunction::kMremap);
   ASSERT_TRUE(shard_.Upsert(block));
   BlockRecord found;
   ASSERT_TRUE(shard_.Floor(block.address, &found));
@@ -171,7 +161,7 @@ TEST_F(SplayShardTest, RecordKeepsFullWidthAddressSizeStackAndSeq) {
 }
 
 TEST_F(SplayShardTest, RemovedNodeIsZeroedSoReadersSeeItAsFree) {
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 16)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 16)));
   uint32_t index = header_->root;
   ASSERT_NE(0u, index);
   ASSERT_TRUE(shard_.Remove(0x1000, nullptr));
@@ -185,7 +175,7 @@ TEST_F(SplayShardTest, ForEachInOrderVisitsAscendingAddresses) {
   std::vector<uint64_t> addresses(500);
   for (size_t i = 0; i < addresses.size(); ++i) addresses[i] = 0x10000 + i * 32;
   std::shuffle(addresses.begin(), addresses.end(), std::mt19937(7));
-  for (uint64_t a : addresses) ASSERT_TRUE(shard_.Upsert(Block(a, a % 100)));
+  for (uint64_t a : addresses) ASSERT_TRUE(shard_.Upsert(ShardTestBlock(a, a % 100)));
   // Splay a few times so the shape is not just the insertion order.
   BlockRecord found;
   for (uint64_t a : {0x10000, 0x13000, 0x11110}) shard_.Floor(a, &found);
@@ -200,7 +190,7 @@ TEST_F(SplayShardTest, ForEachInOrderVisitsAscendingAddresses) {
 }
 
 TEST_F(SplayShardTest, ForEachInOrderDoesNotChangeTheTree) {
-  for (uint64_t a = 0x1000; a < 0x2000; a += 0x40) ASSERT_TRUE(shard_.Upsert(Block(a, 1)));
+  for (uint64_t a = 0x1000; a < 0x2000; a += 0x40) ASSERT_TRUE(shard_.Upsert(ShardTestBlock(a, 1)));
   std::vector<TreeNode> before(nodes_, nodes_ + header_->used);
   uint32_t root = header_->root;
   Walk();
@@ -211,7 +201,8 @@ TEST_F(SplayShardTest, ForEachInOrderDoesNotChangeTheTree) {
 TEST_F(SplayShardTest, ForEachInOrderFailsCleanlyWhenTheStackIsTooSmall) {
   // Ascending inserts leave a left spine as deep as the tree: the walk needs every entry.
   constexpr uint32_t kBlocks = 100;
-  for (uint32_t i = 0; i < kBlocks; ++i) ASSERT_TRUE(shard_.Upsert(Block(0x1000 + i * 16, 1)));
+  for (uint32_t i = 0; i < kBlocks; ++i)
+    ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000 + i * 16, 1)));
 
   // Exactly sized vectors: ASan reports any write past the capacity the walk was given.
   std::vector<uint32_t> small(kBlocks - 1);
@@ -234,11 +225,11 @@ TEST_F(SplayShardTest, ForEachInOrderOnEmptyShardNeedsNoStack) {
 
 TEST_F(SplayShardTest, WritingIsZeroAfterEveryOperation) {
   BlockRecord found;
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 8)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 8)));
   EXPECT_EQ(0u, header_->writing);
-  ASSERT_TRUE(shard_.Upsert(Block(0x1000, 16)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000, 16)));
   EXPECT_EQ(0u, header_->writing);
-  ASSERT_TRUE(shard_.Upsert(Block(0x0800, 16)));
+  ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x0800, 16)));
   EXPECT_EQ(0u, header_->writing);
   ASSERT_TRUE(shard_.Floor(0x0900, &found));
   EXPECT_EQ(0u, header_->writing);
@@ -252,7 +243,8 @@ TEST_F(SplayShardTest, FreedNodesAreReusedSoUsedStaysBoundedUnderChurn) {
   constexpr uint32_t kLive = 300;
   uint64_t base = 0x100000;
   for (int round = 0; round < 50; ++round) {
-    for (uint32_t i = 0; i < kLive; ++i) ASSERT_TRUE(shard_.Upsert(Block(base + i * 16, 16)));
+    for (uint32_t i = 0; i < kLive; ++i)
+      ASSERT_TRUE(shard_.Upsert(ShardTestBlock(base + i * 16, 16)));
     for (uint32_t i = 0; i < kLive; ++i) ASSERT_TRUE(shard_.Remove(base + i * 16, nullptr));
     base += kLive * 16;  // fresh addresses every round
   }
@@ -268,18 +260,18 @@ TEST_F(SplayShardTest, FullShardRefusesNewBlocksAndCountsThem) {
   SplayShard& shard = shard_;
   format::ShardHeader* header = header_;
 
-  for (uint32_t i = 1; i < kCapacity; ++i) ASSERT_TRUE(shard.Upsert(Block(i * 0x100, 10)));
-  EXPECT_FALSE(shard.Upsert(Block(0x10000, 10)));
-  EXPECT_FALSE(shard.Upsert(Block(0x20000, 10)));
+  for (uint32_t i = 1; i < kCapacity; ++i) ASSERT_TRUE(shard.Upsert(ShardTestBlock(i * 0x100, 10)));
+  EXPECT_FALSE(shard.Upsert(ShardTestBlock(0x10000, 10)));
+  EXPECT_FALSE(shard.Upsert(ShardTestBlock(0x20000, 10)));
   EXPECT_EQ(2u, header->dropped);
   EXPECT_EQ(kCapacity - 1, shard.live_count());
   EXPECT_EQ((kCapacity - 1) * 10, shard.live_bytes());
   EXPECT_EQ(0u, header->writing);
 
   // Overwriting a present block needs no node and still works; a removal makes room again.
-  EXPECT_TRUE(shard.Upsert(Block(0x100, 20)));
+  EXPECT_TRUE(shard.Upsert(ShardTestBlock(0x100, 20)));
   EXPECT_TRUE(shard.Remove(0x200, nullptr));
-  EXPECT_TRUE(shard.Upsert(Block(0x10000, 10)));
+  EXPECT_TRUE(shard.Upsert(ShardTestBlock(0x10000, 10)));
   EXPECT_EQ(2u, header->dropped);
   EXPECT_EQ(kCapacity, header->used);
 
@@ -296,7 +288,7 @@ TEST_F(SplayShardTest, DiskIsReservedAheadOfEveryHandedOutNodeIn64KiBSteps) {
   ASSERT_NO_FATAL_FAILURE(Attach(kCapacity));
   EXPECT_EQ(0u, header_->backed_bytes);
   for (uint32_t i = 0; i < 5000; ++i) {
-    ASSERT_TRUE(shard_.Upsert(Block(0x1000 + i * 16, 1)));
+    ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x1000 + i * 16, 1)));
     ASSERT_GE(header_->backed_bytes, uint64_t{header_->used} * sizeof(TreeNode));
   }
   EXPECT_EQ(3u * 64 * 1024, header_->backed_bytes);  // 5001 nodes: 140 KB
@@ -309,7 +301,8 @@ TEST_F(SplayShardTest, SequentialInsertsThenInOrderWalkAndLookups) {
   constexpr uint32_t kBlocks = 50000;
   ASSERT_NO_FATAL_FAILURE(Attach(kBlocks + 1));
 
-  for (uint32_t i = 0; i < kBlocks; ++i) ASSERT_TRUE(shard_.Upsert(Block(0x10000 + i * 16, i)));
+  for (uint32_t i = 0; i < kBlocks; ++i)
+    ASSERT_TRUE(shard_.Upsert(ShardTestBlock(0x10000 + i * 16, i)));
   EXPECT_EQ(uint64_t{kBlocks}, shard_.live_count());
   std::vector<BlockRecord> blocks = Walk();
   ASSERT_EQ(kBlocks, blocks.size());
@@ -347,8 +340,8 @@ TEST_F(SplayShardTest, RandomOperationsMatchStdMap) {
     int what = op(random);
     uint64_t address = kBase + slot(random) * 48;
     if (what < 45) {
-      BlockRecord b = Block(address, size(random), step, step * 3,
-                            step % 2 ? AllocFunction::kMalloc : AllocFunction::kMmap);
+      BlockRecord b = ShardTestBlock(address, size(random), step, step * 3,
+                                     step % 2 ? AllocFunction::kMalloc : AllocFunction::kMmap);
       ASSERT_TRUE(shard_.Upsert(b)) << "step " << step;
       auto it = model.find(address);
       if (it != model.end()) model_bytes -= it->second.size;
