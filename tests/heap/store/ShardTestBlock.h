@@ -1,6 +1,6 @@
-// tests/heap/store: the block the shard tests (SplayShardTest, SlabShardTest) insert. Every field
-// is set, stack and seq nonzero by default, so that each must survive the trip through a node or
-// a slot.
+// tests/heap/store: the block the store tests (SplayShardTest, SlabShardTest, ShardedTreeTest)
+// insert. Every field is set, stack and seq nonzero by default, so that each must survive the trip
+// through a node or a slot.
 #pragma once
 
 #include <cstdint>

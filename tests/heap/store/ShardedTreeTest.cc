@@ -28,6 +28,7 @@
 #include "heap/store/VmRegionTree.h"
 #include "reader/RecordingReader.h"
 #include "tests/TempDir.h"
+#include "tests/heap/store/ShardTestBlock.h"
 
 namespace heapgraph {
 namespace {
@@ -48,17 +49,6 @@ std::string ReadWholeFile(const std::string& path) {
   }
   close(fd);
   return bytes;
-}
-
-BlockRecord Block(uint64_t address, uint64_t size, uint32_t stack = 0, uint32_t seq = 0,
-                  AllocFunction function = AllocFunction::kMalloc) {
-  BlockRecord b;
-  b.address = address;
-  b.size = size;
-  b.stack = stack;
-  b.seq = seq;
-  b.function = function;
-  return b;
 }
 
 // What the tests expect of each tree.
@@ -173,7 +163,7 @@ TYPED_TEST(ShardedTreeTest, BlocksLandInTheShardChosenByTheirAddress) {
   std::vector<uint64_t> expected(kShards);
   for (uint64_t page = 0; page < 3 * kShards; ++page) {
     uint64_t address = 0x7f00'0000'0000 + page * 4096 + 16;
-    ASSERT_TRUE(tree->Insert(Block(address, 8)));
+    ASSERT_TRUE(tree->Insert(ShardTestBlock(address, 8)));
     ++expected[(address >> 12) & (kShards - 1)];
     BlockRecord found;
     ASSERT_TRUE(Expected<TypeParam>::FindInShard(tree->ShardFor(address), address, &found));
@@ -239,7 +229,7 @@ TYPED_TEST(ShardedTreeTest, RemoveReturnsTheRemovedBlock) {
   TempDir dir;
   auto tree = NewTree<TypeParam>();
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 10));
-  ASSERT_TRUE(tree->Insert(Block(0x5000, 77, 3, 4, AllocFunction::kAlignedAlloc)));
+  ASSERT_TRUE(tree->Insert(ShardTestBlock(0x5000, 77, 3, 4, AllocFunction::kAlignedAlloc)));
   BlockRecord removed;
   ASSERT_TRUE(tree->Remove(0x5000, &removed));
   EXPECT_EQ(77u, removed.size);
@@ -265,7 +255,7 @@ TYPED_TEST(ShardedTreeTest, ConcurrentInsertsAndRemovesGiveExactTotals) {
       uint64_t base = 0x1000'0000 + uint64_t{t} * 0x1000'0000;
       std::vector<Handle> handles(kBlocks);
       for (uint32_t i = 0; i < kBlocks; ++i) {
-        if (!Expected<TypeParam>::Insert(*tree, Block(base + i * 16, i % 1000 + 1, t, i),
+        if (!Expected<TypeParam>::Insert(*tree, ShardTestBlock(base + i * 16, i % 1000 + 1, t, i),
                                          &handles[i])) {
           ++failures[t];
         }
@@ -306,7 +296,7 @@ TYPED_TEST(ShardedTreeTest, ReservedBytesPerBlockAtOneMillionLiveBlocks) {
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 64, 15));
   // 16-byte blocks spread evenly over the shards, as a malloc arena's small blocks would be.
   for (uint32_t i = 0; i < kBlocks; ++i) {
-    ASSERT_TRUE(tree->Insert(Block(0x5555'0000'0000 + uint64_t{i} * 16, 16)));
+    ASSERT_TRUE(tree->Insert(ShardTestBlock(0x5555'0000'0000 + uint64_t{i} * 16, 16)));
   }
   ASSERT_EQ(uint64_t{kBlocks}, tree->LiveCount());
   double per_block = static_cast<double>(tree->ReservedBytes()) / tree->LiveCount();
@@ -329,7 +319,8 @@ TYPED_TEST(ShardedTreeTest, ReservedBytesNeverExceedTheFile) {
   auto tree = NewTree<TypeParam>();
   constexpr uint32_t kShards = 4, kCapacityLog2 = 10;
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", kShards, kCapacityLog2));
-  for (uint32_t i = 0; i < kShards; ++i) ASSERT_TRUE(tree->Insert(Block(0x10000 + i * 4096, 8)));
+  for (uint32_t i = 0; i < kShards; ++i)
+    ASSERT_TRUE(tree->Insert(ShardTestBlock(0x10000 + i * 4096, 8)));
   const uint64_t shard_bytes = (uint64_t{1} << kCapacityLog2) * sizeof(typename TypeParam::Node);
   for (uint32_t i = 0; i < kShards; ++i) {
     EXPECT_LE(tree->shard(i).header()->backed_bytes, shard_bytes) << "shard " << i;
@@ -342,7 +333,8 @@ TYPED_TEST(ShardedTreeTest, CopyToThenAdoptMovesTheTreeToTheNewFile) {
   TempDir parent_dir, child_dir;
   auto tree = NewTree<TypeParam>();
   ASSERT_TRUE(tree->Create(parent_dir.fd(), "heap.tree", 4, 12));
-  for (uint64_t i = 0; i < 3000; ++i) ASSERT_TRUE(tree->Insert(Block(0x10000 + i * 32, i)));
+  for (uint64_t i = 0; i < 3000; ++i)
+    ASSERT_TRUE(tree->Insert(ShardTestBlock(0x10000 + i * 32, i)));
   for (uint64_t i = 0; i < 3000; i += 2) ASSERT_TRUE(tree->Remove(0x10000 + i * 32, nullptr));
   uint64_t count = tree->LiveCount(), bytes = tree->LiveBytes();
   const std::string old_path = parent_dir.path() + "/heap.tree";
@@ -368,7 +360,8 @@ TYPED_TEST(ShardedTreeTest, CopyToThenAdoptMovesTheTreeToTheNewFile) {
   }
 
   // Changes after Adopt reach only the new file.
-  for (uint64_t i = 0; i < 3000; i += 2) ASSERT_TRUE(tree->Insert(Block(0x10000 + i * 32, 1)));
+  for (uint64_t i = 0; i < 3000; i += 2)
+    ASSERT_TRUE(tree->Insert(ShardTestBlock(0x10000 + i * 32, 1)));
   for (uint64_t i = 1; i < 1000; i += 2) ASSERT_TRUE(tree->Remove(0x10000 + i * 32, nullptr));
   EXPECT_TRUE(old_bytes == ReadWholeFile(old_path)) << "the old file was written after Adopt";
   std::string new_bytes = ReadWholeFile(new_path);
@@ -380,9 +373,9 @@ TYPED_TEST(ShardedTreeTest, CopyToAnExistingFileFails) {
   TempDir dir;
   auto tree = NewTree<TypeParam>();
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 2, 10));
-  ASSERT_TRUE(tree->Insert(Block(0x1000, 1)));
+  ASSERT_TRUE(tree->Insert(ShardTestBlock(0x1000, 1)));
   EXPECT_FALSE(tree->CopyTo(dir.fd(), "heap.tree"));
-  ASSERT_TRUE(tree->Insert(Block(0x2000, 2)));
+  ASSERT_TRUE(tree->Insert(ShardTestBlock(0x2000, 2)));
   std::string bytes = ReadWholeFile(dir.path() + "/heap.tree");
   EXPECT_EQ(0, memcmp(bytes.data(), tree->file().data(), bytes.size()));
   EXPECT_EQ(2u, tree->LiveCount());
@@ -393,7 +386,7 @@ TYPED_TEST(ShardedTreeTest, AdoptOfAMissingFileFailsAndKeepsTheOldFile) {
   auto tree = NewTree<TypeParam>();
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 2, 10));
   EXPECT_FALSE(tree->Adopt(other.fd(), "heap.tree"));
-  ASSERT_TRUE(tree->Insert(Block(0x1000, 1)));
+  ASSERT_TRUE(tree->Insert(ShardTestBlock(0x1000, 1)));
   std::string bytes = ReadWholeFile(dir.path() + "/heap.tree");
   EXPECT_EQ(0, memcmp(bytes.data(), tree->file().data(), bytes.size()));
 }
@@ -478,8 +471,8 @@ TYPED_TEST(ShardedTreeTest, RecordingReaderSeesTheSameBlocks) {
                                      AllocFunction::kRealloc, AllocFunction::kMemalign,
                                      AllocFunction::kValloc};
   for (uint32_t i = 0; i < 2000; ++i) {
-    BlockRecord block =
-        Block(0x5555'6000'0000 + i * 0x90, i * 7 + 1, i % 2 ? a : b, i * 11, functions[i % 5]);
+    BlockRecord block = ShardTestBlock(0x5555'6000'0000 + i * 0x90, i * 7 + 1, i % 2 ? a : b,
+                                       i * 11, functions[i % 5]);
     ASSERT_TRUE(recording.tree().Insert(block));
     model[block.address] = block;
   }
@@ -503,13 +496,13 @@ TYPED_TEST(ShardedTreeTest, ForkedChildWritesOnlyItsOwnCopy) {
   ASSERT_NO_FATAL_FAILURE(parent.Create(4));
   std::map<uint64_t, BlockRecord> model;
   for (uint32_t i = 0; i < 500; ++i) {
-    BlockRecord block = Block(0x7000'0000 + i * 0x400, i + 1, 0, i);
+    BlockRecord block = ShardTestBlock(0x7000'0000 + i * 0x400, i + 1, 0, i);
     ASSERT_TRUE(parent.tree().Insert(block));
     model[block.address] = block;
   }
   std::map<uint64_t, BlockRecord> parent_model = model, child_model = model;
   for (uint32_t i = 0; i < 500; i += 2) child_model.erase(0x7000'0000 + i * 0x400);
-  BlockRecord child_block = Block(0x7100'0000, 4242, 0, 9999, AllocFunction::kCalloc);
+  BlockRecord child_block = ShardTestBlock(0x7100'0000, 4242, 0, 9999, AllocFunction::kCalloc);
   child_model[child_block.address] = child_block;
 
   ASSERT_NO_FATAL_FAILURE(parent.CopyForFork(child_dir));
