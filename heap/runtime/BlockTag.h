@@ -28,14 +28,16 @@ inline constexpr uint32_t kIndexBits = 28, kShardBits = 10;
 // Requests this large are always padded: glibc may map them (page-rounded, its own header).
 inline constexpr size_t kAlwaysPad = 64 * 1024;
 
+// `n` bytes and a tag (n itself where that overflows: glibc refuses such a request anyway).
+inline size_t PlusTag(size_t n) {
+  return n + kBytes < n ? n : n + kBytes;
+}
+
 // What to ask glibc's malloc/calloc/realloc for so that `n` bytes and a tag fit in the chunk:
-// glibc's chunk for n bytes is max(32, n + 8 rounded up to 16), of which all but its 8-byte
-// header is usable.
+// n itself when glibc's chunk for it (glibc_chunk::UsableFor) leaves room behind them.
 inline size_t PaddedRequest(size_t n) {
-  if (n >= kAlwaysPad) return n + kBytes < n ? n : n + kBytes;
-  size_t chunk = (n + sizeof(size_t) + 15) & ~size_t{15};
-  if (chunk < 32) chunk = 32;
-  return chunk - sizeof(size_t) - n >= kBytes ? n : n + kBytes;
+  if (n >= kAlwaysPad) return PlusTag(n);
+  return glibc_chunk::UsableFor(n) - n >= kBytes ? n : PlusTag(n);
 }
 
 // True when a block of `size` program bytes has room for a tag behind them.

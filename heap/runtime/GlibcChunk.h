@@ -25,6 +25,14 @@ inline void PrefetchHeader(const void* block) {
   __builtin_prefetch(static_cast<const size_t*>(block) - 1);
 }
 
+// The usable size glibc gives a heap (not mmap'd) chunk for a request of `n` bytes: its chunk is
+// max(32, n + 8 rounded up to 16) bytes, all but the 8-byte size word usable.
+inline size_t UsableFor(size_t n) {
+  size_t chunk = (n + sizeof(size_t) + 15) & ~size_t{15};
+  if (chunk < 32) chunk = 32;
+  return chunk - sizeof(size_t);
+}
+
 // What malloc_usable_size gives, from the header alone.
 inline size_t UsableSize(const void* block) {
   size_t chunk = Header(block) & ~size_t{7};

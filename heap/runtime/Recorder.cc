@@ -407,24 +407,22 @@ uint32_t ThreadShard() {
   return t_state.shard_plus_one - 1;
 }
 
+// The slot a recorded heap block's tag names; false for a block that carries no tag.
+bool TaggedSlot(void* address, LiveAllocationTree::Slot* slot) {
+  return block_tag::Read(address, &slot->shard, &slot->index) &&
+         g.heap.Holds(*slot, reinterpret_cast<uintptr_t>(address));
+}
+
 // Puts a heap block in the tree and names its slot in the block's tag. A block that still carries
 // a valid tag of an earlier block at this address (whose free the recorder missed: it came while
 // the thread was inside a hook) first takes that record out, as the tree's only record of the
 // address.
 void InsertHeapBlock(void* address, const BlockRecord& block) {
   LiveAllocationTree::Slot slot;
-  if (block_tag::Read(address, &slot.shard, &slot.index) && g.heap.Holds(slot, block.address)) {
-    g.heap.Remove(slot, block.address, nullptr);
-  }
+  if (TaggedSlot(address, &slot)) g.heap.Remove(slot, block.address, nullptr);
   if (!g.heap.Insert(block, ThreadShard(), &slot)) return;
   t_state.shard_plus_one = slot.shard + 1;  // a full shard sends the thread on to the next
   block_tag::Write(address, slot.shard, slot.index);
-}
-
-// The slot a recorded heap block's tag names; false for a block that carries no tag.
-bool TaggedSlot(void* address, LiveAllocationTree::Slot* slot) {
-  return block_tag::Read(address, &slot->shard, &slot->index) &&
-         g.heap.Holds(*slot, reinterpret_cast<uintptr_t>(address));
 }
 
 // Records the block: in the heap tree (heap = true; the block has room for its tag), or in the
@@ -572,8 +570,7 @@ size_t RequestSize(size_t size, bool aligned) {
   if (t_state.guard || t_state.ignored || g.mode.load(std::memory_order_relaxed) == kDisabled) {
     return size;
   }
-  if (!aligned) return block_tag::PaddedRequest(size);
-  return size + block_tag::kBytes < size ? size : size + block_tag::kBytes;
+  return aligned ? block_tag::PlusTag(size) : block_tag::PaddedRequest(size);
 }
 
 size_t UsableSize(void* address) {
