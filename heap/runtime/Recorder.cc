@@ -409,8 +409,8 @@ uint32_t ThreadShard() {
 
 // The slot a recorded heap block's tag names; false for a block that carries no tag.
 bool TaggedSlot(void* address, LiveAllocationTree::Slot* slot) {
-  return block_tag::Read(address, &slot->shard, &slot->index) &&
-         g.heap.Holds(*slot, reinterpret_cast<uintptr_t>(address));
+  block_tag::Read(address, &slot->shard, &slot->index);
+  return g.heap.Holds(*slot, reinterpret_cast<uintptr_t>(address));
 }
 
 // Puts a heap block in the tree and names its slot in the block's tag. A block that still carries
@@ -592,9 +592,10 @@ HEAPGRAPH_CLEARS_SCRATCH void RecordAlloc(void* address, size_t size, AllocFunct
 // recorded.
 static bool RemoveHeapBlock(void* address, BlockRecord* removed) {
   LiveAllocationTree::Slot slot;
-  if (!block_tag::Read(address, &slot.shard, &slot.index)) return false;
+  block_tag::Read(address, &slot.shard, &slot.index);
+  if (!g.heap.Remove(slot, reinterpret_cast<uintptr_t>(address), removed)) return false;
   block_tag::Clear(address);
-  return g.heap.Remove(slot, reinterpret_cast<uintptr_t>(address), removed);
+  return true;
 }
 
 HEAPGRAPH_CLEARS_SCRATCH void RecordFree(void* address) {

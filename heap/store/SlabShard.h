@@ -9,9 +9,8 @@
 //
 // Invariant for a reader after a kill at any instruction: `writing` holds 1 + the index of the one
 // slot that may be torn, or 0; every other nonzero slot below `capacity` is one live block.
-// Slot indices fit in 28 bits (the option shard_capacity_log2 is at most 28). Nothing here
-// allocates from the heap or throws. Callers hold the shard lock around every operation except
-// Lock/Unlock.
+// Slot indices are below the region's max_capacity. Nothing here allocates from the heap or
+// throws. Callers hold the shard lock around every operation except Lock/Unlock.
 #pragma once
 
 #include <cstdint>

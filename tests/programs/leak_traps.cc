@@ -301,7 +301,7 @@ SITE void* LeakAfterEndPointer() {
 }
 
 // Aborts if the two blocks are not neighbours (the second starts one glibc chunk after the first:
-// 1008 bytes plain, 1024 under heapgraph's recorder, whose tag takes the 8 bytes past the block),
+// 1008 bytes plain, 1024 under heapgraph's recorder, whose tag takes the 4 bytes past the block),
 // which would make the case prove nothing about the next block.
 SITE void RunEndPointer() {
   char* kept = static_cast<char*>(KeptByEndPointer());

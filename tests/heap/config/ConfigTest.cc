@@ -170,11 +170,11 @@ TEST(ConfigTest, RangeLimitsAreInclusive) {
   EXPECT_EQ(1u, c.shards);
   EXPECT_EQ(10u, c.shard_capacity_log2);
   EXPECT_EQ(16u, c.stack_slots_log2);
-  EXPECT_EQ(0, ParseCapturing("depth=64,shards=1024,shard_capacity_log2=28,stack_slots_log2=28", &c,
+  EXPECT_EQ(0, ParseCapturing("depth=64,shards=1024,shard_capacity_log2=22,stack_slots_log2=28", &c,
                               &output));
   EXPECT_EQ(64u, c.depth);
   EXPECT_EQ(1024u, c.shards);
-  EXPECT_EQ(28u, c.shard_capacity_log2);
+  EXPECT_EQ(22u, c.shard_capacity_log2);
   EXPECT_EQ(28u, c.stack_slots_log2);
   EXPECT_EQ("", output);
 }
@@ -298,7 +298,7 @@ TEST(ConfigTest, EveryBadValueIsRejectedWithOneLineAndKeepsTheDefault) {
       {"shards", "2048"},
       {"shards", "0x40"},
       {"shard_capacity_log2", "9"},
-      {"shard_capacity_log2", "29"},
+      {"shard_capacity_log2", "23"},
       {"stack_slots_log2", "15"},
       {"stack_slots_log2", "29"},
       {"mmap", "2"},
