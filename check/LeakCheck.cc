@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -172,15 +173,33 @@ LeakReport EmptyWindowReport(const scanner::ScanResult& scan, const scanner::Seq
   return report;
 }
 
+// The report of a full check when the recorder holds no live block: nothing can have leaked,
+// so no thread is stopped and nothing is scanned (a short program's check at exit: /bin/true
+// allocates nothing). Written like any other report.
+LeakReport EmptyHeapReport(const LeakCheckOptions& options, const scanner::ScanResult& unscanned,
+                           std::chrono::steady_clock::time_point began) {
+  LeakReport report;
+  report.stats = unscanned.stats;
+  report.recording_dir = unscanned.recording_dir;
+  ApplySuppressions(LoadCheckSuppressions(unscanned.suppressions), report);  // a bad file fails
+  report.timings.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  WriteLeakReportFiles(options, report);
+  return report;
+}
+
 // Runs on the fresh stack.
 LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_stack_pointer) {
   try {
+    const auto began = std::chrono::steady_clock::now();
     std::optional<scanner::SeqWindow> window = ResolveWindow(options);
-    if (window && window->checkpoint != kChangedName) {
-      // No live block allocated in the window: none can have leaked, no scan.
+    // No live block (allocated in the window): none can have leaked, no scan. A full check with
+    // blocks to explain still scans, to say that none is there.
+    if (window ? window->checkpoint != kChangedName : options.explain.empty()) {
       scanner::ScanResult unscanned;
-      if (scanner::LiveBlocksInWindow(*window, &unscanned.stats.live_blocks) == 0) {
-        return EmptyWindowReport(unscanned, *window);
+      if (scanner::LiveBlocksInWindow(window ? &*window : nullptr, &unscanned) == 0) {
+        return window ? EmptyWindowReport(unscanned, *window)
+                      : EmptyHeapReport(options, unscanned, began);
       }
     }
     scanner::ScanOptions scan_options;

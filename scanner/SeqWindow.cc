@@ -35,17 +35,28 @@ size_t LimitToWindow(ScanResult& result, const SeqWindow& window) {
   return KeepLeaked(result, keep);
 }
 
-int64_t LiveBlocksInWindow(const SeqWindow& window, uint64_t* live_blocks) {
+int64_t LiveBlocksInWindow(const SeqWindow* window, ScanResult* unscanned) {
   const RecorderEntries& recorder = RecorderEntries::Get();
   HeapgraphRecorderView view{};
   if (!recorder.loaded() || recorder.begin_snapshot(&view) != 0) return -1;
-  int64_t inside = 0;
-  for (uint32_t i = 0; i < view.heap->shard_count(); ++i) {
-    view.heap->shard(i).ForEach([&](const BlockRecord& block) {
-      if (window.Contains(block.seq)) ++inside;
-    });
+  if (view.sample_mean != 0) {  // the scan says why it refuses
+    recorder.end_snapshot();
+    return -1;
   }
-  *live_blocks = view.heap->LiveCount();
+  unscanned->stats.live_blocks = view.heap->LiveCount();
+  unscanned->stats.live_bytes = view.heap->LiveBytes();
+  unscanned->recording_dir = view.recording_dir;
+  unscanned->suppressions = view.suppressions != nullptr ? view.suppressions : "";
+  int64_t inside = 0;
+  if (window == nullptr) {
+    inside = static_cast<int64_t>(unscanned->stats.live_blocks);
+  } else {
+    for (uint32_t i = 0; i < view.heap->shard_count(); ++i) {
+      view.heap->shard(i).ForEach([&](const BlockRecord& block) {
+        if (window->Contains(block.seq)) ++inside;
+      });
+    }
+  }
   recorder.end_snapshot();
   return inside;
 }

@@ -13,6 +13,9 @@ target_link_libraries(leak_check_child PRIVATE heapgraph heapgraph_scan)
 set_target_properties(leak_check_child PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/programs)
 
+# tests/heap/runtime/LeakCheckTriggerTest's C child: no live block at exit, or one kept.
+heapgraph_add_program(no_heap SOURCES ${CMAKE_CURRENT_LIST_DIR}/no_heap.c)
+
 # tests/scanner/LeakScanTest's child: RunLeakScan with a reader that faults in the snapshot.
 heapgraph_add_program(typing_dies SOURCES ${CMAKE_CURRENT_LIST_DIR}/typing_dies.cc
                       LIBS heapgraph heapgraph_scanner)

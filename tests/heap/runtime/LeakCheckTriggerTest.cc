@@ -250,6 +250,35 @@ TEST(LeakCheckTriggerTest, RunPrintsNoTextOnStderrWhenNothingLeaked) {
   std::filesystem::remove_all(root);
 }
 
+// A program that holds no live block at exit cannot leak: its check writes the usual clean report
+// without stopping a thread or reading a root (issue 14: the check of a short program at exit).
+// The same program keeping one block is scanned as before.
+TEST(LeakCheckTriggerTest, AnEmptyHeapIsReportedCleanWithoutStoppingTheProgram) {
+  const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
+  std::string root = TempRoot(), out;
+  for (const char* mode : {"", "keep"}) {
+    const std::string json_path = root + "/report" + mode + ".json";
+    int status = Shell(std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/r" + mode +
+                           " --json " + json_path + " -- " + program + " " + mode + " 2>&1",
+                       &out);
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_EQ(SummaryLine(out).rfind(
+                  "heapgraph: run summary: 1 of 1 recorded process checked, 0 with leaks", 0),
+              0u)
+        << out;
+    std::ifstream file(json_path);
+    nlohmann::json json = nlohmann::json::parse(file);
+    const bool empty = mode[0] == '\0';
+    EXPECT_EQ(json["summary"]["live_blocks"].get<int>(), empty ? 0 : 1) << mode;
+    EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), 0) << mode;
+    EXPECT_TRUE(json["scan"]["ok"].get<bool>()) << mode;
+    EXPECT_EQ(json["scan"]["threads"].get<int>() == 0, empty) << mode;
+    EXPECT_EQ(json["scan"]["root_ranges"].get<int>() == 0, empty) << mode;
+    EXPECT_NE(json["recording_dir"].get<std::string>(), "") << mode;
+  }
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunExitsWithTheLeakStatusAndWritesJson) {
   std::string root = TempRoot(), out;
   std::string json_path = root + "/report.json";
