@@ -2,6 +2,7 @@
 
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/store/LiveAllocationTree.h"
+#include "heap/store/LockWait.h"
 
 namespace heapgraph::scanner {
 
@@ -39,25 +40,22 @@ int64_t LiveBlocksInWindow(const SeqWindow* window, ScanResult* unscanned) {
   const RecorderEntries& recorder = RecorderEntries::Get();
   HeapgraphRecorderView view{};
   if (!recorder.loaded() || recorder.begin_snapshot(&view) != 0) return -1;
-  if (view.sample_mean != 0) {  // the scan says why it refuses
-    recorder.end_snapshot();
-    return -1;
-  }
-  unscanned->stats.live_blocks = view.heap->LiveCount();
-  unscanned->stats.live_bytes = view.heap->LiveBytes();
-  unscanned->recording_dir = view.recording_dir;
-  unscanned->suppressions = view.suppressions != nullptr ? view.suppressions : "";
-  int64_t inside = 0;
-  if (window == nullptr) {
-    inside = static_cast<int64_t>(unscanned->stats.live_blocks);
-  } else {
-    for (uint32_t i = 0; i < view.heap->shard_count(); ++i) {
+  int64_t inside = -1;  // a sample: the scan says why it refuses
+  if (view.sample_mean == 0) {
+    unscanned->stats.live_blocks = view.heap->LiveCount();
+    unscanned->stats.live_bytes = view.heap->LiveBytes();
+    unscanned->recording_dir = view.recording_dir;
+    unscanned->suppressions = view.suppressions != nullptr ? view.suppressions : "";
+    inside = window == nullptr ? static_cast<int64_t>(unscanned->stats.live_blocks) : 0;
+    for (uint32_t i = 0; window != nullptr && i < view.heap->shard_count(); ++i) {
       view.heap->shard(i).ForEach([&](const BlockRecord& block) {
         if (window->Contains(block.seq)) ++inside;
       });
     }
   }
   recorder.end_snapshot();
+  // begin_snapshot opened the window of lock waits for a scan; this count is none.
+  if (view.lock_waits != nullptr) LockWait::Close(*view.lock_waits);
   return inside;
 }
 
