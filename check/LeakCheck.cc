@@ -195,14 +195,19 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     std::optional<scanner::SeqWindow> window = ResolveWindow(options);
     // No live block (allocated in the window): none can have leaked, no scan. A full check with
     // blocks to explain still scans, to say that none is there.
+    scanner::ScanOptions scan_options;
     if (window ? window->checkpoint != kChangedName : options.explain.empty()) {
       scanner::ScanResult unscanned;
-      if (scanner::LiveBlocksInWindow(window ? &*window : nullptr, &unscanned) == 0) {
+      const int64_t inside = scanner::LiveBlocksInWindow(window ? &*window : nullptr, &unscanned);
+      if (inside == 0) {
         return window ? EmptyWindowReport(unscanned, *window)
                       : EmptyHeapReport(options, unscanned, began);
       }
+      if (inside > 0) {  // the scan need not glance at the recorder again
+        scan_options.heap_totals =
+            scanner::HeapTotals{unscanned.stats.live_blocks, unscanned.stats.live_bytes};
+      }
     }
-    scanner::ScanOptions scan_options;
     scan_options.interior_pointers = options.interior_pointers;
     scan_options.program_stack_pointer = program_stack_pointer;
     // A delta check does not type: preparing the type readers was most of a small heap's check

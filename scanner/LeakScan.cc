@@ -324,12 +324,6 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
   return pid;
 }
 
-// The recorder's live blocks and bytes.
-struct HeapTotals {
-  uint64_t blocks = 0;
-  uint64_t bytes = 0;
-};
-
 // The recorder's totals at a glance (its locks held only while they are read); nullopt when it is
 // not recording.
 std::optional<HeapTotals> GlanceAtHeap(const RecorderEntries& recorder) {
@@ -423,10 +417,12 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
                                  options.in_place_max_live_blocks != 0 &&
                                  options.in_place_max_live_bytes != 0;
   const std::optional<HeapTotals> glance =
-      may_scan_in_place ? GlanceAtHeap(recorder) : std::nullopt;
+      options.heap_totals ? options.heap_totals
+                          : (may_scan_in_place ? GlanceAtHeap(recorder) : std::nullopt);
   const bool scan_in_place =
-      options.in_stopped_world || (glance && glance->blocks <= options.in_place_max_live_blocks &&
-                                   glance->bytes <= options.in_place_max_live_bytes);
+      options.in_stopped_world ||
+      (may_scan_in_place && glance && glance->blocks <= options.in_place_max_live_blocks &&
+       glance->bytes <= options.in_place_max_live_bytes);
   Preparation prep(options, scan_in_place);
   if (prep.result_fd < 0 || prep.ready[0] < 0) {
     result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "scanner/ExplainScanResult.h"
@@ -23,6 +24,12 @@ namespace heapgraph::scanner {
 namespace types {
 class ReaderSet;
 }
+
+// The recorder's live blocks and bytes at a glance.
+struct HeapTotals {
+  uint64_t blocks = 0;
+  uint64_t bytes = 0;
+};
 
 struct ScanOptions {
   bool interior_pointers = true;
@@ -67,6 +74,10 @@ struct ScanOptions {
   // snapshot process as with in_stopped_world, without a notice (nobody asked for it in place).
   uint64_t in_place_max_live_blocks = 0;
   uint64_t in_place_max_live_bytes = 0;
+  // The recorder's live blocks and bytes as the caller read them a moment before (the check's
+  // count, scanner::LiveBlocksInWindow): the scan sizes its choice and its copy from them instead
+  // of glancing at the recorder again. Without them it glances itself.
+  std::optional<HeapTotals> heap_totals;
   // Blocks to explain (scanner/ExplainScan): their chains from the roots go to
   // ScanResult::explained. Empty: nothing of it runs.
   ExplainRequest explain;
