@@ -136,10 +136,10 @@ heapgraph::scanner::ScanResult ScanOnFreshStack(uint64_t program_stack_pointer, 
   call.options.types = types;
   const char* force = getenv("LEAKBENCH_WARMUP");
   if (force != nullptr ? force[0] == '1' : heapgraph::report::SymbolizesWhileMarking()) {
-    call.options.while_marking = [&warmup, warmup_ms](const std::string& dir,
+    call.options.while_marking = [&warmup, warmup_ms](const heapgraph::scanner::ScanResult& so_far,
                                                       const std::function<bool()>& done) {
       double w0 = Now();
-      warmup.Run(dir, done);
+      warmup.Run(so_far.recording_dir, done);
       *warmup_ms = Now() - w0;
     };
   }

@@ -12,8 +12,11 @@
 # HEAPGRAPH_BENCH_OPTIONS: more recorder options for every build and mode (e.g. watch=0), given to
 # record as HEAPGRAPH_OPTIONS and to run as --options. Each line also gives the CPU seconds (user +
 # system of the workload's processes, from bash's `times`).
-# Workloads: `cmake --version` (one process), and 200 x /bin/true from bash (201 recorded
-# processes, 200 forks of a recorded bash).
+# Workloads: `cmake --version` (one process), 200 x /bin/true from bash (201 recorded processes,
+# 200 forks of a recorded bash), and the configure of a one-file C++ project by cmake (the issue's
+# example: about 25 processes, a dozen of them compilers and linkers that leak at exit). Beside
+# them, mode `lsan`: LeakSanitizer preloaded (liblsan.so.0, its at-exit check on, exitcode=0 so a
+# compiler's leak does not fail the configure), when the library is installed.
 set -eu
 rounds=$1; shift
 declare -A builds=()
@@ -25,13 +28,20 @@ root=$(mktemp -d); trap 'rm -rf "$root"' EXIT
 declare -A workloads=(
   [cmake_version]="cmake --version"
   [true_x200]="bash -c 'for i in \$(seq 200); do /bin/true; done'"
+  [cmake_configure]="bash -c 'rm -rf $root/configure && cmake -S $root/project -B $root/configure'"
 )
+mkdir "$root/project"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(one CXX)\nadd_executable(one main.cc)\n' \
+  > "$root/project/CMakeLists.txt"
+echo 'int main() { return 0; }' > "$root/project/main.cc"
+lsan=/usr/lib/x86_64-linux-gnu/liblsan.so.0
 extra=${HEAPGRAPH_BENCH_OPTIONS:-}
 run_mode() {  # run_mode MODE WORKLOAD DIR BUILD: runs once, prints wall and CPU (user + sys) seconds
   local mode=$1 cmd=${workloads[$2]} dir=$3 TIMEFORMAT='%3R %3U %3S'
   local lib=$4/heap/libheapgraph.so cli=$4/tools/heapgraph
   { time case "$mode" in
       plain) eval "$cmd" >/dev/null 2>&1 ;;
+      lsan) LSAN_OPTIONS=exitcode=0 LD_PRELOAD="$lsan" eval "$cmd" >/dev/null 2>&1 || true ;;
       record) HEAPGRAPH_OPTIONS="dir=$dir${extra:+,$extra}" LD_PRELOAD="$lib" eval "$cmd" >/dev/null 2>&1 ;;
       run) eval "\"$cli\" run --dir \"$dir\" ${extra:+--options $extra} -- $cmd" >/dev/null 2>&1 || true ;;
     esac; } 2>&1 | awk '{ printf "%s %.3f\n", $1, $2 + $3 }'
@@ -40,6 +50,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)${extra:+; options $extra}"
 for r in $(seq "$rounds"); do
   for w in "${!workloads[@]}"; do
     echo "$w plain $(run_mode plain "$w" "$root" "${builds[${names[0]}]}")"
+    [ -e "$lsan" ] && echo "$w lsan $(run_mode lsan "$w" "$root" "${builds[${names[0]}]}")"
     order=("${names[@]}")
     if [ $((r % 2)) = 0 ]; then  # even rounds run the builds in reverse order (file system state)
       order=(); for ((i = ${#names[@]} - 1; i >= 0; i--)); do order+=("${names[$i]}"); done
@@ -60,6 +71,7 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 for w in "${!workloads[@]}"; do
   base=""
   modes=(plain)
+  [ -e "$lsan" ] && modes+=(lsan)
   for b in "${names[@]}"; do modes+=("$b:record" "$b:run"); done
   for mode in "${modes[@]}"; do
     sorted=$(awk -v w="$w" -v m="$mode" '$1 == w && $2 == m { print $3 }' "$root/results" | sort -n)

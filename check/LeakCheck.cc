@@ -223,9 +223,10 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     SymbolWarmup warmup(Reuse().symbolizer);  // nothing allocated before the snapshot
     // A delta check symbolizes only when its window leaked (usually nothing: a test's check).
     if (SymbolizesWhileMarking() && !window) {
-      scan_options.while_marking = [&warmup](const std::string& dir,
+      scan_options.while_marking = [&warmup](const scanner::ScanResult& so_far,
                                              const std::function<bool()>& marking_done) {
-        warmup.Run(dir, marking_done);
+        warmup.symbolizer().ShareResults(so_far.symbol_cache);
+        warmup.Run(so_far.recording_dir, marking_done);
       };
       scan_options.while_marking_min_live_bytes = kWarmupMinLiveBytes;
     }
@@ -237,6 +238,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     graph::LeakGraph graph(scan.leaked, scan.edges);  // reads scan.leaked in place
     const RecordingReader& reader = warmup.Reader(scan.recording_dir, scan.recording_files);
     Symbolizer& symbolizer = warmup.symbolizer();
+    symbolizer.ShareResults(scan.symbol_cache);
     TypedAnalysis typed(scan, symbolizer);
     LeakReport report = BuildLeakReport(scan, graph, reader, symbolizer, &typed.leaked_types(),
                                         &typed.leaked_self_owners());

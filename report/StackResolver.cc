@@ -71,14 +71,17 @@ const FrameList& StackResolver::AddressFrames(uint64_t address) {
 
 void StackResolver::Warm(uint64_t address) {
   std::optional<ModuleLocation> where = reader_.Locate(address);
-  if (where) SourceOf(ModulePath(reader_.modules()[where->module]), where->offset);
+  if (!where) return;
+  const format::ModuleRecord& module = reader_.modules()[where->module];
+  SourceOf(ModulePath(module), BuildIdHex(module.build_id, module.build_id_len), where->offset);
 }
 
-std::vector<SourceFrame> StackResolver::SourceOf(const std::string& module_path, uint64_t offset) {
+std::vector<SourceFrame> StackResolver::SourceOf(const std::string& module_path,
+                                                 const std::string& build_id, uint64_t offset) {
   // A return address: the call instruction is the byte before it.
   if (offset == 0 || symbolizer_ == nullptr) return {};
   try {
-    return symbolizer_->Symbolize(module_path, offset - 1);
+    return symbolizer_->Symbolize(module_path, offset - 1, build_id);
   } catch (const std::exception&) {
     return {};
   }
@@ -97,7 +100,7 @@ void StackResolver::AppendAddress(uint64_t address, FrameList& frames) {
   base.module = BaseName(base.module_path);
   base.build_id = BuildIdHex(module.build_id, module.build_id_len);
   base.offset = where->offset;
-  std::vector<SourceFrame> source = SourceOf(base.module_path, base.offset);
+  std::vector<SourceFrame> source = SourceOf(base.module_path, base.build_id, base.offset);
   if (source.empty()) {
     frames.push_back(std::move(base));
     return;

@@ -61,8 +61,10 @@ class StackResolver {
   void AppendAddress(uint64_t address, FrameList& frames);
   // The frames of one return address, computed once: stacks share most of their addresses.
   const FrameList& AddressFrames(uint64_t address);
-  // The source frames of the call before return address `offset` in `module_path`; best effort.
-  std::vector<SourceFrame> SourceOf(const std::string& module_path, uint64_t offset);
+  // The source frames of the call before return address `offset` in `module_path` (of build
+  // `build_id`, lower-case hex or ""); best effort.
+  std::vector<SourceFrame> SourceOf(const std::string& module_path, const std::string& build_id,
+                                    uint64_t offset);
 
   const RecordingReader& reader_;
   Symbolizer* symbolizer_;  // null: no source lookups

@@ -17,6 +17,8 @@
 
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
+#include "report/BuildIdHex.h"
+#include "report/SymbolCache.h"
 
 namespace heapgraph::report {
 namespace {
@@ -354,16 +356,28 @@ DwflPtr ReportElf(const std::string& path, Dwfl_Module** module, std::string* re
   return dwfl;
 }
 
+// The build-id of the file libdwfl opened, as frames carry it ("" when it has none).
+std::string FileBuildId(Dwfl_Module* module) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  int length = dwfl_module_build_id(module, &bits, &vaddr);
+  uint8_t bytes[format::kMaxBuildId] = {};
+  if (length <= 0 || static_cast<size_t>(length) > sizeof(bytes)) return "";
+  std::copy(bits, bits + length, bytes);
+  return BuildIdHex(bytes, static_cast<uint32_t>(length));
+}
+
 }  // namespace
 
 // Invariant: `module` is non-null iff `dwfl` is, and `module` belongs to `dwfl`. The memos
 // outlive CloseFiles(); `opened` says whether the file was opened since (null `module` then: it
-// failed, and is not retried).
+// failed, and is not retried). `build_id` is the opened file's (FileBuildId).
 struct Symbolizer::Module {
   DwflPtr dwfl;
   Dwfl_Module* module = nullptr;
   CuIndex cus;
   bool opened = false;
+  std::string build_id;
   std::unordered_map<uint64_t, std::vector<SourceFrame>> results;  // Keyed by ELF vaddr.
   std::unordered_map<uint64_t, std::optional<Symbol>> symbols;     // SymbolAt, by ELF vaddr.
 };
@@ -384,11 +398,21 @@ Symbolizer::Module& Symbolizer::ModuleFor(const std::string& elf_path) {
     std::string refusal;
     module.dwfl = ReportElf(elf_path, &module.module, &refusal);
     if (!refusal.empty()) refused_.push_back(std::move(refusal));
+    if (module.module != nullptr) module.build_id = FileBuildId(module.module);
   }
   return module;
 }
 
+void Symbolizer::ShareResults(const std::string& dir) {
+  if (dir.empty()) {
+    shared_.reset();
+  } else if (shared_ == nullptr || shared_->dir() != dir) {
+    shared_ = std::make_unique<SymbolCache>(dir);
+  }
+}
+
 void Symbolizer::CloseFiles() {
+  if (shared_ != nullptr) shared_->CloseFiles();
   for (auto& [path, module] : modules_) {
     if (module->module == nullptr) continue;  // never opened, or failed: stays so
     module->cus = CuIndex();
@@ -398,14 +422,23 @@ void Symbolizer::CloseFiles() {
   }
 }
 
-std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint64_t elf_vaddr) {
-  const Module& memo = MemoFor(elf_path);
+std::vector<SourceFrame> Symbolizer::Symbolize(const std::string& elf_path, uint64_t elf_vaddr,
+                                               const std::string& build_id) {
+  Module& memo = MemoFor(elf_path);
   if (auto it = memo.results.find(elf_vaddr); it != memo.results.end()) return it->second;
+  const bool shared = shared_ != nullptr && !build_id.empty();
+  if (shared) {
+    if (auto cached = shared_->Find(build_id, elf_vaddr)) {
+      return memo.results[elf_vaddr] = std::move(*cached);
+    }
+  }
   Module& module = ModuleFor(elf_path);
   if (module.module == nullptr) return {};
   std::vector<SourceFrame>& result = module.results[elf_vaddr];
   result = Resolve(module.module, module.cus, elf_vaddr);
   ++computed_;
+  // Only what this very build says: a file replaced since the program loaded it is not shared.
+  if (shared && module.build_id == build_id) shared_->Add(build_id, elf_vaddr, result);
   return result;
 }
 

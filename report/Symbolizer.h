@@ -10,17 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "report/SourceFrame.h"
+
 namespace heapgraph::report {
 
-// One source-level frame of a machine address. `file` is the DWARF path joined with the
-// compilation directory (so usually absolute). It is empty exactly when `line` is 0: position
-// unknown, e.g. a stripped library named through .dynsym, or compiler-generated code.
-struct SourceFrame {
-  std::string function;
-  std::string file;
-  int line = 0;
-  bool inlined = false;
-};
+class SymbolCache;
 
 // Maps addresses inside ELF files on disk to functions, files and lines using elfutils (libdwfl)
 // in offline mode: nothing is attached to a live process. Separate debug info is found through the
@@ -55,7 +49,16 @@ class Symbolizer {
   // demangled. Names come from DWARF when present, else from .symtab/.dynsym (then one frame,
   // with a line only if a line table still covers the address). Empty when the file is missing,
   // unreadable or not ELF, or nothing (DWARF or symbol) covers the address.
-  std::vector<SourceFrame> Symbolize(const std::string& elf_path, uint64_t elf_vaddr);
+  //
+  // `build_id` (lower-case hex; "" when unknown) is the build-id of the module the address was
+  // recorded in. With ShareResults, the result is looked up in the shared cache first, and a result
+  // computed from a file with exactly that build-id is added to it.
+  std::vector<SourceFrame> Symbolize(const std::string& elf_path, uint64_t elf_vaddr,
+                                     const std::string& build_id = {});
+
+  // Shares Symbolize's results with the other processes of one run through directory `dir`
+  // (report/SymbolCache; "" = stop sharing). Results are the same with or without it.
+  void ShareResults(const std::string& dir);
 
   // The symbol-table symbol (.symtab, else .dynsym) covering `elf_vaddr`, of any type (a global
   // variable's too): its demangled name and the address's offset into it. Empty when none does.
@@ -70,8 +73,8 @@ class Symbolizer {
   std::vector<std::pair<uint64_t, uint64_t>> FunctionRanges(const std::string& elf_path,
                                                             const std::string& name);
 
-  // Closes every module file (and frees its debug information); the memoized results stay. A file
-  // that could not be opened is not tried again.
+  // Closes every module file (and frees its debug information) and the shared cache's files; the
+  // memoized results stay. A file that could not be opened is not tried again.
   void CloseFiles();
 
   // How many (file, address) results were computed so far, i.e. Symbolize() calls that missed the
@@ -92,6 +95,7 @@ class Symbolizer {
   Module& MemoFor(const std::string& elf_path);
 
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<SymbolCache> shared_;  // null: not sharing
   size_t computed_ = 0;
   std::vector<std::string> refused_;
 };

@@ -201,6 +201,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
   }
   result->recording_dir = view->recording_dir;
   result->suppressions = view->suppressions != nullptr ? view->suppressions : "";
+  result->symbol_cache = view->symbol_cache != nullptr ? view->symbol_cache : "";
   result->max_leaks = view->max_leaks;
   result->categories = view->categories != 0;
   result->preview_bytes = view->preview_bytes;
@@ -235,7 +236,7 @@ void AwaitCopy(Preparation& prep, const SnapshotProcess::Context& context, pid_t
 
 // Runs options.while_marking, if any and the heap had `live_bytes` >= its minimum; true when the
 // snapshot process `pid` was reaped meanwhile (its wait status in *status).
-bool RunWhileMarking(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+bool RunWhileMarking(const ScanOptions& options, const ScanResult& so_far, pid_t pid,
                      uint64_t live_bytes, int* status) {
   if (!options.while_marking || live_bytes < options.while_marking_min_live_bytes) return false;
   bool reaped = false;
@@ -245,17 +246,17 @@ bool RunWhileMarking(const ScanOptions& options, const std::string& recording_di
     return reaped;
   };
   try {
-    options.while_marking(recording_dir, marking_done);
+    options.while_marking(so_far, marking_done);
   } catch (...) {  // best effort by contract (LeakScan.h)
   }
   return reaped;
 }
 
 // Runs options.while_marking, then reaps the snapshot process `pid`; returns its wait status.
-int AwaitSnapshot(const ScanOptions& options, const std::string& recording_dir, pid_t pid,
+int AwaitSnapshot(const ScanOptions& options, const ScanResult& so_far, pid_t pid,
                   uint64_t live_bytes) {
   int status = 0;
-  if (!RunWhileMarking(options, recording_dir, pid, live_bytes, &status)) {
+  if (!RunWhileMarking(options, so_far, pid, live_bytes, &status)) {
     while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
     }  // the snapshot sends no SIGCHLD
   }
@@ -451,8 +452,7 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
     return result;
   }
   if (pid <= 0) return result;
-  result.ok =
-      CollectResult(prep, AwaitSnapshot(options, result.recording_dir, pid, live_bytes), &result);
+  result.ok = CollectResult(prep, AwaitSnapshot(options, result, pid, live_bytes), &result);
   result.timings.longest_allocation_wait_ms = LongestAllocationWait(context.view, true);
   result.timings.total_ms = NowMs() - start;
   return result;

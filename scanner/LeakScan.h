@@ -88,9 +88,10 @@ struct ScanOptions {
   // bench/repeated_checks.cc its first step alone wrote 512 KiB of fresh pages a check).
   // `marking_done` polls (without blocking) whether the snapshot process has finished, so the
   // callback can stop early. The callback's allocations are made after the snapshot, so they are
-  // never roots or blocks of this scan.
+  // never roots or blocks of this scan. `so_far` is the scan's result before the marking's: its
+  // recording_dir and the recorder's report options (suppressions, symbol_cache...) are set.
   // Exceptions it throws are swallowed: the scan's result never depends on it.
-  std::function<void(const std::string& recording_dir, const std::function<bool()>& marking_done)>
+  std::function<void(const ScanResult& so_far, const std::function<bool()>& marking_done)>
       while_marking;
   // while_marking runs only when the recorder held at least this many live bytes at the snapshot:
   // a smaller heap is marked in about a millisecond, before the callback could overlap anything,

@@ -59,8 +59,10 @@ struct ScanResult {
   std::string notice;         // one line worth telling the user, e.g. the ptrace fallback
   std::string recording_dir;  // the recording whose stacks and modules the ids refer to
   // The recorder's report options (HeapgraphRecorderView): suppression files, ';'-separated
-  // ("" none), leak records the text prints (0 = all), the categories table in the text.
+  // ("" none), the directory of symbolized addresses shared with other processes ("" none), leak
+  // records the text prints (0 = all), the categories table in the text.
   std::string suppressions;
+  std::string symbol_cache;
   uint32_t max_leaks = 0;
   bool categories = false;
   uint32_t preview_bytes = 0;  // leak_preview (check/LeakPreview)

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "heap/config/Config.h"
 #include "report/LeakDiffText.h"
 #include "tools/LeakReportFile.h"
 #include "tools/OptionValue.h"
@@ -37,6 +38,16 @@ std::string ExplainOption(const std::vector<std::string>& targets) {
     list += (list.empty() ? "" : "/") + t;
   }
   return QuoteOptionValue(list, "--explain");
+}
+
+// The directory where the checks of this run's processes share the addresses they symbolized
+// (option symbol_cache, report/SymbolCache): a hidden one in the root, which the recorder's
+// retention never touches. "" when it cannot be made (or its path would be too long for the
+// option): every check then symbolizes on its own. `root` is a valid option value (OptionsPath).
+std::string MakeSymbolCache(const std::string& root) {
+  std::string pattern = root + "/.symbols.XXXXXX";
+  if (pattern.size() >= Config::kMaxPath) return "";
+  return mkdtemp(pattern.data()) != nullptr ? pattern : "";
 }
 
 // suppressions' value: the files, absolute, joined with ';'.
@@ -95,7 +106,8 @@ RunCommand::RunCommand(CLI::App& app)
   command_->footer(kSignalCheckHelp);
 }
 
-std::string RunCommand::CheckOptions(const std::string& json_pattern) const {
+std::string RunCommand::CheckOptions(const std::string& json_pattern,
+                                     const std::string& symbol_cache) const {
   std::string text = ReportPath(text_, "--text");
   // exitcode=0: a process's leaks leave its own status; Run() turns a clean exit with leaks into
   // --exitcode from the reports.
@@ -109,6 +121,7 @@ std::string RunCommand::CheckOptions(const std::string& json_pattern) const {
   }
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);
+  if (!symbol_cache.empty()) options += ",symbol_cache=" + symbol_cache;
   if (!child_.options.empty()) options += "," + child_.options;
   return options;
 }
@@ -172,7 +185,9 @@ int RunCommand::Run() {
   // the run summary and the exit status cover the whole process tree.
   std::string json_pattern =
       json_.empty() ? child.root() + "/leaks-%p.json" : ReportPath(json_, "--json");
-  std::string options = CheckOptions(json_pattern);
+  // Removed when the run ends: a later run may find other debug files installed.
+  std::string symbol_cache = MakeSymbolCache(child.root());
+  std::string options = CheckOptions(json_pattern, symbol_cache);
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
@@ -190,9 +205,11 @@ int RunCommand::Run() {
   if (!baseline_.empty() && failing_leaks) failing_leaks = NewAgainstBaseline(baseline, summary);
   if (code == 0 && failing_leaks) code = exitcode_;
   if (!html_.empty()) WriteTopHtml(summary, child.pid());
+  std::error_code ignored;
   if (child.temporary_root()) {
-    std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);
+  } else if (!symbol_cache.empty()) {
+    std::filesystem::remove_all(symbol_cache, ignored);
   }
   return code;
 }

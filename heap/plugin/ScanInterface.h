@@ -92,9 +92,11 @@ struct HeapgraphRecorderView {
   const struct HeapgraphRootRegion* root_regions;
   int root_region_slots;
   // The recorder's options that shape every check's report (heap/config/Options.inc):
-  // suppression files (';'-separated, "" none), leak records the text prints (0 = all), and
-  // whether the text ends with the categories table (1) or not (0).
+  // suppression files (';'-separated, "" none), the directory of symbolized addresses shared with
+  // other processes ("" none), leak records the text prints (0 = all), and whether the text ends
+  // with the categories table (1) or not (0).
   const char* suppressions;
+  const char* symbol_cache;
   uint32_t max_leaks;
   int categories;
   uint32_t preview_bytes;  // leak_preview: bytes of each direct leak shown as hex (0: none)

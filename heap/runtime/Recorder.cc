@@ -822,6 +822,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->root_regions = RootRegions::Slots();
   view->root_region_slots = RootRegions::kSlots;
   view->suppressions = g.config.suppressions;
+  view->symbol_cache = g.config.symbol_cache;
   view->max_leaks = g.config.max_leaks;
   view->categories = g.config.leak_categories ? 1 : 0;
   view->preview_bytes = g.config.leak_preview;

@@ -99,7 +99,9 @@ void RunStep(Step& step) {
   report::SymbolWarmup warmup;
   std::string hook_dir;
   if (step.mode != Mode::kCold) {
-    options.while_marking = [&](const std::string& dir, const std::function<bool()>& done) {
+    options.while_marking = [&](const scanner::ScanResult& so_far,
+                                const std::function<bool()>& done) {
+      const std::string& dir = so_far.recording_dir;
       ++step.hook_calls;
       hook_dir = dir;
       if (step.mode == Mode::kWarm) {

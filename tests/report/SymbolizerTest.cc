@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "report/DebugFileSearch.h"
 #include "report/Symbolizer.h"
 
 namespace heapgraph::report {
@@ -172,6 +173,46 @@ TEST_F(SymbolizerTest, RepeatedLookupsAgree) {
     EXPECT_EQ(first[i].line, second[i].line);
     EXPECT_EQ(first[i].inlined, second[i].inlined);
   }
+}
+
+TEST_F(SymbolizerTest, SharedResultsNameAnAddressWithoutOpeningItsFile) {
+  std::string dir = testing::TempDir() + "symbolizer_shared_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  const std::string build_id = ElfBuildId(kFixture);
+  ASSERT_FALSE(build_id.empty());
+  uint64_t vaddr = InlinedCallVaddr();
+  Symbolizer first;
+  first.ShareResults(dir);  // made at the first result kept
+  std::vector<SourceFrame> frames = first.Symbolize(kFixture, vaddr, build_id);
+  ExpectInlinedChain(frames);
+  first.CloseFiles();  // as a check does when it ends: its results are written
+
+  // Another process's Symbolizer: the same build at a path where no file is.
+  constexpr char kGone[] = "/nonexistent/libheapgraph_symbolizer_fixture.so";
+  Symbolizer second;
+  second.ShareResults(dir);
+  EXPECT_EQ(second.Symbolize(kGone, vaddr, build_id), frames);
+  EXPECT_EQ(second.computed(), 0u);  // from the cache, not from a file
+  Symbolizer alone;                  // not sharing: the path names nothing
+  EXPECT_TRUE(alone.Symbolize(kGone, vaddr, build_id).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(SymbolizerTest, AFileOfAnotherBuildIsNotShared) {
+  std::string dir = testing::TempDir() + "symbolizer_other_build_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  // The recording says another build was loaded from this path: what the file here says now is
+  // this process's best guess, never another process's answer.
+  const std::string recorded = std::string(40, 'a');
+  uint64_t vaddr = EntryVaddr("fixture_c_function");
+  Symbolizer first;
+  first.ShareResults(dir);
+  EXPECT_FALSE(first.Symbolize(kFixture, vaddr, recorded).empty());
+  first.CloseFiles();
+  Symbolizer second;
+  second.ShareResults(dir);
+  EXPECT_TRUE(second.Symbolize("/nonexistent/libother.so", vaddr, recorded).empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SymbolizerTest, StrippedCopyIsNamedThroughDynsym) {

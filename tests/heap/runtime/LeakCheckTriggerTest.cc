@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,7 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "report/SymbolCache.h"
 #include "tests/ShellCommand.h"
 
 namespace {
@@ -304,6 +307,53 @@ TEST(LeakCheckTriggerTest, RunChecksEveryProcessOfATreeIntoPerProcessReports) {
   EXPECT_NE(line.find("3 of 3 recorded processes checked, 3 with leaks"), std::string::npos) << out;
   EXPECT_NE(line.find("1 leaked blocks, 102 bytes in " + root + "/leaks-"), std::string::npos)
       << line;
+  std::filesystem::remove_all(root);
+}
+
+// The three processes of one run leak from the same code: the first check symbolizes the stack
+// and keeps it in the run's symbol cache (option symbol_cache, report/SymbolCache), the next two
+// find every address there and append nothing, and all three reports name the same frames. The
+// cache `run` makes for itself is gone when it returns.
+TEST(LeakCheckTriggerTest, RunSharesSymbolizedAddressesAmongItsProcesses) {
+  std::string root = TempRoot(), out;
+  std::string shared = root + "/shared";  // given by the user: kept, so it can be looked at
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --json " + root +
+                         "/leaks-%p.json --options symbol_cache=" + shared + " --dir " + root +
+                         "/rec -- " + kTree + " 2 0 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  ASSERT_EQ(JsonFiles(root), 3u) << out;
+  std::vector<std::vector<std::string>> stacks;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (entry.path().extension() != ".json") continue;
+    nlohmann::json json = nlohmann::json::parse(std::ifstream(entry.path()));
+    std::vector<std::string> functions;
+    for (const nlohmann::json& frame : json["leaks"][0]["stack"]) {
+      functions.push_back(frame.value("function", ""));
+    }
+    stacks.push_back(functions);
+  }
+  ASSERT_FALSE(stacks[0].empty());
+  EXPECT_NE(std::find(stacks[0].begin(), stacks[0].end(), "main"), stacks[0].end());
+  EXPECT_EQ(stacks[1], stacks[0]);
+  EXPECT_EQ(stacks[2], stacks[0]);
+  // Each address was appended once: by the first process that needed it (no process of this run
+  // runs its check beside another's). The program's own file and libc's at least.
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(shared)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    size_t appended = 0;
+    for (size_t at = bytes.find("HGSY"); at != std::string::npos; at = bytes.find("HGSY", at + 1)) {
+      ++appended;
+    }
+    EXPECT_EQ(heapgraph::report::SymbolCache::Parse(bytes).size(), appended) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 2u);
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/rec")) {
+    EXPECT_NE(entry.path().filename().string().rfind(".symbols.", 0), 0u) << entry.path();
+  }
   std::filesystem::remove_all(root);
 }
 
