@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "reader/InputFile.h"
@@ -30,10 +31,57 @@ using DwflPtr = std::unique_ptr<Dwfl, DwflDeleter>;
 
 // Null selects libdwfl's default debug-info search path (":.debug:/usr/lib/debug").
 char* g_debuginfo_path = nullptr;
+constexpr char kSystemDebugDir[] = "/usr/lib/debug";
+
+bool DebuginfodServersSet() {
+  const char* urls = std::getenv("DEBUGINFOD_URLS");
+  return urls != nullptr && urls[0] != '\0';
+}
+
+// Whether a separate debug file named `name` (a .gnu_debuglink or .gnu_debugaltlink name) may be
+// on disk where libdwfl's default path search looks for the module at `file_name`: beside it, in
+// .debug beside it, or under /usr/lib/debug with the module's directory (or at `name` itself when
+// it is absolute). Without a link name, the search looks for "<file>.debug".
+bool DebugFileByNameMayExist(const char* file_name, const char* name) {
+  if (file_name == nullptr) return false;
+  std::string dir = file_name;
+  size_t slash = dir.rfind('/');
+  std::string base = slash == std::string::npos ? dir : dir.substr(slash + 1);
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  std::string link = name != nullptr ? name : base + ".debug";
+  if (link.empty()) return false;
+  if (link[0] == '/') return access(link.c_str(), F_OK) == 0;
+  std::string base_link = link.substr(link.rfind('/') + 1);
+  for (const std::string& candidate :
+       {dir + "/" + link, dir + "/.debug/" + link, kSystemDebugDir + dir + "/" + link,
+        dir + "/" + base_link, dir + "/.debug/" + base_link}) {
+    if (candidate != file_name && access(candidate.c_str(), F_OK) == 0) return true;
+  }
+  return false;
+}
+
+// libdwfl's standard search for a module's separate debug information, except that debuginfod is
+// asked only when DEBUGINFOD_URLS names a server. elfutils 0.188 loads libdebuginfod, and libcurl
+// with some twenty-five libraries behind it, for the first module whose debug information is not
+// on disk, whether or not a server is set: 4-6 ms in every process whose leak check symbolizes a
+// system binary (docs/performance.md, "Session 18"). So without servers: the build-id lookup
+// under /usr/lib/debug/.build-id, then the standard search only if a file it looks for by name
+// exists (it then finds it before it would reach debuginfod).
+int FindDebuginfo(Dwfl_Module* module, void** userdata, const char* module_name, Dwarf_Addr base,
+                  const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                  char** debuginfo_file_name) {
+  if (!DebuginfodServersSet()) {
+    int fd = dwfl_build_id_find_debuginfo(module, userdata, module_name, base, file_name,
+                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+    if (fd >= 0 || !DebugFileByNameMayExist(file_name, debuglink_file)) return fd;
+  }
+  return dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                      debuglink_file, debuglink_crc, debuginfo_file_name);
+}
 
 const Dwfl_Callbacks kOfflineCallbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = FindDebuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &g_debuginfo_path,
 };

@@ -215,6 +215,25 @@ TEST_F(SymbolizerTest, AFileOfAnotherBuildIsNotShared) {
   std::filesystem::remove_all(dir);
 }
 
+// elfutils 0.188 would load libdebuginfod (and libcurl behind it) for a module without debug
+// information on disk even with no server named; the Symbolizer asks only when one is.
+TEST_F(SymbolizerTest, NoServerNamedLoadsNoDebuginfodClient) {
+  if (dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+    GTEST_SKIP() << "libdebuginfod is already loaded in this process";
+  }
+  const char* urls = getenv("DEBUGINFOD_URLS");
+  std::string saved = urls != nullptr ? urls : "";
+  unsetenv("DEBUGINFOD_URLS");
+  Symbolizer symbolizer;  // the stripped copy: no DWARF, no debug link, no build-id debug file
+  std::vector<SourceFrame> frames =
+      symbolizer.Symbolize(kStrippedFixture, EntryVaddr("fixture_c_function"));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function, "fixture_c_function");
+  ExpectInlinedChain(symbolizer.Symbolize(kSplitFixture, InlinedCallVaddr()));  // its debug link
+  EXPECT_EQ(dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
+  if (urls != nullptr) setenv("DEBUGINFOD_URLS", saved.c_str(), 1);
+}
+
 TEST_F(SymbolizerTest, StrippedCopyIsNamedThroughDynsym) {
   // The stripped copy has the same layout, so vaddrs measured on the loaded original apply.
   std::vector<SourceFrame> c_frames =
