@@ -228,6 +228,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     if (scan_fd >= 0) close(scan_fd);
     return 0;
   }
+  char boot_id[format::kBootIdSize] = {};  // read once, for the first run that needs it
   while (dirent* e = readdir(root)) {
     if (IsBeingRemoved(e->d_name)) RemoveContentsAndDirectory(root_fd, e->d_name);
     if (e->d_name[0] == '.' || strcmp(e->d_name, own_name) == 0 || count == kMaxRuns) continue;
@@ -237,12 +238,20 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     format::SessionHeader& session = g_session;
     bool has_record = false;
     if (ReadSession(dir_fd, &session, &has_record) && strcmp(session.executable, executable) == 0) {
-      ExitEvidence now = ExitEvidenceProbe::Gather(session, has_record);
-      // Not in our /proc is not enough: the run may live in another pid namespace.
-      if (!now.alive && !MayBeAliveElsewhere(session, has_record, RealtimeNs())) {
-        if (!HasFile(dir_fd, format::kExitFile)) {
+      // An `exit` file is written only for a finished run: nothing to probe again. Otherwise the
+      // liveness first; the rest of the evidence only for a run to classify.
+      bool finished = HasFile(dir_fd, format::kExitFile);
+      if (!finished) {
+        if (boot_id[0] == '\0') ExitEvidenceProbe::ReadBootId(boot_id);
+        // Not in our /proc is not enough: the run may live in another pid namespace.
+        finished = !ExitEvidenceProbe::Alive(session, has_record, boot_id) &&
+                   !MayBeAliveElsewhere(session, has_record, RealtimeNs());
+        if (finished) {
+          ExitEvidence now = ExitEvidenceProbe::Gather(session, has_record);
           WriteExitFile(dir_fd, ExitClassifier::Classify(session, has_record, now));
         }
+      }
+      if (finished) {
         memcpy(runs[count].name, e->d_name, strlen(e->d_name) + 1);
         runs[count].start_time_ns = session.start_time_ns;
         ++count;

@@ -16,13 +16,18 @@ void ExitEvidenceProbe::ReadBootId(char (&out)[format::kBootIdSize]) {
   for (ssize_t i = 0; i < n && buffer[i] != '\n' && buffer[i] != '\0'; ++i) out[i] = buffer[i];
 }
 
+bool ExitEvidenceProbe::Alive(const format::SessionHeader& session, bool has_record,
+                              const char (&boot_id)[format::kBootIdSize]) {
+  bool same_boot = !has_record || session.record.boot_id[0] == '\0' ||
+                   strncmp(session.record.boot_id, boot_id, format::kBootIdSize) == 0;
+  return same_boot && session.boot_time_ticks != 0 &&
+         ProcessStartTicks::Of(session.pid) == session.boot_time_ticks;
+}
+
 ExitEvidence ExitEvidenceProbe::Gather(const format::SessionHeader& session, bool has_record) {
   ExitEvidence now;
   ReadBootId(now.boot_id);
-  bool same_boot = !has_record || session.record.boot_id[0] == '\0' ||
-                   strncmp(session.record.boot_id, now.boot_id, format::kBootIdSize) == 0;
-  now.alive = same_boot && session.boot_time_ticks != 0 &&
-              ProcessStartTicks::Of(session.pid) == session.boot_time_ticks;
+  now.alive = Alive(session, has_record, now.boot_id);
   char executable[format::kMaxModulePath];
   memcpy(executable, session.executable, sizeof(executable));
   executable[sizeof(executable) - 1] = '\0';

@@ -13,6 +13,10 @@ namespace heapgraph {
 namespace ExitEvidenceProbe {
 
 ExitEvidence Gather(const format::SessionHeader& session, bool has_record);
+// Gather's `alive` alone, with the current boot id given (ReadBootId): the recorded process still
+// runs (same boot, and its pid has the recorded start time).
+bool Alive(const format::SessionHeader& session, bool has_record,
+           const char (&boot_id)[format::kBootIdSize]);
 // /proc/sys/kernel/random/boot_id without the newline; "" when unreadable.
 void ReadBootId(char (&out)[format::kBootIdSize]);
 
