@@ -561,6 +561,7 @@ bool ThreadCapture::StopWithPtrace() {
     RestoreDumpable();
     return false;
   }
+  RunOverlap();  // while the helper stops the threads (and clones)
   const bool stopped = WaitForHelper();
   const HelperState::Worker* workers = state_->workers;
   stats_.passes = workers[0].passes;
@@ -600,6 +601,12 @@ void ThreadCapture::StopSecondHelper() {
   if (state_->second_helper == nullptr) return;
   if (!second_->Exited()) kill(second_->tid(), SIGKILL);
   second_->Join();
+}
+
+void ThreadCapture::RunOverlap() {
+  if (overlap_ == nullptr || overlap_->ran) return;
+  overlap_->work(overlap_->argument);
+  overlap_->ran = true;
 }
 
 bool ThreadCapture::WaitForHelper() {
@@ -688,16 +695,26 @@ pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
 
 pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
                                        const UnwinderMappings* not_copied, InPlace* in_place) {
+  return CloneStoppedWorld(body, argument, not_copied, in_place, nullptr);
+}
+
+pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
+                                       const UnwinderMappings* not_copied, InPlace* in_place,
+                                       Overlap* overlap) {
   snapshot_body_ = body;
   snapshot_argument_ = argument;
   not_copied_ = not_copied;
   in_place_body_ = in_place != nullptr ? in_place->body : nullptr;
   if (in_place != nullptr) in_place->ran = false;
+  overlap_ = overlap;
+  if (overlap_ != nullptr) overlap_->ran = false;
   const bool stopped = StopAll();
+  if (stopped) RunOverlap();  // signal suspension: before the caller clones
   snapshot_body_ = nullptr;
   snapshot_argument_ = nullptr;
   not_copied_ = nullptr;
   in_place_body_ = nullptr;
+  overlap_ = nullptr;
   if (!stopped) return 0;
   if (!stopped_) {  // the helper did it all
     if (in_place != nullptr && state_->in_place_ran) {

@@ -143,6 +143,23 @@ class ThreadCapture {
   pid_t CloneStoppedWorld(SnapshotBody body, void* argument, const UnwinderMappings* not_copied,
                           InPlace* in_place);
 
+  // Work the calling thread does while the world is being stopped: `work(argument)` runs once, on
+  // the calling thread, after the ptrace helper started stopping the threads and before the caller
+  // waits for it (under signal suspension, which has no helper: once the world is stopped, before
+  // the caller clones the snapshot). The helper may clone the snapshot process, and release the
+  // world, before the work ends: what it makes must reach the snapshot through shared memory that
+  // the snapshot waits for (scanner/BlockCopy). Same rules as the stopped world: no allocation, no
+  // lock another thread may hold. `ran` says whether it ran (it may have even when the world
+  // could not be stopped in the end). Not with an in-place body (the helper would run it beside
+  // the work).
+  struct Overlap {
+    void (*work)(void* argument) = nullptr;
+    void* argument = nullptr;
+    bool ran = false;
+  };
+  pid_t CloneStoppedWorld(SnapshotBody body, void* argument, const UnwinderMappings* not_copied,
+                          InPlace* in_place, Overlap* overlap);
+
   bool stopped() const { return stopped_; }
   std::span<const ThreadInfo> threads() const;
   // Which mechanism holds the world: kPtrace or kSignals (meaningful while stopped()).
@@ -189,6 +206,7 @@ class ThreadCapture {
   pid_t CloneFromCaller(SnapshotBody body, void* argument);
   bool StopWithSignals();
   bool WaitForHelper();
+  void RunOverlap();
   void JoinHelper();
   std::string DescribeHelperFailure() const;
   void RestoreDumpable();
@@ -210,6 +228,7 @@ class ThreadCapture {
   void* snapshot_argument_ = nullptr;
   const UnwinderMappings* not_copied_ = nullptr;
   SnapshotBody in_place_body_ = nullptr;
+  Overlap* overlap_ = nullptr;  // set for the duration of CloneStoppedWorld()
   int saved_dumpable_ = -1;
   Method method_used_ = Method::kPtrace;
   Stats stats_;

@@ -4,8 +4,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <new>
+
 #include "heap/store/LiveAllocationTree.h"
 #include "heap/store/PersistedFormat.h"
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner {
 namespace {
@@ -30,20 +33,24 @@ BlockCopy::~BlockCopy() {
 }
 
 void BlockCopy::Unmap() {
-  if (slots_ != nullptr) syscall(SYS_munmap, slots_, bytes_);
+  if (header_ != nullptr) syscall(SYS_munmap, header_, bytes_);
+  header_ = nullptr;
   slots_ = nullptr;
   capacity_ = count_ = bytes_ = 0;
   copied_ = false;
 }
 
-bool BlockCopy::Reserve(uint64_t live_blocks) {
+bool BlockCopy::Reserve(uint64_t live_blocks, bool shared) {
   count_ = 0;
   copied_ = false;
   const uint64_t wanted = live_blocks + live_blocks / 4 + 1024;
   const bool roomy = capacity_ >= live_blocks + live_blocks / 8 + 1024 && capacity_ <= 4 * wanted;
-  if (slots_ != nullptr && roomy) return true;  // kept: its pages are written already
+  if (slots_ != nullptr && roomy && shared == shared_) {  // kept: its pages are written already
+    header_->state.store(kCopying, std::memory_order_relaxed);
+    return true;
+  }
   Unmap();
-  return Map(wanted);
+  return Map(wanted, shared);
 }
 
 bool BlockCopy::ReuseIfItFit() {
@@ -53,18 +60,20 @@ bool BlockCopy::ReuseIfItFit() {
   return keep;
 }
 
-bool BlockCopy::Map(uint64_t capacity) {
-  const uint64_t bytes = (capacity * sizeof(LeakedBlock) + format::kPageSize - 1) /
+bool BlockCopy::Map(uint64_t capacity, bool shared) {
+  const uint64_t bytes = (kHeaderBytes + capacity * sizeof(LeakedBlock) + format::kPageSize - 1) /
                          format::kPageSize * format::kPageSize;
-  long r =
-      syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const int kind = shared ? MAP_SHARED : MAP_PRIVATE;
+  long r = syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, kind | MAP_ANONYMOUS, -1, 0);
   if (r < 0 && r > -4096) return false;
-  slots_ = reinterpret_cast<LeakedBlock*>(r);
+  header_ = new (reinterpret_cast<void*>(r)) Header{};
+  slots_ = reinterpret_cast<LeakedBlock*>(r + static_cast<long>(kHeaderBytes));
+  shared_ = shared;
   capacity_ = capacity;
   bytes_ = bytes;
   // The page faults happen here, before the locks (MAP_POPULATE left the first writes slow).
-  auto* page = reinterpret_cast<volatile char*>(slots_);
-  for (uint64_t at = 0; at < bytes_; at += format::kPageSize) page[at] = 0;
+  auto* page = reinterpret_cast<volatile char*>(header_);
+  for (uint64_t at = format::kPageSize; at < bytes_; at += format::kPageSize) page[at] = 0;
   return true;
 }
 
@@ -78,6 +87,26 @@ bool BlockCopy::CopyFrom(LiveAllocationTree& tree) {
             });
   if (!copied_) count_ = 0;
   return copied_;
+}
+
+void BlockCopy::Publish() {
+  if (header_ == nullptr) return;
+  header_->count = count_;
+  header_->state.store(copied_ ? kCopied : kNotCopied, std::memory_order_release);
+}
+
+bool BlockCopy::AwaitPublished(std::span<const LeakedBlock>* blocks) const {
+  *blocks = {};
+  if (header_ == nullptr) return false;
+  const int64_t deadline = roots::RawSyscall::MonotonicNs() + kPublishWaitNs;
+  uint32_t state = kCopying;
+  while ((state = header_->state.load(std::memory_order_acquire)) == kCopying &&
+         roots::RawSyscall::MonotonicNs() < deadline) {
+    roots::RawSyscall::Nanosleep(50'000);
+  }
+  if (state != kCopied) return false;
+  *blocks = {slots_, header_->count};
+  return true;
 }
 
 std::pair<uint64_t, uint64_t> BlockCopy::Range() const {

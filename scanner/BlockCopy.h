@@ -9,8 +9,16 @@
 // Repeated checks keep one BlockCopy from one check to the next (scanner/LeakScan.cc): its pages
 // stay faulted in (a fresh mapping, its first writes and its unmapping cost every check ~2 MB of
 // page faults for 40,000 blocks), and while it fits no glance at the recorder sizes it.
+//
+// A shared copy (Reserve(n, true): MAP_SHARED memory) may be written after the snapshot process
+// was cloned, while the ptrace helper stops the threads and clones (ThreadCapture::Overlap): the
+// snapshot sees the same pages and waits for Publish() (AwaitPublished) before it reads them. So
+// the allocations wait for the longer of the copy and the stop, not for both (issue 14, "the
+// pause the program feels"). Only a copy that is not kept between checks is shared: a kept one
+// would be shared with a child the program forks later.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -35,7 +43,8 @@ class BlockCopy {
   // meanwhile), every page written once. The memory already held is kept when it has that room
   // (an eighth more at least) and is not four times too large. False (no room) if the memory
   // cannot be mapped.
-  bool Reserve(uint64_t live_blocks);
+  // `shared`: MAP_SHARED memory (see above); memory of the other kind is not kept.
+  bool Reserve(uint64_t live_blocks, bool shared = false);
   // Before the recorder is locked, instead of Reserve: keeps the memory of the previous copy if
   // that copy fit and used a quarter of it at least (the heap has not shrunk much); the copy under
   // the locks then says whether it still fits. False (nothing kept: Reserve) otherwise.
@@ -43,12 +52,21 @@ class BlockCopy {
   // Under the recorder's locks: every live block of `tree`, in slot order. False, with nothing
   // copied, when they do not fit (the heap grew past the reserve): the snapshot copies them.
   bool CopyFrom(LiveAllocationTree& tree);
+  // After CopyFrom: says in the copy's own memory whether it holds the blocks, and how many.
+  void Publish();
+  // In the snapshot process, on its view of a shared copy: waits until the scanning process
+  // published it (polling every 50 us, at most kPublishWaitNs), then sets *blocks and returns
+  // whether the blocks are there; false (copy them yourself) when they did not fit or never came.
+  // Raw system calls only.
+  bool AwaitPublished(std::span<const LeakedBlock>* blocks) const;
+  static constexpr int64_t kPublishWaitNs = 30'000'000'000;
 
   // Unmaps the memory (a snapshot process has its own copy of it); also the destructor's.
   void Unmap();
 
   std::span<const LeakedBlock> blocks() const { return {slots_, count_}; }
   bool copied() const { return copied_; }
+  bool shared() const { return shared_; }
   // The mapping, never a root ({0, 0} when none).
   std::pair<uint64_t, uint64_t> Range() const;
 
@@ -57,13 +75,23 @@ class BlockCopy {
   static MmapVector<LeakedBlock> Copy(LiveAllocationTree& tree);
 
  private:
+  // The first bytes of the mapping; the slots start a cache line further.
+  struct Header {
+    std::atomic<uint32_t> state;  // kCopying, kCopied or kNotCopied
+    uint64_t count;
+  };
+  static constexpr uint32_t kCopying = 0, kCopied = 1, kNotCopied = 2;
+  static constexpr uint64_t kHeaderBytes = 64;
+
+  Header* header_ = nullptr;
+  bool shared_ = false;
   LeakedBlock* slots_ = nullptr;
   uint64_t capacity_ = 0;
   uint64_t count_ = 0;
   uint64_t bytes_ = 0;
   bool copied_ = false;
 
-  bool Map(uint64_t capacity);
+  bool Map(uint64_t capacity, bool shared);
 };
 
 }  // namespace heapgraph::scanner

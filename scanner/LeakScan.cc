@@ -296,12 +296,13 @@ std::atomic<bool> g_in_place_faulted{false};
 // scan in place was abandoned, with a snapshot process. Returns its pid; 0 with in_place->ran when
 // the scan was done in place; 0 without if the world could not be stopped.
 pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
-                      roots::ThreadCapture::InPlace* in_place, std::string* notice) {
+                      roots::ThreadCapture::InPlace* in_place, std::string* notice,
+                      roots::ThreadCapture::Overlap* overlap) {
   context->in_place = context->in_place && !g_in_place_faulted.load();
   context->in_place_faulted = false;
   in_place->body = context->in_place ? &SnapshotProcess::InPlace : nullptr;
   pid_t pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context,
-                                             context->view.unwinder, in_place);
+                                             context->view.unwinder, in_place, overlap);
   if (context->in_place_faulted) {  // the helper made the snapshot process from the same stop
     g_in_place_faulted = true;
     if (prep.in_place_asked) {
@@ -320,7 +321,8 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
     }
     context->in_place = false;
     in_place->body = nullptr;
-    pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
+    pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder,
+                                         nullptr, overlap);
   }
   return pid;
 }
@@ -337,12 +339,26 @@ std::optional<HeapTotals> GlanceAtHeap(const RecorderEntries& recorder) {
 
 // Room for the live blocks' copy (BlockCopy), sized from a glance at the recorder (`glance`, or a
 // new one when the scan took none) and written before the check takes the locks for good; a kept
-// copy that fit the last time is taken as it is (the copy under the locks checks it).
+// copy that fit the last time is taken as it is (the copy under the locks checks it). A copy of
+// this scan's own is shared memory: it is made beside the stop (CopyBlocks).
 void ReserveBlockCopy(const RecorderEntries& recorder, std::optional<HeapTotals> glance,
-                      BlockCopy* copy) {
-  if (copy->ReuseIfItFit()) return;
+                      Preparation& prep) {
+  if (prep.copy->ReuseIfItFit()) return;
   if (!glance) glance = GlanceAtHeap(recorder);
-  if (glance) copy->Reserve(glance->blocks);
+  if (glance) prep.copy->Reserve(glance->blocks, /*shared=*/prep.copy == &prep.own_copy);
+}
+
+// The live blocks copied under the recorder's locks, and published for the snapshot.
+struct CopyWork {
+  BlockCopy* copy;
+  SnapshotProcess::Context* context;
+};
+
+void CopyBlocks(void* argument) {
+  auto* work = static_cast<CopyWork*>(argument);
+  work->context->blocks_copied = work->copy->CopyFrom(*work->context->view.heap);
+  work->context->copied_blocks = work->copy->blocks();
+  work->copy->Publish();
 }
 
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the
@@ -355,17 +371,24 @@ void ReserveBlockCopy(const RecorderEntries& recorder, std::optional<HeapTotals>
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, std::optional<HeapTotals> glance,
                         Preparation& prep, SnapshotProcess::Context* context, ScanResult* result,
                         roots::ThreadCapture::InPlace* in_place, uint64_t* live_bytes) {
-  ReserveBlockCopy(recorder, glance, prep.copy);
+  ReserveBlockCopy(recorder, glance, prep);
   double locked = NowMs();
   if (!LockRecorder(recorder, &context->view, result)) return 0;
   *live_bytes = context->view.heap->LiveBytes();
   prep.ShareWith(context);
-  context->blocks_copied = prep.copy->CopyFrom(*context->view.heap);
-  context->copied_blocks = prep.copy->blocks();
   context->copy_range = prep.copy->Range();
   context->kept_copy_range = g_kept_copy.Range();
+  // A shared copy is made while the helper stops the world and clones the snapshot, which waits
+  // for it; any other before the stop (a snapshot cloned meanwhile would miss what follows).
+  CopyWork work{prep.copy, context};
+  roots::ThreadCapture::Overlap overlap{&CopyBlocks, &work};
+  const bool beside_the_stop = prep.copy->shared();
+  context->published_copy = beside_the_stop ? prep.copy : nullptr;
+  if (!beside_the_stop) CopyBlocks(&work);
   double stopping = NowMs();
-  const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice);
+  const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice,
+                                    beside_the_stop ? &overlap : nullptr);
+  if (beside_the_stop && !overlap.ran) CopyBlocks(&work);  // the world was not stopped
   if (pid == 0 && !in_place->ran) {
     recorder.end_snapshot();
     result->error = "cannot stop the threads: " + prep.capture.error();
@@ -387,7 +410,11 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, std::optional<HeapTotal
     result->error = std::string("cannot create the snapshot process: ") + strerror(-pid);
     return pid;
   }
-  result->timings.world_stopped_ms = released - stopping;
+  // With the copy beside the stop the caller's clock holds the copy too: the ptrace helper's says
+  // how long the threads were stopped (its first seize to its last detach).
+  const double helper_stopped_ms = prep.capture.stats().threads_stopped_ms;
+  result->timings.world_stopped_ms =
+      beside_the_stop && helper_stopped_ms > 0 ? helper_stopped_ms : released - stopping;
   result->timings.allocation_pause_ms = unlocked - locked;
   return pid;
 }

@@ -26,8 +26,13 @@ struct LeakedBlock {
 };
 
 struct ScanTimings {
-  double world_stopped_ms = 0;     // threads stopped: capture + snapshot (the copy before excluded)
-  double allocation_pause_ms = 0;  // recorder locks held (allocations wait): includes the above
+  // Threads stopped: capture + snapshot's clone. The live blocks' copy is not in it when it is
+  // made before the stop, or beside it (BlockCopy: then the ptrace helper's clock, which ends at
+  // its last detach); under signal suspension a copy beside the stop is made while it holds.
+  double world_stopped_ms = 0;
+  // Recorder locks held (allocations wait): the copy and the stop, or the longer of them when the
+  // copy is made beside the stop.
+  double allocation_pause_ms = 0;
   // The longest time one program thread waited for a recorder lock during the check, timed by that
   // thread (heap/store/LockWait): the pause an allocating thread felt, wake-up delay included.
   double longest_allocation_wait_ms = 0;

@@ -229,7 +229,9 @@ int SnapshotProcess::Run(PagePool& pool) {
   // The scanning process's copy, made under the locks; else this process copies the tree now.
   MmapVector<LeakedBlock> own_copy;
   std::span<const LeakedBlock> unsorted = c_.copied_blocks;
-  if (!c_.blocks_copied) {
+  const bool copied = c_.published_copy != nullptr ? c_.published_copy->AwaitPublished(&unsorted)
+                                                   : c_.blocks_copied;
+  if (!copied) {
     own_copy = BlockCopy::Copy(*c_.view.heap);
     unsorted = own_copy;
     if (!c_.hold_allocations_while_marking) ReleaseRecorder();

@@ -41,6 +41,7 @@
 
 namespace heapgraph::scanner {
 
+class BlockCopy;
 class BlockIndex;
 class PresentPages;
 class RootRanges;
@@ -68,6 +69,9 @@ class SnapshotProcess {
     // then sends the ready byte (unless it holds allocations while marking).
     bool blocks_copied;
     std::span<const LeakedBlock> copied_blocks;
+    // Non-null: the copy is shared memory written beside the stop, maybe after this process was
+    // cloned; blocks_copied and copied_blocks are then read from it (BlockCopy::AwaitPublished).
+    const BlockCopy* published_copy;
     std::pair<uint64_t, uint64_t> copy_range;
     std::pair<uint64_t, uint64_t> kept_copy_range;  // the repeated checks' kept copy: never a root
     const ExplainRequest* explain;                  // nullptr: nothing to explain

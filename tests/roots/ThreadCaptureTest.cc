@@ -610,6 +610,71 @@ TEST_F(CloneStoppedWorldTest, ThreadsStartingAndExitingDuringTheStop) {
   std::printf("[ info ] 30 snapshots during churn (%d threads created)\n", churn.created());
 }
 
+// ---- CloneStoppedWorld(..., Overlap): the caller's work beside the stop. --------------------
+
+// What the overlap work makes, in shared memory: the snapshot (maybe cloned before the work ends)
+// waits for `ready` and checks `value`.
+struct OverlapShared {
+  std::atomic<uint32_t> ready{0};
+  uint32_t value = 0;
+};
+
+struct OverlapWork {
+  OverlapShared* shared;
+  pid_t caller;
+  int calls = 0;
+  bool on_caller = false;
+  long sleep_ns = 0;
+};
+
+void DoOverlapWork(void* argument) {
+  auto* work = static_cast<OverlapWork*>(argument);
+  ++work->calls;
+  work->on_caller = RawSyscall::Gettid() == work->caller;
+  RawSyscall::Nanosleep(work->sleep_ns);  // longer than the stop: the world is released first
+  work->shared->value = 42;
+  work->shared->ready.store(1, std::memory_order_release);
+}
+
+int AwaitOverlapWork(void* argument) {
+  auto* shared = static_cast<OverlapShared*>(argument);
+  const int64_t deadline = RawSyscall::MonotonicNs() + 30'000'000'000;
+  while (shared->ready.load(std::memory_order_acquire) == 0) {
+    if (RawSyscall::MonotonicNs() > deadline) return 2;
+    RawSyscall::Nanosleep(100'000);
+  }
+  return shared->value == 42 ? 0 : 1;
+}
+
+TEST_F(CloneStoppedWorldTest, OverlapWorkRunsOnTheCallerBesideTheStopAndReachesTheSnapshot) {
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  for (ThreadCapture::Method method :
+       {ThreadCapture::Method::kPtrace, ThreadCapture::Method::kSignals}) {
+    auto* shared = new (page) OverlapShared;
+    ThreadCapture::Options options;
+    options.method = method;
+    ThreadCapture capture(options);
+    OverlapWork work{shared, static_cast<pid_t>(syscall(SYS_gettid))};
+    work.sleep_ns = 300'000'000;
+    ThreadCapture::Overlap overlap{&DoOverlapWork, &work};
+    const pid_t pid =
+        capture.CloneStoppedWorld(&AwaitOverlapWork, shared, nullptr, nullptr, &overlap);
+    ASSERT_GT(pid, 0) << pid << " " << capture.error();
+    EXPECT_TRUE(overlap.ran);
+    EXPECT_EQ(work.calls, 1);
+    EXPECT_TRUE(work.on_caller);
+    EXPECT_FALSE(capture.stopped());
+    EXPECT_EQ(ReapSnapshot(pid), 0);
+    if (method == ThreadCapture::Method::kPtrace) {
+      // The helper stopped, cloned and released the world while the work still slept.
+      EXPECT_GT(capture.stats().threads_stopped_ms, 0);
+      EXPECT_LT(capture.stats().threads_stopped_ms, 300);
+    }
+  }
+  munmap(page, 4096);
+}
+
 // ---- CloneStoppedWorld(..., InPlace): the body in this process, the world stopped. ------------
 
 struct InPlaceCheck {

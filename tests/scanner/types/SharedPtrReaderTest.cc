@@ -21,14 +21,6 @@ void* ControlOf(const Pointer& p) {
   return reinterpret_cast<void* const*>(&p)[1];
 }
 
-class Sink : public TypeSink {
- public:
-  void Assign(uint32_t block, const TypeIdentity& identity) override {
-    assigned.push_back({block, identity});
-  }
-  std::vector<std::pair<uint32_t, TypeIdentity>> assigned;
-};
-
 TEST(SharedPtrReaderTest, MakeSharedBlockIsTheObject) {
   auto p = std::make_shared<Payload>();
   void* control = ControlOf(p);
@@ -66,7 +58,7 @@ TEST(SharedPtrReaderTest, SeparateObjectIsTypedThroughItsControlBlock) {
   EXPECT_EQ(SharedPtrReader::OffsetOf(id), 16u);
   EXPECT_FALSE(reader.Identify(*blocks.memory, blocks.Of(p.get()), &id));  // no vtable
   ASSERT_TRUE(reader.Identify(*blocks.memory, blocks.Of(control), &id));
-  Sink sink;
+  test::RecordingSink sink;
   reader.IdentifyReferenced(*blocks.memory, blocks.Of(control), id, sink);
   ASSERT_EQ(sink.assigned.size(), 1u);
   EXPECT_EQ(sink.assigned[0].first, blocks.Of(p.get()));
@@ -96,7 +88,7 @@ TEST(SharedPtrReaderTest, CustomDeleterKeepsThePointerLast) {
   TypeIdentity id;
   ASSERT_TRUE(reader.Identify(*blocks.memory, blocks.Of(control), &id));
   EXPECT_EQ(SharedPtrReader::VariantOf(id), SharedPtrReader::kDeleter);
-  Sink sink;
+  test::RecordingSink sink;
   reader.IdentifyReferenced(*blocks.memory, blocks.Of(control), id, sink);
   ASSERT_EQ(sink.assigned.size(), 1u);
   EXPECT_EQ(sink.assigned[0].first, blocks.Of(p.get()));

@@ -28,14 +28,6 @@ void* FunctorOf(const std::function<int()>& f) {
   return *reinterpret_cast<void* const*>(&f);
 }
 
-class Sink : public TypeSink {
- public:
-  void Assign(uint32_t block, const TypeIdentity& identity) override {
-    assigned.push_back({block, identity});
-  }
-  std::vector<std::pair<uint32_t, TypeIdentity>> assigned;
-};
-
 TEST(StdFunctionReaderTest, TypesTheHeapFunctorFromItsHolder) {
   auto* holder = new Holder;
   holder->callback = MakeCallback(std::make_shared<int>(1));
@@ -46,7 +38,7 @@ TEST(StdFunctionReaderTest, TypesTheHeapFunctorFromItsHolder) {
   StdFunctionReader reader(&layouts);
   ASSERT_TRUE(reader.Prepare(PrepareContext{blocks.modules}));
   EXPECT_GT(reader.manager_count(), 0u);
-  Sink sink;
+  test::RecordingSink sink;
   reader.IdentifyReferenced(*blocks.memory, blocks.Of(holder), TypeIdentity{}, sink);
   ASSERT_EQ(sink.assigned.size(), 1u);
   EXPECT_EQ(sink.assigned[0].first, blocks.Of(functor));
@@ -64,7 +56,7 @@ TEST(StdFunctionReaderTest, TypesTheHeapFunctorFromItsHolder) {
   EXPECT_EQ(d.fields[1].strength, FieldStrength::kStrong);
   EXPECT_EQ(d.fields[1].label, EdgeLabel::kCapture);
   // The functor block itself holds no manager word: nothing more is typed from it.
-  Sink none;
+  test::RecordingSink none;
   reader.IdentifyReferenced(*blocks.memory, blocks.Of(functor), TypeIdentity{}, none);
   EXPECT_TRUE(none.assigned.empty());
   delete holder;
@@ -91,7 +83,7 @@ TEST(StdFunctionReaderTest, AManagerWordNotPrecededByABlockStartTypesNothing) {
   words[2] = 0x1234560;
   words[0] = 0x10;  // not a block
   test::Blocks blocks({test::Range(words, 32)});
-  Sink sink;
+  test::RecordingSink sink;
   reader.IdentifyReferenced(*blocks.memory, 0, TypeIdentity{}, sink);
   EXPECT_TRUE(sink.assigned.empty());
   words[0] = reinterpret_cast<uint64_t>(words);  // points at its own block: not a functor
@@ -115,7 +107,7 @@ TEST(StdFunctionReaderTest, TypesAFunctorOfAStrippedLibraryFromItsDynamicSymbols
   test::Blocks blocks({test::Range(adder), {reinterpret_cast<uint64_t>(functor), 32}});
   StdFunctionReader reader;
   ASSERT_TRUE(reader.Prepare(PrepareContext{blocks.modules}));
-  Sink sink;
+  test::RecordingSink sink;
   reader.IdentifyReferenced(*blocks.memory, blocks.Of(adder), TypeIdentity{}, sink);
   ASSERT_EQ(sink.assigned.size(), 1u);
   EXPECT_EQ(sink.assigned[0].first, blocks.Of(functor));

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "scanner/BlockIndex.h"
 #include "scanner/types/ModuleSegments.h"
+#include "scanner/types/ObjectModelReader.h"
 #include "scanner/types/SnapshotMemory.h"
 
 namespace heapgraph::scanner::types::test {
@@ -28,6 +30,15 @@ struct Blocks {
     memory = std::make_unique<SnapshotMemory>(*index, modules);
   }
   uint32_t Of(const void* p) const { return index->FindStart(reinterpret_cast<uint64_t>(p)); }
+};
+
+// Keeps every identity a reader assigns, in order.
+class RecordingSink : public TypeSink {
+ public:
+  void Assign(uint32_t block, const TypeIdentity& identity) override {
+    assigned.push_back({block, identity});
+  }
+  std::vector<std::pair<uint32_t, TypeIdentity>> assigned;
 };
 
 template <typename T>

@@ -1,0 +1,99 @@
+// tests/scanner: BlockCopy, the live blocks copied out of the recorder's tree. A shared copy is
+// published to a process forked before the copy was made (as the snapshot process the ptrace
+// helper clones while the scanning process still copies): that process waits for it and reads
+// every block, or learns that they did not fit. A private copy is kept from one Reserve to the
+// next, and a copy of the other kind is not.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+
+#include "heap/store/LiveAllocationTree.h"
+#include "scanner/BlockCopy.h"
+#include "tests/TempDir.h"
+
+namespace heapgraph::scanner {
+namespace {
+
+std::unique_ptr<LiveAllocationTree> TreeOf(const TempDir& dir, uint64_t blocks) {
+  auto tree = std::make_unique<LiveAllocationTree>();
+  EXPECT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 12));
+  for (uint64_t i = 0; i < blocks; ++i) {
+    EXPECT_TRUE(tree->Insert(BlockRecord{0x100000 + 64 * i, 16 + i % 7, 1, 0}));
+  }
+  return tree;
+}
+
+// Forks a process that waits for `copy`'s publication and exits with 0 when it read `expected`
+// blocks (the right addresses), 1 when it read others, 2 when told they did not fit.
+pid_t ForkReader(const BlockCopy& copy, uint64_t expected) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  std::span<const LeakedBlock> blocks;
+  if (!copy.AwaitPublished(&blocks)) _exit(2);
+  std::set<uint64_t> addresses;
+  for (const LeakedBlock& b : blocks) addresses.insert(b.address);
+  bool right = blocks.size() == expected && addresses.size() == expected &&
+               (expected == 0 || (*addresses.begin() == 0x100000 &&
+                                  *addresses.rbegin() == 0x100000 + 64 * (expected - 1)));
+  _exit(right ? 0 : 1);
+}
+
+int ExitCodeOf(pid_t pid) {
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+TEST(BlockCopyTest, ASharedCopyMadeAfterTheForkReachesTheForkedProcess) {
+  TempDir dir;
+  auto tree = TreeOf(dir, 3000);
+  BlockCopy copy;
+  ASSERT_TRUE(copy.Reserve(tree->LiveCount(), /*shared=*/true));
+  EXPECT_TRUE(copy.shared());
+  const pid_t reader = ForkReader(copy, 3000);  // forked first, as the snapshot is cloned first
+  usleep(20'000);
+  ASSERT_TRUE(copy.CopyFrom(*tree));
+  copy.Publish();
+  EXPECT_EQ(ExitCodeOf(reader), 0);
+  EXPECT_EQ(copy.blocks().size(), 3000u);
+}
+
+TEST(BlockCopyTest, ACopyThatDidNotFitIsPublishedAsSuch) {
+  TempDir dir;
+  auto tree = TreeOf(dir, 3000);
+  BlockCopy copy;
+  ASSERT_TRUE(copy.Reserve(10, /*shared=*/true));  // room for 10 + 1024 + a quarter
+  const pid_t reader = ForkReader(copy, 3000);
+  EXPECT_FALSE(copy.CopyFrom(*tree));
+  copy.Publish();
+  EXPECT_EQ(ExitCodeOf(reader), 2);  // the snapshot copies the tree itself then
+}
+
+TEST(BlockCopyTest, MemoryIsKeptOnlyForACopyOfTheSameKind) {
+  TempDir dir;
+  auto tree = TreeOf(dir, 100);
+  BlockCopy copy;
+  ASSERT_TRUE(copy.Reserve(100));
+  EXPECT_FALSE(copy.shared());
+  const auto first = copy.Range();
+  ASSERT_TRUE(copy.CopyFrom(*tree));
+  ASSERT_TRUE(copy.Reserve(100));
+  EXPECT_EQ(copy.Range(), first);  // kept: its pages are written already
+  ASSERT_TRUE(copy.Reserve(100, /*shared=*/true));
+  EXPECT_TRUE(copy.shared());  // mapped again, shared
+  // A republished copy starts over: a reader forked now waits for this copy, not the last one.
+  ASSERT_TRUE(copy.CopyFrom(*tree));
+  copy.Publish();
+  ASSERT_TRUE(copy.Reserve(100, /*shared=*/true));
+  const pid_t reader = ForkReader(copy, 100);
+  ASSERT_TRUE(copy.CopyFrom(*tree));
+  copy.Publish();
+  EXPECT_EQ(ExitCodeOf(reader), 0);
+}
+
+}  // namespace
+}  // namespace heapgraph::scanner
