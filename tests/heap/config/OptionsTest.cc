@@ -30,8 +30,9 @@ constexpr TableEntry kTable[] = {
 };
 
 // Defaults the doc states in words, not as a value of the option; the table has "" for both.
-const std::set<std::string> kDefaultsInWords = {
-    "dir", "leak_json", "leak_html", "leak_explain", "suppressions", "large_log", "leak_check_exe"};
+const std::set<std::string> kDefaultsInWords = {"dir",          "leak_json",     "leak_html",
+                                                "leak_explain", "suppressions",  "symbol_cache",
+                                                "large_log",    "leak_check_exe"};
 
 // key -> the default column of each row of the doc's option table ("| key | default | meaning |").
 std::map<std::string, std::string> DocumentedDefaults() {
