@@ -110,8 +110,8 @@ bool BlockCopy::AwaitPublished(std::span<const LeakedBlock>* blocks) const {
 }
 
 std::pair<uint64_t, uint64_t> BlockCopy::Range() const {
-  if (slots_ == nullptr) return {0, 0};
-  auto begin = reinterpret_cast<uint64_t>(slots_);
+  if (header_ == nullptr) return {0, 0};
+  auto begin = reinterpret_cast<uint64_t>(header_);
   return {begin, begin + bytes_};
 }
 

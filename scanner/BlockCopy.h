@@ -61,7 +61,8 @@ class BlockCopy {
   bool AwaitPublished(std::span<const LeakedBlock>* blocks) const;
   static constexpr int64_t kPublishWaitNs = 30'000'000'000;
 
-  // Unmaps the memory (a snapshot process has its own copy of it); also the destructor's.
+  // Unmaps the memory (a snapshot process keeps its own mapping of it: a copy on write, or the
+  // same pages when shared); also the destructor's.
   void Unmap();
 
   std::span<const LeakedBlock> blocks() const { return {slots_, count_}; }

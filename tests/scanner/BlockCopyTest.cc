@@ -59,7 +59,13 @@ TEST(BlockCopyTest, ASharedCopyMadeAfterTheForkReachesTheForkedProcess) {
   ASSERT_TRUE(copy.CopyFrom(*tree));
   copy.Publish();
   EXPECT_EQ(ExitCodeOf(reader), 0);
-  EXPECT_EQ(copy.blocks().size(), 3000u);
+  ASSERT_EQ(copy.blocks().size(), 3000u);
+  // The range a scan leaves out of its roots covers the whole mapping, the blocks inside it.
+  const auto [begin, end] = copy.Range();
+  EXPECT_EQ(begin % 4096, 0u);
+  EXPECT_LT(begin, reinterpret_cast<uint64_t>(copy.blocks().data()));
+  EXPECT_LE(reinterpret_cast<uint64_t>(copy.blocks().data() + copy.blocks().size()), end);
+  EXPECT_EQ(end % 4096, 0u);
 }
 
 TEST(BlockCopyTest, ACopyThatDidNotFitIsPublishedAsSuch) {
