@@ -14,10 +14,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
+#include "report/BaseName.h"
 #include "report/BuildIdHex.h"
 #include "report/SymbolCache.h"
 
@@ -44,14 +46,14 @@ bool DebuginfodServersSet() {
 // it is absolute). Without a link name, the search looks for "<file>.debug".
 bool DebugFileByNameMayExist(const char* file_name, const char* name) {
   if (file_name == nullptr) return false;
-  std::string dir = file_name;
-  size_t slash = dir.rfind('/');
-  std::string base = slash == std::string::npos ? dir : dir.substr(slash + 1);
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  std::string link = name != nullptr ? name : base + ".debug";
+  const std::string_view file(file_name);
+  const std::string base = BaseName(file);
+  const std::string dir =
+      base.size() == file.size() ? "." : std::string(file.substr(0, file.size() - base.size() - 1));
+  const std::string link = name != nullptr ? name : base + ".debug";
   if (link.empty()) return false;
   if (link[0] == '/') return access(link.c_str(), F_OK) == 0;
-  std::string base_link = link.substr(link.rfind('/') + 1);
+  const std::string base_link = BaseName(link);
   for (const std::string& candidate :
        {dir + "/" + link, dir + "/.debug/" + link, kSystemDebugDir + dir + "/" + link,
         dir + "/" + base_link, dir + "/.debug/" + base_link}) {
