@@ -42,13 +42,28 @@ std::string ExplainOption(const std::vector<std::string>& targets) {
 
 // The directory where the checks of this run's processes share the addresses they symbolized
 // (option symbol_cache, report/SymbolCache): a hidden one in the root, which the recorder's
-// retention never touches. "" when it cannot be made (or its path would be too long for the
-// option): every check then symbolizes on its own. `root` is a valid option value (OptionsPath).
-std::string MakeSymbolCache(const std::string& root) {
-  std::string pattern = root + "/.symbols.XXXXXX";
-  if (pattern.size() >= Config::kMaxPath) return "";
-  return mkdtemp(pattern.data()) != nullptr ? pattern : "";
-}
+// retention never touches, made for one run and removed however the run ends (a later run may
+// find other debug files installed). path() is "" when it cannot be made (or would be too long
+// for the option): every check then symbolizes on its own. `root` is a valid option value
+// (OptionsPath).
+class RunSymbolCache {
+ public:
+  explicit RunSymbolCache(const std::string& root) {
+    std::string pattern = root + "/.symbols.XXXXXX";
+    if (pattern.size() < Config::kMaxPath && mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~RunSymbolCache() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  RunSymbolCache(const RunSymbolCache&) = delete;
+  RunSymbolCache& operator=(const RunSymbolCache&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // suppressions' value: the files, absolute, joined with ';'.
 std::string SuppressionsOption(const std::vector<std::string>& files) {
@@ -185,9 +200,8 @@ int RunCommand::Run() {
   // the run summary and the exit status cover the whole process tree.
   std::string json_pattern =
       json_.empty() ? child.root() + "/leaks-%p.json" : ReportPath(json_, "--json");
-  // Removed when the run ends: a later run may find other debug files installed.
-  std::string symbol_cache = MakeSymbolCache(child.root());
-  std::string options = CheckOptions(json_pattern, symbol_cache);
+  RunSymbolCache symbols(child.root());
+  std::string options = CheckOptions(json_pattern, symbols.path());
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
@@ -205,11 +219,9 @@ int RunCommand::Run() {
   if (!baseline_.empty() && failing_leaks) failing_leaks = NewAgainstBaseline(baseline, summary);
   if (code == 0 && failing_leaks) code = exitcode_;
   if (!html_.empty()) WriteTopHtml(summary, child.pid());
-  std::error_code ignored;
   if (child.temporary_root()) {
+    std::error_code ignored;
     std::filesystem::remove_all(child.root(), ignored);
-  } else if (!symbol_cache.empty()) {
-    std::filesystem::remove_all(symbol_cache, ignored);
   }
   return code;
 }

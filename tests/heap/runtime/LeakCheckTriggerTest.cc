@@ -357,6 +357,20 @@ TEST(LeakCheckTriggerTest, RunSharesSymbolizedAddressesAmongItsProcesses) {
   std::filesystem::remove_all(root);
 }
 
+// A run refused for its options (one line, status 2) leaves no symbol cache in the root either.
+TEST(LeakCheckTriggerTest, ARefusedRunLeavesNoSymbolCacheBehind) {
+  std::string root = TempRoot(), out;
+  std::filesystem::create_directories(root + "/rec");
+  EXPECT_EQ(Shell(std::string(HEAPGRAPH_CLI) + " run --suppressions 'a;b' --dir " + root +
+                      "/rec -- " + kTree + " 0 0 2>&1",
+                  &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("must not contain ';'"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(root + "/rec"));
+  std::filesystem::remove_all(root);
+}
+
 // A child forked without exec runs its own at-exit check: its verdict goes to its own recording
 // directory (made when it lives), never over its parent's.
 TEST(LeakCheckTriggerTest, RunChecksAForkedChildIntoItsOwnDirectory) {
