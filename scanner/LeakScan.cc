@@ -166,6 +166,15 @@ __attribute__((noinline)) ScanResult RunLeakScan(const ScanOptions& options) {
   return RunLeakScanOnScrubbedStack(options);
 }
 
+void TakeReportOptions(const HeapgraphRecorderView& view, ScanResult* result) {
+  result->recording_dir = view.recording_dir;
+  result->suppressions = view.suppressions != nullptr ? view.suppressions : "";
+  result->symbol_cache = view.symbol_cache != nullptr ? view.symbol_cache : "";
+  result->max_leaks = view.max_leaks;
+  result->categories = view.categories != 0;
+  result->preview_bytes = view.preview_bytes;
+}
+
 namespace {
 
 // A leak scan needs every live block: an unsampled block would look like a dangling pointer's
@@ -199,12 +208,7 @@ bool LockRecorder(const RecorderEntries& recorder, HeapgraphRecorderView* view,
     result->error = "heapgraph is not recording in this process (disabled or failed to start)";
     return false;
   }
-  result->recording_dir = view->recording_dir;
-  result->suppressions = view->suppressions != nullptr ? view->suppressions : "";
-  result->symbol_cache = view->symbol_cache != nullptr ? view->symbol_cache : "";
-  result->max_leaks = view->max_leaks;
-  result->categories = view->categories != 0;
-  result->preview_bytes = view->preview_bytes;
+  TakeReportOptions(*view, result);
   KeepRecordingFiles(*view, &result->recording_files);
   if (view->sample_mean != 0) {
     recorder.end_snapshot();
@@ -321,8 +325,7 @@ pid_t StopAndSnapshot(Preparation& prep, SnapshotProcess::Context* context,
     }
     context->in_place = false;
     in_place->body = nullptr;
-    pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder,
-                                         nullptr, overlap);
+    pid = prep.capture.CloneStoppedWorld(&SnapshotProcess::Entry, context, context->view.unwinder);
   }
   return pid;
 }
@@ -388,7 +391,6 @@ pid_t SnapshotUnderLock(const RecorderEntries& recorder, std::optional<HeapTotal
   double stopping = NowMs();
   const pid_t pid = StopAndSnapshot(prep, context, in_place, &result->notice,
                                     beside_the_stop ? &overlap : nullptr);
-  if (beside_the_stop && !overlap.ran) CopyBlocks(&work);  // the world was not stopped
   if (pid == 0 && !in_place->ran) {
     recorder.end_snapshot();
     result->error = "cannot stop the threads: " + prep.capture.error();

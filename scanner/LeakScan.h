@@ -19,6 +19,8 @@
 #include "scanner/ExplainScanResult.h"
 #include "scanner/ScanResult.h"
 
+struct HeapgraphRecorderView;
+
 namespace heapgraph::scanner {
 
 namespace types {
@@ -101,5 +103,10 @@ struct ScanOptions {
 
 // Requires libheapgraph.so recording this process (preloaded or linked).
 ScanResult RunLeakScan(const ScanOptions& options);
+
+// The recorder's options that shape a check's report, as a locked recorder's `view` gives them:
+// recording_dir, suppressions, symbol_cache, max_leaks, categories, preview_bytes. The one place
+// a ScanResult takes them (a scan, or a count that skips the scan: LiveBlocksInWindow).
+void TakeReportOptions(const HeapgraphRecorderView& view, ScanResult* result);
 
 }  // namespace heapgraph::scanner

@@ -3,6 +3,7 @@
 #include "heap/plugin/RecorderEntries.h"
 #include "heap/store/LiveAllocationTree.h"
 #include "heap/store/LockWait.h"
+#include "scanner/LeakScan.h"
 
 namespace heapgraph::scanner {
 
@@ -44,8 +45,7 @@ int64_t LiveBlocksInWindow(const SeqWindow* window, ScanResult* unscanned) {
   if (view.sample_mean == 0) {
     unscanned->stats.live_blocks = view.heap->LiveCount();
     unscanned->stats.live_bytes = view.heap->LiveBytes();
-    unscanned->recording_dir = view.recording_dir;
-    unscanned->suppressions = view.suppressions != nullptr ? view.suppressions : "";
+    TakeReportOptions(view, unscanned);
     inside = window == nullptr ? static_cast<int64_t>(unscanned->stats.live_blocks) : 0;
     for (uint32_t i = 0; window != nullptr && i < view.heap->shard_count(); ++i) {
       view.heap->shard(i).ForEach([&](const BlockRecord& block) {

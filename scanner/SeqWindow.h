@@ -34,9 +34,9 @@ size_t LimitToWindow(ScanResult& result, const SeqWindow& window);
 // How many blocks of the recorder's live tree are inside `window` (the tree locked for the count,
 // no thread stopped: well under a millisecond for thousands of blocks), or in the whole tree when
 // `window` is null (its count alone, no pass over the blocks). `unscanned` gets the tree's live
-// blocks and bytes (stats), the recording directory and the suppression files. None live: nothing
-// in the window can have leaked, and the scan can be skipped. -1 when the recorder is not there,
-// not recording, or records a sample (the scan says why it refuses).
+// blocks and bytes (stats) and the recorder's report options (TakeReportOptions). None live:
+// nothing in the window can have leaked, and the scan can be skipped. -1 when the recorder is not
+// there, not recording, or records a sample (the scan says why it refuses).
 int64_t LiveBlocksInWindow(const SeqWindow* window, ScanResult* unscanned);
 
 }  // namespace heapgraph::scanner
