@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -78,6 +79,16 @@ std::string SuppressionsOption(const std::vector<std::string>& files) {
   return list;
 }
 
+// A tag for this run's processes (option run_tag; RunSummary counts the recordings carrying it):
+// random, so that runs sharing a --dir, one after another or side by side, do not meet. Never 0
+// (no run).
+uint32_t NewRunTag() {
+  std::random_device random;
+  uint32_t tag = 0;
+  while (tag == 0) tag = static_cast<uint32_t>(random());
+  return tag;
+}
+
 }  // namespace
 
 RunCommand::RunCommand(CLI::App& app)
@@ -122,7 +133,7 @@ RunCommand::RunCommand(CLI::App& app)
 }
 
 std::string RunCommand::CheckOptions(const std::string& json_pattern,
-                                     const std::string& symbol_cache) const {
+                                     const std::string& symbol_cache, uint32_t run_tag) const {
   std::string text = ReportPath(text_, "--text");
   // exitcode=0: a process's leaks leave its own status; Run() turns a clean exit with leaks into
   // --exitcode from the reports.
@@ -137,6 +148,7 @@ std::string RunCommand::CheckOptions(const std::string& json_pattern,
   if (!explain_.empty()) options += ",leak_explain=" + ExplainOption(explain_);
   if (!suppressions_.empty()) options += ",suppressions=" + SuppressionsOption(suppressions_);
   if (!symbol_cache.empty()) options += ",symbol_cache=" + symbol_cache;
+  options += fmt::format(",run_tag={}", run_tag);
   if (!child_.options.empty()) options += "," + child_.options;
   return options;
 }
@@ -201,7 +213,8 @@ int RunCommand::Run() {
   std::string json_pattern =
       json_.empty() ? child.root() + "/leaks-%p.json" : ReportPath(json_, "--json");
   RunSymbolCache symbols(child.root());
-  std::string options = CheckOptions(json_pattern, symbols.path());
+  uint32_t run_tag = NewRunTag();
+  std::string options = CheckOptions(json_pattern, symbols.path(), run_tag);
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
@@ -209,7 +222,7 @@ int RunCommand::Run() {
   // File times come from the kernel's coarse clock, a tick behind this one: a margin.
   auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
   int code = CheckedStatus(child, child.Run(options));
-  RunSummary summary(child.root(), json_pattern, started);
+  RunSummary summary(child.root(), json_pattern, run_tag, started);
   if (!summary.processes().empty()) {
     fmt::print(stderr, "{}\n", summary.Line(/*show_paths=*/!json_.empty()));
   }

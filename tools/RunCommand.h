@@ -39,7 +39,8 @@ class RunCommand : public Subcommand {
 
  private:
   // The leak check's HEAPGRAPH_OPTIONS, with `json_pattern` as the report path, then --options.
-  std::string CheckOptions(const std::string& json_pattern, const std::string& symbol_cache) const;
+  std::string CheckOptions(const std::string& json_pattern, const std::string& symbol_cache,
+                           uint32_t run_tag) const;
   // --html: the page of `top_pid`'s JSON report, or one line why there is none.
   void WriteTopHtml(const RunSummary& summary, int top_pid) const;
   // The status of `child`'s exit `code`: --error-exitcode, after one line, when the program ran

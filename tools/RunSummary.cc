@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -46,6 +47,17 @@ void ReadVerdict(const std::filesystem::path& dir, CheckedProcess* p) {
   }
 }
 
+// The run tag in the session of the recording directory `dir` (format::SessionHeader.run_tag), or
+// 0 when it has none or no readable session.
+uint32_t RunTagOf(const std::filesystem::path& dir) {
+  format::SessionHeader header{};
+  std::ifstream in(dir / format::kSessionFile, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&header), format::kSessionV1Size)) return 0;
+  bool session = memcmp(header.file.magic, format::kSessionMagic, sizeof(header.file.magic)) == 0 &&
+                 header.file.header_size >= format::kSessionV1Size;
+  return session ? header.run_tag : 0;
+}
+
 // `path` when this run wrote it (a kept --dir's or a shared file's older reports are not).
 std::string ReportOfThisRun(const std::string& path, std::filesystem::file_time_type since) {
   std::error_code error;
@@ -55,12 +67,12 @@ std::string ReportOfThisRun(const std::string& path, std::filesystem::file_time_
 
 }  // namespace
 
-RunSummary::RunSummary(const std::string& root, const std::string& json_pattern,
+RunSummary::RunSummary(const std::string& root, const std::string& json_pattern, uint32_t run_tag,
                        std::filesystem::file_time_type since) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     int pid = RecordingPid(entry.path().filename().string());
-    if (pid == 0 || !entry.is_directory() || entry.last_write_time() < since) continue;
+    if (pid == 0 || !entry.is_directory() || RunTagOf(entry.path()) != run_tag) continue;
     CheckedProcess p;
     p.pid = pid;
     ReadVerdict(entry.path(), &p);

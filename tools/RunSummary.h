@@ -24,9 +24,11 @@ struct CheckedProcess {
 
 class RunSummary {
  public:
-  // The processes recorded under `root` since `since` (earlier recordings of a kept --dir are
-  // not this run's), with `json_pattern` ("%p" = pid) as their report paths.
-  RunSummary(const std::string& root, const std::string& json_pattern,
+  // The processes recorded under `root` whose session carries `run_tag` (option run_tag, set by
+  // this run in every process it starts: earlier runs' recordings in a kept --dir, another run's
+  // beside this one in the same --dir and recordings made without `run` are not this run's), with
+  // `json_pattern` ("%p" = pid) as their report paths, when written since `since`.
+  RunSummary(const std::string& root, const std::string& json_pattern, uint32_t run_tag,
              std::filesystem::file_time_type since);
 
   const std::vector<CheckedProcess>& processes() const { return processes_; }

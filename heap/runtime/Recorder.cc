@@ -173,6 +173,7 @@ bool CreateFiles() {
     Complain("cannot create the recording files in", g.directory.path());
     return false;
   }
+  g.session.SetRunTag(c.run_tag);
   return true;
 }
 
@@ -269,6 +270,7 @@ void WriteChildDirectory() {
              own.path()[0] != '\0' ? own.path() : strerror(errno));
     return;
   }
+  g.session.SetRunTag(g.config.run_tag);
   SetExecutableBuildId();
   t_state.seq_next = t_state.seq_end = 0;
   g.mode.store(g.mode_before_fork, std::memory_order_release);

@@ -70,6 +70,10 @@ void SessionFile::SetExecutableBuildId(const uint8_t* id, uint32_t length) {
   header_->record.exe_build_id_len = length;
 }
 
+void SessionFile::SetRunTag(uint32_t tag) {
+  if (header_ != nullptr) header_->run_tag = tag;
+}
+
 bool SessionFile::OwnedByThisProcess() const {
   // getpid() is a system call in glibc >= 2.25; a vfork child shares this mapping but not the pid.
   return header_ != nullptr && static_cast<int32_t>(syscall(SYS_getpid)) == header_->pid;

@@ -22,6 +22,8 @@ class SessionFile {
   bool Create(int dir_fd, uint32_t max_depth, uint64_t first_sequence = 0,
               uint32_t heartbeat_interval_ms = 0, uint32_t hang_threshold_ms = 0);
   void SetExecutableBuildId(const uint8_t* id, uint32_t length);
+  // The `heapgraph run` this process belongs to (option run_tag), for the run's summary.
+  void SetRunTag(uint32_t tag);
   // The library destructor ran (return from main or exit()).
   void MarkExited();
   // exit/_exit: recorded only by the process that created the session (not a vfork child).

@@ -303,7 +303,7 @@ struct SessionHeader {
   uint64_t boot_time_ticks;  // process start time from /proc/self/stat (clock ticks since boot)
   std::atomic<uint64_t> sequence;  // allocations recorded so far
   std::atomic<uint32_t> state;     // SessionState
-  uint32_t reserved0;
+  uint32_t run_tag;  // option run_tag: the `heapgraph run` of this process (0: none; was reserved)
   char executable[kMaxModulePath];
   SessionRecord record;  // version 2
 };

@@ -413,6 +413,41 @@ TEST(LeakCheckTriggerTest, RunCategoriesEndsTheTextWithTheCategoriesTable) {
   std::filesystem::remove_all(root);
 }
 
+// Runs sharing one --dir, one after another and side by side, and a recording made there without
+// `run`: each run's summary and status count only the processes it started (option run_tag in
+// their sessions). Before, a run counted every directory written in the 2 s before it started, so
+// a clean program failed (status 23) for the leak of the run before it.
+TEST(LeakCheckTriggerTest, RunsSharingADirCountOnlyTheirOwnProcesses) {
+  std::string root = TempRoot(), out;
+  std::string dir = root + "/rec";
+  std::string run = std::string(HEAPGRAPH_CLI) + " run --text /dev/null --dir " + dir + " -- ";
+  EXPECT_EQ(Shell(run + kTree + " 1 0 2>&1", &out), 23) << out;
+  EXPECT_NE(SummaryLine(out).find("2 of 2 recorded processes checked, 2 with leaks"),
+            std::string::npos)
+      << out;
+  // Recorded and checked, but not by a run.
+  Shell("HEAPGRAPH_OPTIONS=dir=" + dir + ",leak_check=1,leak_text=,exitcode=0 " + kChild +
+            " leaky 2>&1",
+        &out);
+  EXPECT_EQ(Shell(run + "/bin/true 2>&1", &out), 0) << out;
+  EXPECT_NE(SummaryLine(out).find("1 of 1 recorded process checked, 0 with leaks"),
+            std::string::npos)
+      << out;
+  // Side by side: a leaking tree that outlives a clean run started after it.
+  std::string background = root + "/background.txt";
+  std::string both = "(" + run + "sh -c '" + kTree + " 1 0; sleep 0.5' > " + background +
+                     " 2>&1 &) ; sleep 0.2; " + run + "/bin/true 2>&1; sleep 1.5";
+  EXPECT_EQ(Shell(both, &out), 0) << out;
+  EXPECT_NE(SummaryLine(out).find("1 of 1 recorded process checked, 0 with leaks"),
+            std::string::npos)
+      << out;
+  std::ifstream in(background);
+  std::string other{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(SummaryLine(other).find("2 with leaks"), std::string::npos) << other;
+  EXPECT_EQ(SummaryLine(other).find("0 with leaks"), std::string::npos) << other;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
   std::string root = TempRoot(), out;
   int runs = 0;

@@ -65,6 +65,9 @@ TEST(SessionFileTest, CreateDescribesThisProcess) {
   EXPECT_EQ(uint32_t{format::kSessionRecording}, h->state.load());
   EXPECT_EQ(std::filesystem::read_symlink("/proc/self/exe").string(), h->executable);
   EXPECT_EQ(session.header()->pid, h->pid);
+  EXPECT_EQ(0u, h->run_tag);
+  session.SetRunTag(0xfeedbeefu);  // the field `heapgraph run`'s summary reads
+  EXPECT_EQ(0xfeedbeefu, ReadSession(dir)->run_tag);
 }
 
 TEST(SessionFileTest, FileIsOnePagePrivateToTheUser) {
