@@ -859,6 +859,7 @@ void StartSessionRecord() {
   settings.own_name = g.directory.name();
   settings.executable = g.session.header()->executable;
   settings.keep = g.config.keep;
+  settings.run_tag = g.config.run_tag;
   settings.interval_ms = g.config.heartbeat_ms;
   settings.on_thread_start = &MarkToolThread;
   settings.allocation_progress = &AllocationProgress;

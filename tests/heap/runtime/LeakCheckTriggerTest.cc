@@ -448,6 +448,20 @@ TEST(LeakCheckTriggerTest, RunsSharingADirCountOnlyTheirOwnProcesses) {
   std::filesystem::remove_all(root);
 }
 
+// One program run many times by a driver under one `heapgraph run`: each start prunes the
+// finished runs of its executable to `keep` (3), but never those of its own run, whose verdicts the
+// summary reads at the end. Before, a leak of an early run could vanish from the status.
+TEST(LeakCheckTriggerTest, RunCountsEveryRunOfAProgramItsDriverRepeats) {
+  std::string root = TempRoot(), out;
+  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --dir " + root +
+                         "/rec -- sh -c 'for i in 1 2 3 4 5 6; do " + kChild +
+                         " leaky; sleep 0.05; done' 2>&1",
+                     &out);
+  EXPECT_EQ(status, 23) << out;
+  EXPECT_NE(SummaryLine(out).find(" 6 with leaks"), std::string::npos) << out;
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
   std::string root = TempRoot(), out;
   int runs = 0;
