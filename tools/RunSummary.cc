@@ -15,11 +15,15 @@
 namespace heapgraph::tools {
 namespace {
 
-// The pid of a recording directory named "<pid>-<start ticks>" (RecordingDirectory), or 0.
-int RecordingPid(const std::string& name) {
+// The pid and start ticks of a recording directory named "<pid>-<start ticks>"
+// (RecordingDirectory) in *p; false for any other name.
+bool ParseRecordingName(const std::string& name, CheckedProcess* p) {
   uint32_t pid = 0;
   uint64_t ticks = 0;
-  return RecordingDirectory::ParseName(name.c_str(), &pid, &ticks) ? static_cast<int>(pid) : 0;
+  if (!RecordingDirectory::ParseName(name.c_str(), &pid, &ticks) || pid == 0) return false;
+  p->pid = static_cast<int>(pid);
+  p->start_ticks = ticks;
+  return true;
 }
 
 std::string Expanded(const std::string& pattern, int pid) {
@@ -71,25 +75,31 @@ RunSummary::RunSummary(const std::string& root, const std::string& json_pattern,
                        std::filesystem::file_time_type since) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-    int pid = RecordingPid(entry.path().filename().string());
-    if (pid == 0 || !entry.is_directory() || RunTagOf(entry.path()) != run_tag) continue;
     CheckedProcess p;
-    p.pid = pid;
+    if (!ParseRecordingName(entry.path().filename().string(), &p) || !entry.is_directory() ||
+        RunTagOf(entry.path()) != run_tag) {
+      continue;
+    }
     ReadVerdict(entry.path(), &p);
     if (p.checked && !json_pattern.empty()) {
-      p.report = ReportOfThisRun(Expanded(json_pattern, pid), since);
+      p.report = ReportOfThisRun(Expanded(json_pattern, p.pid), since);
     }
     processes_.push_back(p);
   }
-  // A process that exec'd has a directory per image (the same pid): one entry, the checked one.
+  // A process that exec'd has a directory per image (the same pid and start time): one entry,
+  // the checked one. A pid the kernel reused within the run (another start time) is another
+  // process.
+  auto same_process = [](const CheckedProcess& a, const CheckedProcess& b) {
+    return a.pid == b.pid && a.start_ticks == b.start_ticks;
+  };
   std::sort(processes_.begin(), processes_.end(),
             [](const CheckedProcess& a, const CheckedProcess& b) {
-              return a.pid != b.pid ? a.pid < b.pid : a.checked > b.checked;
+              if (a.pid != b.pid) return a.pid < b.pid;
+              if (a.start_ticks != b.start_ticks) return a.start_ticks < b.start_ticks;
+              return a.checked > b.checked;
             });
-  processes_.erase(
-      std::unique(processes_.begin(), processes_.end(),
-                  [](const CheckedProcess& a, const CheckedProcess& b) { return a.pid == b.pid; }),
-      processes_.end());
+  processes_.erase(std::unique(processes_.begin(), processes_.end(), same_process),
+                   processes_.end());
   if (processes_.size() > 1 && json_pattern.find("%p") == std::string::npos) {
     // One file for every process: it holds the last check's report only.
     shared_report_ = true;

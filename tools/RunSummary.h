@@ -15,9 +15,10 @@ namespace heapgraph::tools {
 
 struct CheckedProcess {
   int pid = 0;
-  bool checked = false;  // its at-exit check ran (format::kExitCheckFile)
-  std::string error;     // the check could not run
-  uint64_t blocks = 0;   // leaked, direct + indirect
+  uint64_t start_ticks = 0;  // its start time (clock ticks since boot): a reused pid's differs
+  bool checked = false;      // its at-exit check ran (format::kExitCheckFile)
+  std::string error;         // the check could not run
+  uint64_t blocks = 0;       // leaked, direct + indirect
   uint64_t bytes = 0;
   std::string report;  // the JSON report this run wrote for it, or empty
 };
