@@ -1,6 +1,8 @@
 #include "tools/RunSummary.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <system_error>
 
 #include "heap/platform/PidPattern.h"
+#include "heap/session/DumpRetention.h"
 #include "heap/store/PersistedFormat.h"
 #include "heap/store/RecordingDirectory.h"
 
@@ -35,6 +38,11 @@ std::string Expanded(const std::string& pattern, int pid) {
 
 // Fills `p` from the at-exit check's verdict in the recording directory `dir`.
 void ReadVerdict(const std::filesystem::path& dir, CheckedProcess* p) {
+  std::error_code error;  // a regular file only: the recorder writes one, never through a link
+  if (!std::filesystem::is_regular_file(
+          std::filesystem::symlink_status(dir / format::kExitCheckFile, error))) {
+    return;  // no at-exit check ran
+  }
   std::ifstream in(dir / format::kExitCheckFile);
   if (!in) return;  // no at-exit check ran
   p->checked = true;
@@ -52,14 +60,16 @@ void ReadVerdict(const std::filesystem::path& dir, CheckedProcess* p) {
 }
 
 // The run tag in the session of the recording directory `dir` (format::SessionHeader.run_tag), or
-// 0 when it has none or no readable session.
+// 0 when it has none or no readable session (DumpRetention::ReadSession: a FIFO or device planted
+// as `session` never blocks).
 uint32_t RunTagOf(const std::filesystem::path& dir) {
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return 0;
   format::SessionHeader header{};
-  std::ifstream in(dir / format::kSessionFile, std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(&header), format::kSessionV1Size)) return 0;
-  bool session = memcmp(header.file.magic, format::kSessionMagic, sizeof(header.file.magic)) == 0 &&
-                 header.file.header_size >= format::kSessionV1Size;
-  return session ? header.run_tag : 0;
+  bool has_record = false;
+  bool ok = DumpRetention::ReadSession(dir_fd, &header, &has_record);
+  close(dir_fd);
+  return ok ? header.run_tag : 0;
 }
 
 // `path` when this run wrote it (a kept --dir's or a shared file's older reports are not).

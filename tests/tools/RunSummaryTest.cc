@@ -1,6 +1,7 @@
 // RunSummary on synthetic run roots: recording directories "<pid>-<start ticks>" with a session
 // header (its run_tag) and the at-exit check's verdict, as the recorder writes them.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -72,6 +73,20 @@ TEST(RunSummaryTest, OneProcessPerPidAndStartTime) {
   EXPECT_EQ(summary.Line(false),
             "heapgraph: run summary: 3 of 3 recorded processes checked, 1 with leaks; pid 200: no "
             "leaks; pid 300: no leaks; pid 300: 1 leaked blocks, 8 bytes");
+}
+
+// A FIFO planted as a session or a verdict never blocks the summary: no session, no recording;
+// no regular verdict, not checked.
+TEST(RunSummaryTest, AFifoInARecordingNeverBlocks) {
+  TempDir root;
+  std::filesystem::create_directory(root.Path("400-100"));
+  ASSERT_EQ(0, mkfifo(root.Path("400-100/session").c_str(), 0600));
+  MakeRecording(root, "401-100", kTag, "");
+  ASSERT_EQ(0, mkfifo(root.Path(std::string("401-100/") + format::kExitCheckFile).c_str(), 0600));
+  RunSummary summary = Summarize(root);
+  ASSERT_EQ(summary.processes().size(), 1u);
+  EXPECT_EQ(summary.processes()[0].pid, 401);
+  EXPECT_FALSE(summary.processes()[0].checked);
 }
 
 }  // namespace
