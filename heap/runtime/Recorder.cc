@@ -120,10 +120,8 @@ struct ThreadState {
   // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
   // addresses, kept out of the leak scan's roots with the rest of this state.
   WalkMemo walk_memo;
-  // The last stack this thread looked up in the stack table (StackStore::InternMemo): return
-  // addresses and stack ids.
-  StackStore::InternMemo intern_memo;
   StackCacheEntry stack_cache[kStackCacheEntries];
+  StackStore::InternMemo intern_memo;  // the last stack this thread looked up in the table
 };
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
