@@ -121,7 +121,6 @@ struct ThreadState {
   // addresses, kept out of the leak scan's roots with the rest of this state.
   WalkMemo walk_memo;
   StackCacheEntry stack_cache[kStackCacheEntries];
-  StackStore::InternMemo intern_memo;  // the last stack this thread looked up in the table
 };
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
@@ -391,7 +390,7 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
   if (entry.hash == hash && entry.id != 0) return entry.id;
   uint32_t new_nodes = 0;
-  uint32_t id = g.stacks.Intern(frames, depth, &new_nodes, &t_state.intern_memo);
+  uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
   // A frame we have never seen may come from a module the map does not have yet.
   if (new_nodes != 0) g.modules.Learn(frames, depth);
   entry.hash = hash;

@@ -263,42 +263,23 @@ uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
 }
 
 uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes) {
-  InternMemo memo;
-  memo.depth = 0;
-  return Intern(frames, depth, new_nodes, &memo);
-}
-
-uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes,
-                            InternMemo* memo) {
   if (depth > header_->max_depth) depth = header_->max_depth;  // keep the innermost frames
-  // The outer frames this stack shares with the memo's: their ids are the memo's.
-  uint32_t shared = 0;
-  while (shared < depth && shared < memo->depth &&
-         frames[depth - 1 - shared] == memo->outer[shared]) {
-    ++shared;
-  }
-  uint32_t parent = shared == 0 ? 0 : memo->ids[shared - 1];
+  uint32_t parent = 0;
   uint32_t created = 0;
   bool new_leaf = false;
-  for (uint32_t t = shared; t < depth; ++t) {
-    uintptr_t frame = frames[depth - 1 - t];
-    memo->outer[t] = frame;
+  for (uint32_t i = depth; i-- > 0;) {
     uint64_t node;
-    if (Encode(frame, parent, &node)) {  // an unrepresentable frame is skipped
-      uint32_t before = created;
-      uint32_t id = Find(node, &created);
-      if (id == 0) {
-        header_->dropped.fetch_add(1, std::memory_order_relaxed);
-        memo->depth = t;  // the frames before this one hold
-        if (new_nodes != nullptr) *new_nodes = created;
-        return 0;
-      }
-      new_leaf = created != before;
-      parent = id;
+    if (!Encode(frames[i], parent, &node)) continue;  // unrepresentable frame: skipped
+    uint32_t before = created;
+    uint32_t id = Find(node, &created);
+    if (id == 0) {
+      header_->dropped.fetch_add(1, std::memory_order_relaxed);
+      if (new_nodes != nullptr) *new_nodes = created;
+      return 0;
     }
-    memo->ids[t] = parent;
+    new_leaf = created != before;
+    parent = id;
   }
-  memo->depth = depth;
   if (new_leaf) header_->stack_count.fetch_add(1, std::memory_order_relaxed);
   if (new_nodes != nullptr) *new_nodes = created;
   return parent;

@@ -20,17 +20,6 @@ namespace heapgraph {
 
 class StackStore {
  public:
-  // A caller's memo of the last stack it interned (per thread: no locks), outermost frame first:
-  // each frame and the node id its chain reached there. A node is (frame, parent id) and ids never
-  // change, so a stack whose outer frames equal the memo's takes their ids from it and looks up
-  // only the frames below them. Zero-initialized: empty. Valid for the store (and the forked
-  // children sharing its table) that filled it.
-  struct InternMemo {
-    uint32_t depth;
-    uintptr_t outer[format::kMaxStackDepth];  // frames[depth - 1 - t]
-    uint32_t ids[format::kMaxStackDepth];     // the chain's id after outer[t]
-  };
-
   static uint64_t FileSize(uint32_t slot_bits);
 
   bool Create(int dir_fd, const char* name, uint32_t slot_bits, uint32_t max_depth);
@@ -47,9 +36,6 @@ class StackStore {
   // table is too full to take a new node (counted in `dropped`). `new_nodes`, if given, receives
   // how many nodes this call added (0 for a stack seen before).
   uint32_t Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes = nullptr);
-  // The same with the caller's memo: only the frames below those it shares with the last stack
-  // the memo interned are looked up; the memo then holds this stack.
-  uint32_t Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes, InternMemo* memo);
 
   // Copies the frames of stack `id`, innermost first; returns how many.
   uint32_t Frames(uint32_t id, uintptr_t* out, uint32_t capacity) const;

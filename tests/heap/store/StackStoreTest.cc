@@ -582,41 +582,5 @@ TEST_F(StackStoreTest, LinkIntoFailsWhenTheTargetExists) {
   EXPECT_FALSE(store_.LinkInto(dir_.fd(), other.fd(), format::kStackFile));
 }
 
-// A caller's memo of its last stack (StackStore::InternMemo) gives the ids a full lookup gives:
-// stacks that share outer frames with the one before, stacks deeper than max_depth (the innermost
-// kept), unrepresentable frames (skipped), and a table that fills up and drops stacks.
-TEST_F(StackStoreTest, AMemoOfTheLastStackGivesTheIdsOfAFullLookup) {
-  constexpr uint32_t kMaxDepth = 24;
-  ASSERT_NO_FATAL_FAILURE(Create(14, kMaxDepth));
-  std::mt19937_64 random(7);
-  std::vector<Stack> outers(6);
-  for (Stack& outer : outers) {
-    for (int i = 0; i < 20; ++i) outer.push_back(kExe + (random() % 4096) * 16);
-  }
-  StackStore::InternMemo memo{};
-  uint64_t dropped = 0;
-  for (int n = 0; n < 6000; ++n) {
-    const Stack& outer = outers[random() % outers.size()];
-    Stack stack;
-    for (uint64_t i = random() % 12; i > 0; --i) stack.push_back(kLib + (random() % 65536) * 16);
-    if (random() % 16 == 0) stack.push_back(uintptr_t{1} << 50);  // unrepresentable
-    stack.insert(stack.end(), outer.begin(), outer.begin() + 1 + random() % outer.size());
-    uint32_t created = 0;
-    uint32_t id = store_.Intern(stack.data(), static_cast<uint32_t>(stack.size()), &created, &memo);
-    ASSERT_EQ(Intern(stack), id) << n;
-    if (id == 0) {
-      ++dropped;
-      continue;
-    }
-    Stack kept;
-    for (size_t i = 0; i < stack.size() && i < kMaxDepth; ++i) {
-      if (stack[i] < (uintptr_t{1} << 48)) kept.push_back(stack[i]);
-    }
-    ASSERT_EQ(kept, Frames(id)) << n;
-  }
-  EXPECT_GT(dropped, 0u);                    // the table filled up on the way
-  EXPECT_EQ(dropped, store_.dropped() / 2);  // each drop counted by both lookups
-}
-
 }  // namespace
 }  // namespace heapgraph
