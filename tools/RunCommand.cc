@@ -1,17 +1,20 @@
 #include "tools/RunCommand.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <system_error>
 
 #include "heap/config/Config.h"
+#include "heap/session/DumpRetention.h"
 #include "report/LeakDiffText.h"
 #include "tools/LeakReportFile.h"
 #include "tools/OptionValue.h"
@@ -77,6 +80,35 @@ std::string SuppressionsOption(const std::vector<std::string>& files) {
     list += (list.empty() ? "" : ";") + path;
   }
   return list;
+}
+
+// Dump retention of a kept --dir before the run: the processes of a run leave it to the run
+// (option run_tag), so the runs of earlier `heapgraph run`s and of plain recordings in the root are
+// classified and pruned here, for every executable found, to the `keep` of the run's options, as a
+// start of a recorded program does outside a run (DumpRetention).
+void PruneEarlierRuns(const std::string& root, const std::string& options) {
+  Config config;
+  config.Parse(options.c_str(), "--options");
+  int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) return;
+  std::set<std::string> executables;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    if (entry.path().filename().string()[0] == '.') continue;
+    int dir_fd = openat(root_fd, entry.path().filename().c_str(),
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) continue;
+    auto session = std::make_unique<format::SessionHeader>();
+    bool has_record = false;
+    if (DumpRetention::ReadSession(dir_fd, session.get(), &has_record)) {
+      executables.insert(session->executable);
+    }
+    close(dir_fd);
+  }
+  for (const std::string& executable : executables) {
+    DumpRetention::Run(root_fd, "", executable.c_str(), config.keep);
+  }
+  close(root_fd);
 }
 
 // A tag for this run's processes (option run_tag; RunSummary counts the recordings carrying it):
@@ -219,6 +251,7 @@ int RunCommand::Run() {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
+  if (!child.temporary_root()) PruneEarlierRuns(child.root(), child_.options);
   // File times come from the kernel's coarse clock, a tick behind this one: a margin.
   auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
   int code = CheckedStatus(child, child.Run(options));

@@ -855,11 +855,13 @@ void StartSessionRecord() {
   if (g.config.signals) FatalSignalHandler::Install(&g.session);
   SessionMonitor::Settings settings;
   settings.session = &g.session;
-  settings.root_fd = g.directory.root_fd();
+  // A process of a `heapgraph run` (run_tag) leaves the root's dump retention to the run: its
+  // summary reads the verdicts of every process of the run when it ends, and a start that scanned
+  // a root holding all of them would cost each process of a long run in proportion to the run.
+  settings.root_fd = g.config.run_tag == 0 ? g.directory.root_fd() : -1;
   settings.own_name = g.directory.name();
   settings.executable = g.session.header()->executable;
   settings.keep = g.config.keep;
-  settings.run_tag = g.config.run_tag;
   settings.interval_ms = g.config.heartbeat_ms;
   settings.on_thread_start = &MarkToolThread;
   settings.allocation_progress = &AllocationProgress;

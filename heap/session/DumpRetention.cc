@@ -218,8 +218,8 @@ bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has
   return now_realtime_ns < last + bound;
 }
 
-size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable, uint32_t keep,
-                          uint32_t run_tag) {
+size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable,
+                          uint32_t keep) {
   FinishedRun* runs = g_runs;
   size_t count = 0;
   int scan_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -251,7 +251,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
           WriteExitFile(dir_fd, ExitClassifier::Classify(session, has_record, now));
         }
       }
-      if (finished && (run_tag == 0 || session.run_tag != run_tag)) {
+      if (finished) {
         memcpy(runs[count].name, e->d_name, strlen(e->d_name) + 1);
         runs[count].start_time_ns = session.start_time_ns;
         ++count;

@@ -6,11 +6,10 @@
 // emptied, their inodes kept: RecordingDirectory::kSparePrefix) while a spare slot is free, or
 // emptied and removed; a start also finishes such hidden directories that an earlier start left
 // when it exited mid-removal. Directories of running
-// processes, of other executables and of the same `heapgraph run` (run_tag) are never removed. A
-// run is finished when its pid (with its start time) is not in this pid namespace AND it cannot be
-// alive elsewhere (another container sharing the root): it recorded its exit, or its heartbeat is
-// stale (MayBeAliveElsewhere). Runs on the recorder's tool thread, whose allocations are not
-// recorded; libc only, no exceptions.
+// processes and of other executables are never touched. A run is finished when its pid (with its
+// start time) is not in this pid namespace AND it cannot be alive elsewhere (another container
+// sharing the root): it recorded its exit, or its heartbeat is stale (MayBeAliveElsewhere). Runs on
+// the recorder's tool thread, whose allocations are not recorded; libc only, no exceptions.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +32,8 @@ inline constexpr uint64_t kMinStaleNs = 2'000'000'000ull;
 inline constexpr uint64_t kNoHeartbeatBoundNs = 600'000'000'000ull;
 
 // `own_name`: this process's directory (never classified or removed). `keep` 0: keep all.
-// `run_tag`: this process's `heapgraph run` (option run_tag, 0: none); the finished runs of the
-// same run are classified but never removed, since the run's summary reads their verdicts when it
-// ends (a test driver that runs one program many times would otherwise lose all but `keep`).
 // Returns the number of directories removed.
-size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep,
-           uint32_t run_tag);
+size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep);
 
 // The `exit` file text for a classification (docs/foom-report.md).
 void Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid, LineBuffer* out);

@@ -28,9 +28,7 @@ void* Main(void*) {
   const SessionMonitor::Settings& s = g_settings;
   if (s.on_thread_start != nullptr) s.on_thread_start();
   if (s.interval_ms != 0) Beat();
-  if (s.root_fd >= 0) {
-    DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep, s.run_tag);
-  }
+  if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
   if (s.interval_ms == 0) return nullptr;
   for (;;) {
     SleepMs(s.interval_ms);

@@ -19,13 +19,12 @@ namespace SessionMonitor {
 
 struct Settings {
   SessionFile* session = nullptr;
-  int root_fd = -1;
+  int root_fd = -1;             // -1: no dump retention
   const char* own_name = "";    // this process's directory name in the root
   const char* executable = "";  // the session's executable path
   uint32_t keep = 3;
-  uint32_t run_tag = 0;                 // this process's `heapgraph run` (DumpRetention::Run)
-  uint32_t interval_ms = 1000;          // 0: housekeeping only, no heartbeat
-  void (*on_thread_start)() = nullptr;  // marks the thread as a tool thread
+  uint32_t interval_ms = 1000;                  // 0: housekeeping only, no heartbeat
+  void (*on_thread_start)() = nullptr;          // marks the thread as a tool thread
   uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
 };
 

@@ -448,17 +448,29 @@ TEST(LeakCheckTriggerTest, RunsSharingADirCountOnlyTheirOwnProcesses) {
   std::filesystem::remove_all(root);
 }
 
-// One program run many times by a driver under one `heapgraph run`: each start prunes the
-// finished runs of its executable to `keep` (3), but never those of its own run, whose verdicts the
-// summary reads at the end. Before, a leak of an early run could vanish from the status.
-TEST(LeakCheckTriggerTest, RunCountsEveryRunOfAProgramItsDriverRepeats) {
+// One program run many times by a driver under one `heapgraph run`: the run's processes prune
+// nothing (each start of a plain recording prunes the finished runs of its executable to `keep`,
+// 3), so the summary counts every run's verdict; before, a leak of an early run could vanish from
+// the status. A kept --dir is pruned between runs instead: the next run's start classifies the
+// finished runs in the root and keeps the newest `keep` of each executable.
+TEST(LeakCheckTriggerTest, AKeptDirIsPrunedByTheNextRunNotDuringOne) {
   std::string root = TempRoot(), out;
-  int status = Shell(std::string(HEAPGRAPH_CLI) + " run --text /dev/null --dir " + root +
-                         "/rec -- sh -c 'for i in 1 2 3 4 5 6; do " + kChild +
-                         " leaky; sleep 0.05; done' 2>&1",
-                     &out);
-  EXPECT_EQ(status, 23) << out;
+  std::string dir = root + "/rec";
+  std::string run = std::string(HEAPGRAPH_CLI) + " run --text /dev/null --dir " + dir + " -- ";
+  auto recordings = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      n += e.is_directory() && e.path().filename().string()[0] != '.' ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(Shell(run + "sh -c 'for i in 1 2 3 4 5 6; do " + kChild + " leaky; done' 2>&1", &out),
+            23)
+      << out;
   EXPECT_NE(SummaryLine(out).find(" 6 with leaks"), std::string::npos) << out;
+  EXPECT_EQ(recordings(), 7u);  // sh and the six children, all kept during the run
+  EXPECT_EQ(Shell(run + "/bin/true 2>&1", &out), 0) << out;
+  EXPECT_EQ(recordings(), 5u);  // sh, the newest 3 children, and /bin/true
   std::filesystem::remove_all(root);
 }
 

@@ -31,8 +31,7 @@ uint64_t WallClockNs() {
 
 // A forked child writes `name`/session (heartbeat every 100 ms, one beat) and dies without
 // recording an exit; then its start and heartbeat times are set `age_ns` into the past.
-void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns,
-                 uint32_t run_tag = 0) {
+void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns) {
   ASSERT_EQ(0, mkdirat(root.fd(), name.c_str(), 0700));
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -40,7 +39,6 @@ void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns,
     int dir = openat(root.fd(), name.c_str(), O_RDONLY | O_DIRECTORY);
     static SessionFile session;
     if (dir < 0 || !session.Create(dir, 24, 0, 100, 0)) _exit(1);
-    session.SetRunTag(run_tag);
     session.Beat();
     _exit(0);
   }
@@ -73,7 +71,7 @@ TEST(DumpRetentionTest, RunWithAFreshHeartbeatIsNeitherClassifiedNorPruned) {
   MakeDeadRun(root, "old", 300 * kSecond);
   MakeDeadRun(root, "older", 600 * kSecond);
   MakeDeadRun(root, "elsewhere", 0);  // beat just now: may run in another pid namespace
-  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 0));
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
   EXPECT_TRUE(Exists(root, "old/exit"));
   EXPECT_FALSE(Exists(root, "older"));  // the oldest finished run beyond keep=1
   EXPECT_TRUE(Exists(root, "elsewhere/session"));
@@ -90,7 +88,7 @@ TEST(DumpRetentionTest, PrunedRunIsHiddenBeforeItIsEmptiedAndALeftoverIsFinished
   close(fd);
   MakeDeadRun(root, "old", 300 * kSecond);
   MakeDeadRun(root, "older", 600 * kSecond);
-  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 0));
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
   EXPECT_FALSE(Exists(root, leftover));
   EXPECT_FALSE(Exists(root, "older"));
   EXPECT_FALSE(Exists(root, std::string(DumpRetention::kRemovingPrefix) + "older"));
@@ -120,7 +118,7 @@ TEST(DumpRetentionTest, PrunedRunBecomesASpareWithItsMappedFilesParkedEmpty) {
   ASSERT_EQ(0, linkat(root.fd(), "older/stacks", root.fd(), "shared-stacks", 0));
   ASSERT_NO_FATAL_FAILURE(WriteFileAt(root, "older/exit-check", "leaked_blocks 0\n"));
   ino_t heap = InodeOf(root, "older/heap.tree"), session = InodeOf(root, "older/session");
-  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 0));
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
   EXPECT_FALSE(Exists(root, "older"));
   const std::string spare = std::string(RecordingDirectory::kSparePrefix) + "0/";
   const std::string parked = spare + MappedFile::kReusePrefix;
@@ -145,33 +143,12 @@ TEST(DumpRetentionTest, PrunedRunIsRemovedWhenEverySpareSlotIsTaken) {
   }
   MakeDeadRun(root, "old", 300 * kSecond);
   MakeDeadRun(root, "older", 600 * kSecond);
-  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 0));
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
   EXPECT_FALSE(Exists(root, "older"));
   EXPECT_FALSE(Exists(root, std::string(DumpRetention::kRemovingPrefix) + "older"));
   std::string extra = std::string(RecordingDirectory::kSparePrefix) +
                       std::to_string(RecordingDirectory::kSpareSlots);
   EXPECT_FALSE(Exists(root, extra));
-}
-
-// A process of a `heapgraph run` (option run_tag) classifies the finished runs of its own run but
-// never removes them: the run's summary reads their verdicts when it ends. Other runs' and untagged
-// ones are pruned to `keep` as before.
-TEST(DumpRetentionTest, FinishedRunsOfTheSameHeapgraphRunAreKept) {
-  TempDir root;
-  MakeDeadRun(root, "same-new", 300 * kSecond, 7);
-  MakeDeadRun(root, "same-old", 400 * kSecond, 7);
-  MakeDeadRun(root, "other", 500 * kSecond, 9);
-  MakeDeadRun(root, "untagged", 600 * kSecond);
-  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 7));
-  EXPECT_TRUE(Exists(root, "same-new/exit"));
-  EXPECT_TRUE(Exists(root, "same-old/exit"));
-  EXPECT_TRUE(Exists(root, "other/exit"));  // the newest of the others: keep=1
-  EXPECT_FALSE(Exists(root, "untagged"));
-  // Without a run of its own, the same root keeps one run.
-  EXPECT_EQ(2u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, 0));
-  EXPECT_TRUE(Exists(root, "same-new/exit"));
-  EXPECT_FALSE(Exists(root, "same-old"));
-  EXPECT_FALSE(Exists(root, "other"));
 }
 
 TEST(DumpRetentionTest, StalenessFollowsTheHeartbeatPeriod) {
