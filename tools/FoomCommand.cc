@@ -1,8 +1,6 @@
 #include "tools/FoomCommand.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -35,13 +33,9 @@ std::string LatestRun(const std::string& root) {
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     // A hidden directory is a run that a start is removing (DumpRetention::kRemovingPrefix).
     if (!entry.is_directory() || entry.path().filename().string().starts_with('.')) continue;
-    int fd = open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;
     auto session = std::make_unique<format::SessionHeader>();
     bool has_record = false;
-    bool ok = DumpRetention::ReadSession(fd, session.get(), &has_record);
-    close(fd);
-    if (!ok) continue;
+    if (!DumpRetention::ReadSessionIn(entry.path().c_str(), session.get(), &has_record)) continue;
     bool alive = ExitEvidenceProbe::Gather(*session, has_record).alive;
     if (best_any.empty() || session->start_time_ns > best_any_time) {
       best_any = entry.path().string();

@@ -95,15 +95,11 @@ void PruneEarlierRuns(const std::string& root, const std::string& options) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     if (entry.path().filename().string()[0] == '.') continue;
-    int dir_fd = openat(root_fd, entry.path().filename().c_str(),
-                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dir_fd < 0) continue;
     auto session = std::make_unique<format::SessionHeader>();
     bool has_record = false;
-    if (DumpRetention::ReadSession(dir_fd, session.get(), &has_record)) {
+    if (DumpRetention::ReadSessionIn(entry.path().c_str(), session.get(), &has_record)) {
       executables.insert(session->executable);
     }
-    close(dir_fd);
   }
   for (const std::string& executable : executables) {
     DumpRetention::Run(root_fd, "", executable.c_str(), config.keep);

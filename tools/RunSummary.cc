@@ -1,13 +1,12 @@
 #include "tools/RunSummary.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <system_error>
 
 #include "heap/platform/PidPattern.h"
@@ -63,13 +62,10 @@ void ReadVerdict(const std::filesystem::path& dir, CheckedProcess* p) {
 // 0 when it has none or no readable session (DumpRetention::ReadSession: a FIFO or device planted
 // as `session` never blocks).
 uint32_t RunTagOf(const std::filesystem::path& dir) {
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) return 0;
-  format::SessionHeader header{};
+  auto session = std::make_unique<format::SessionHeader>();
   bool has_record = false;
-  bool ok = DumpRetention::ReadSession(dir_fd, &header, &has_record);
-  close(dir_fd);
-  return ok ? header.run_tag : 0;
+  return DumpRetention::ReadSessionIn(dir.c_str(), session.get(), &has_record) ? session->run_tag
+                                                                               : 0;
 }
 
 // `path` when this run wrote it (a kept --dir's or a shared file's older reports are not).

@@ -187,6 +187,15 @@ bool DumpRetention::ReadSession(int dir_fd, format::SessionHeader* out, bool* ha
   return ok;
 }
 
+bool DumpRetention::ReadSessionIn(const char* dir_path, format::SessionHeader* out,
+                                  bool* has_record) {
+  int dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return false;
+  bool ok = ReadSession(dir_fd, out, has_record);
+  close(dir_fd);
+  return ok;
+}
+
 void DumpRetention::Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid,
                            LineBuffer* out) {
   out->Append("heapgraph-exit 1\nkind ").Append(ExitClassifier::Name(c.kind));

@@ -43,6 +43,8 @@ bool MayBeAliveElsewhere(const format::SessionHeader& session, bool has_record,
                          uint64_t now_realtime_ns);
 // Reads a session header (version 1 or 2) from `dir_fd`; false when missing or not a session.
 bool ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record);
+// The same for the recording directory at `dir_path` (never through a link).
+bool ReadSessionIn(const char* dir_path, format::SessionHeader* out, bool* has_record);
 
 }  // namespace DumpRetention
 
