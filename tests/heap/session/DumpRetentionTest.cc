@@ -151,6 +151,23 @@ TEST(DumpRetentionTest, PrunedRunIsRemovedWhenEverySpareSlotIsTaken) {
   EXPECT_FALSE(Exists(root, extra));
 }
 
+// A recording directory's session read by path: never through a link, and nothing from a
+// directory without one.
+TEST(DumpRetentionTest, ReadSessionInReadsADirectoryByPathNeverThroughALink) {
+  TempDir root;
+  MakeDeadRun(root, "run", 300 * kSecond);
+  ASSERT_EQ(0, symlinkat("run", root.fd(), "link"));
+  ASSERT_EQ(0, mkdirat(root.fd(), "empty", 0700));
+  format::SessionHeader session = {};
+  bool has_record = false;
+  ASSERT_TRUE(DumpRetention::ReadSessionIn(root.Path("run").c_str(), &session, &has_record));
+  EXPECT_TRUE(has_record);
+  EXPECT_EQ(Executable(), session.executable);
+  EXPECT_FALSE(DumpRetention::ReadSessionIn(root.Path("link").c_str(), &session, &has_record));
+  EXPECT_FALSE(DumpRetention::ReadSessionIn(root.Path("empty").c_str(), &session, &has_record));
+  EXPECT_FALSE(DumpRetention::ReadSessionIn(root.Path("missing").c_str(), &session, &has_record));
+}
+
 TEST(DumpRetentionTest, StalenessFollowsTheHeartbeatPeriod) {
   format::SessionHeader s = {};
   s.record.heartbeat_interval_ms = 1000;
