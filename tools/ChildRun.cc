@@ -129,6 +129,11 @@ ChildRun::ChildRun(const ChildRunFlags& flags)
       preload_(ResolvePreload(flags.preload)),
       temporary_root_(flags.root.empty()) {
   root_ = OptionsPath(temporary_root_ ? MakeTemporaryRoot() : flags.root, "--dir");
+  // Made here, not by the program's first recorded process, so that the run's own files (its
+  // marker and symbol cache) have a place before the program starts.
+  if (!RecordingDirectory::MakeRoot(root_.c_str())) {
+    throw std::runtime_error(fmt::format("--dir {}: {}", root_, strerror(errno)));
+  }
 }
 
 std::optional<std::string> ChildRun::Recording() const {

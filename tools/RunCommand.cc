@@ -1,24 +1,22 @@
 #include "tools/RunCommand.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <system_error>
 
 #include "heap/config/Config.h"
-#include "heap/session/DumpRetention.h"
 #include "report/LeakDiffText.h"
 #include "tools/LeakReportFile.h"
 #include "tools/OptionValue.h"
 #include "tools/ReportFiles.h"
+#include "tools/RunRoot.h"
 #include "tools/RunSummary.h"
 
 namespace heapgraph::tools {
@@ -80,31 +78,6 @@ std::string SuppressionsOption(const std::vector<std::string>& files) {
     list += (list.empty() ? "" : ";") + path;
   }
   return list;
-}
-
-// Dump retention of a kept --dir before the run: the processes of a run leave it to the run
-// (option run_tag), so the runs of earlier `heapgraph run`s and of plain recordings in the root are
-// classified and pruned here, for every executable found, to the `keep` of the run's options, as a
-// start of a recorded program does outside a run (DumpRetention).
-void PruneEarlierRuns(const std::string& root, const std::string& options) {
-  Config config;
-  config.Parse(options.c_str(), "--options");
-  int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) return;
-  std::set<std::string> executables;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-    if (entry.path().filename().string()[0] == '.') continue;
-    auto session = std::make_unique<format::SessionHeader>();
-    bool has_record = false;
-    if (DumpRetention::ReadSessionIn(entry.path().c_str(), session.get(), &has_record)) {
-      executables.insert(session->executable);
-    }
-  }
-  for (const std::string& executable : executables) {
-    DumpRetention::Run(root_fd, "", executable.c_str(), config.keep);
-  }
-  close(root_fd);
 }
 
 // A tag for this run's processes (option run_tag; RunSummary counts the recordings carrying it):
@@ -247,7 +220,12 @@ int RunCommand::Run() {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it
   }
-  if (!child.temporary_root()) PruneEarlierRuns(child.root(), child_.options);
+  RunRoot run_root(child.root(), run_tag);
+  if (!child.temporary_root()) {
+    Config config;  // the keep of --options (HEAPGRAPH_OPTIONS of its own are dropped: ChildRun)
+    config.Parse(child_.options.c_str(), "--options");
+    run_root.PruneEarlierRuns(config.keep);
+  }
   // File times come from the kernel's coarse clock, a tick behind this one: a margin.
   auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
   int code = CheckedStatus(child, child.Run(options));

@@ -162,6 +162,14 @@ bool RemoveRun(int root_fd, const char* name) {
   return true;
 }
 
+// True when `tag` names a `heapgraph run` in progress.
+bool Busy(uint32_t tag, std::span<const uint32_t> busy_tags) {
+  for (uint32_t busy : busy_tags) {
+    if (tag != 0 && tag == busy) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool DumpRetention::ReadSession(int dir_fd, format::SessionHeader* out, bool* has_record) {
@@ -227,8 +235,8 @@ bool DumpRetention::MayBeAliveElsewhere(const format::SessionHeader& s, bool has
   return now_realtime_ns < last + bound;
 }
 
-size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable,
-                          uint32_t keep) {
+size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executable, uint32_t keep,
+                          std::span<const uint32_t> busy_tags) {
   FinishedRun* runs = g_runs;
   size_t count = 0;
   int scan_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -260,7 +268,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
           WriteExitFile(dir_fd, ExitClassifier::Classify(session, has_record, now));
         }
       }
-      if (finished) {
+      if (finished && !Busy(session.run_tag, busy_tags)) {
         memcpy(runs[count].name, e->d_name, strlen(e->d_name) + 1);
         runs[count].start_time_ns = session.start_time_ns;
         ++count;

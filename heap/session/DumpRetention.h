@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "heap/platform/LineBuffer.h"
 #include "heap/session/ExitClassifier.h"
@@ -32,8 +33,11 @@ inline constexpr uint64_t kMinStaleNs = 2'000'000'000ull;
 inline constexpr uint64_t kNoHeartbeatBoundNs = 600'000'000'000ull;
 
 // `own_name`: this process's directory (never classified or removed). `keep` 0: keep all.
-// Returns the number of directories removed.
-size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep);
+// `busy_tags`: the run_tags of `heapgraph run`s in progress, whose finished runs are classified
+// but not removed (their summaries read them when they end). Returns the number of directories
+// removed.
+size_t Run(int root_fd, const char* own_name, const char* executable, uint32_t keep,
+           std::span<const uint32_t> busy_tags = {});
 
 // The `exit` file text for a classification (docs/foom-report.md).
 void Format(const ExitClassification& c, uint64_t realtime_ns, int classifier_pid, LineBuffer* out);

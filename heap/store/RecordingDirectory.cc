@@ -27,22 +27,6 @@ void SetErrno(char* error, size_t error_size, const char* what, const char* path
   SetError(error, error_size, line);
 }
 
-// mkdir -p with mode 0700 for the components it creates.
-bool MakeParents(const char* path) {
-  char buffer[RecordingDirectory::kMaxPath];
-  size_t n = strlen(path);
-  if (n == 0 || n >= sizeof(buffer)) return false;
-  memcpy(buffer, path, n + 1);
-  for (size_t i = 1; i <= n; ++i) {
-    if (buffer[i] != '/' && buffer[i] != '\0') continue;
-    char saved = buffer[i];
-    buffer[i] = '\0';
-    if (mkdir(buffer, 0700) != 0 && errno != EEXIST) return false;
-    buffer[i] = saved;
-  }
-  return true;
-}
-
 void DefaultRoot(char* out, size_t size) {
   const char* tmp = getenv("TMPDIR");
   if (tmp == nullptr || tmp[0] != '/' || strlen(tmp) > size - 40) tmp = "/tmp";
@@ -67,7 +51,7 @@ bool RecordingDirectory::OpenRoot(const char* root, char* error, size_t error_si
     }
     memcpy(path, root, n + 1);
   }
-  if (!MakeParents(path)) {
+  if (!MakeRoot(path)) {
     SetErrno(error, error_size, "cannot create recording root", path);
     return false;
   }
@@ -194,6 +178,24 @@ bool RecordingDirectory::Create(const char* root, char* error, size_t error_size
     SetErrno(error, error_size, "cannot create recording directory in", root_path_);
   }
   return false;
+}
+
+bool RecordingDirectory::MakeRoot(const char* path) {
+  char buffer[RecordingDirectory::kMaxPath];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof(buffer)) {
+    errno = n == 0 ? EINVAL : ENAMETOOLONG;
+    return false;
+  }
+  memcpy(buffer, path, n + 1);
+  for (size_t i = 1; i <= n; ++i) {
+    if (buffer[i] != '/' && buffer[i] != '\0') continue;
+    char saved = buffer[i];
+    buffer[i] = '\0';
+    if (mkdir(buffer, 0700) != 0 && errno != EEXIST) return false;
+    buffer[i] = saved;
+  }
+  return true;
 }
 
 }  // namespace heapgraph

@@ -37,6 +37,9 @@ class RecordingDirectory {
   // child's recording before the program it exec'd). False for anything else (the
   // "<pid>-fork-<n>" staging directories of older versions included). No allocation.
   static bool ParseName(const char* name, uint32_t* pid, uint64_t* ticks);
+  // mkdir -p of a root, mode 0700 for the components it creates; false (errno set) on failure.
+  // No allocation.
+  static bool MakeRoot(const char* path);
 
   int fd() const { return fd_; }
   const char* path() const { return path_; }

@@ -474,6 +474,26 @@ TEST(LeakCheckTriggerTest, AKeptDirIsPrunedByTheNextRunNotDuringOne) {
   std::filesystem::remove_all(root);
 }
 
+// Two runs side by side in one kept --dir: the second one's start prunes the root (keep=1) but not
+// the finished processes of the first, which is still in progress (its marker `.run.<tag>` names
+// a live process): the first run's summary still counts all six leaking runs of its program.
+TEST(LeakCheckTriggerTest, ARunStartingBesideAnotherPrunesNoneOfItsProcesses) {
+  std::string root = TempRoot(), out;
+  std::string run = std::string(HEAPGRAPH_CLI) + " run --text /dev/null --dir " + root + "/rec ";
+  std::string first = root + "/first.txt";
+  std::string both = "(" + run + "-- sh -c 'for i in 1 2 3 4 5 6; do " + kChild +
+                     " leaky; sleep 0.15; done' > " + first + " 2>&1 &) ; sleep 0.6; " + run +
+                     "--options keep=1 -- /bin/true 2>&1; sleep 1.5";
+  EXPECT_EQ(Shell(both, &out), 0) << out;
+  std::ifstream in(first);
+  std::string summary{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(SummaryLine(summary).find(" 6 with leaks"), std::string::npos) << summary;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/rec")) {
+    EXPECT_FALSE(e.path().filename().string().starts_with(".run.")) << e.path();  // both removed
+  }
+  std::filesystem::remove_all(root);
+}
+
 TEST(LeakCheckTriggerTest, RunCheckExeChecksOnlyMatchingExecutables) {
   std::string root = TempRoot(), out;
   int runs = 0;

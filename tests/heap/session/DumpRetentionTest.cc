@@ -31,7 +31,8 @@ uint64_t WallClockNs() {
 
 // A forked child writes `name`/session (heartbeat every 100 ms, one beat) and dies without
 // recording an exit; then its start and heartbeat times are set `age_ns` into the past.
-void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns) {
+void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns,
+                 uint32_t run_tag = 0) {
   ASSERT_EQ(0, mkdirat(root.fd(), name.c_str(), 0700));
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -39,6 +40,7 @@ void MakeDeadRun(const TempDir& root, const std::string& name, uint64_t age_ns) 
     int dir = openat(root.fd(), name.c_str(), O_RDONLY | O_DIRECTORY);
     static SessionFile session;
     if (dir < 0 || !session.Create(dir, 24, 0, 100, 0)) _exit(1);
+    session.SetRunTag(run_tag);
     session.Beat();
     _exit(0);
   }
@@ -149,6 +151,27 @@ TEST(DumpRetentionTest, PrunedRunIsRemovedWhenEverySpareSlotIsTaken) {
   std::string extra = std::string(RecordingDirectory::kSparePrefix) +
                       std::to_string(RecordingDirectory::kSpareSlots);
   EXPECT_FALSE(Exists(root, extra));
+}
+
+// The finished runs of a `heapgraph run` in progress (a busy run_tag) are classified but not
+// removed: its summary reads them when it ends. Other runs' and untagged ones are pruned to `keep`.
+TEST(DumpRetentionTest, FinishedRunsOfARunInProgressAreKept) {
+  TempDir root;
+  MakeDeadRun(root, "busy-new", 300 * kSecond, 7);
+  MakeDeadRun(root, "busy-old", 400 * kSecond, 7);
+  MakeDeadRun(root, "ended", 500 * kSecond, 9);
+  MakeDeadRun(root, "untagged", 600 * kSecond);
+  const uint32_t busy[] = {7};
+  EXPECT_EQ(1u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1, busy));
+  EXPECT_TRUE(Exists(root, "busy-new/exit"));
+  EXPECT_TRUE(Exists(root, "busy-old/exit"));
+  EXPECT_TRUE(Exists(root, "ended/exit"));  // the newest of the others: keep=1
+  EXPECT_FALSE(Exists(root, "untagged"));
+  // Once that run has ended, the same root keeps one run.
+  EXPECT_EQ(2u, DumpRetention::Run(root.fd(), "own", Executable().c_str(), 1));
+  EXPECT_TRUE(Exists(root, "busy-new/exit"));
+  EXPECT_FALSE(Exists(root, "busy-old"));
+  EXPECT_FALSE(Exists(root, "ended"));
 }
 
 // A recording directory's session read by path: never through a link, and nothing from a
