@@ -40,6 +40,13 @@ int Shell(const std::string& command, std::string* output) {
 // DEPTH + 1 processes (fork + exec), each leaking one block; the top one exits with STATUS.
 const std::string kTree = std::string(HEAPGRAPH_PROGRAM_DIR) + "/leak_tree";
 
+// A shell command that waits (up to 60 s) until `file` holds a run's summary line: a run started
+// in the background has ended.
+std::string AwaitSummaryIn(const std::string& file) {
+  return "for i in $(seq 600); do grep -q 'run summary' " + file +
+         " 2>/dev/null && break; sleep 0.1; done";
+}
+
 // The "heapgraph: run summary: ..." line of `out`, or "".
 std::string SummaryLine(const std::string& out) {
   size_t at = out.find("heapgraph: run summary: ");
@@ -436,7 +443,8 @@ TEST(LeakCheckTriggerTest, RunsSharingADirCountOnlyTheirOwnProcesses) {
   // Side by side: a leaking tree that outlives a clean run started after it.
   std::string background = root + "/background.txt";
   std::string both = "(" + run + "sh -c '" + kTree + " 1 0; sleep 0.5' > " + background +
-                     " 2>&1 &) ; sleep 0.2; " + run + "/bin/true 2>&1; sleep 1.5";
+                     " 2>&1 &) ; sleep 0.2; " + run + "/bin/true 2>&1; status=$?; " +
+                     AwaitSummaryIn(background) + "; exit $status";
   EXPECT_EQ(Shell(both, &out), 0) << out;
   EXPECT_NE(SummaryLine(out).find("1 of 1 recorded process checked, 0 with leaks"),
             std::string::npos)
@@ -483,7 +491,8 @@ TEST(LeakCheckTriggerTest, ARunStartingBesideAnotherPrunesNoneOfItsProcesses) {
   std::string first = root + "/first.txt";
   std::string both = "(" + run + "-- sh -c 'for i in 1 2 3 4 5 6; do " + kChild +
                      " leaky; sleep 0.15; done' > " + first + " 2>&1 &) ; sleep 0.6; " + run +
-                     "--options keep=1 -- /bin/true 2>&1; sleep 1.5";
+                     "--options keep=1 -- /bin/true 2>&1; status=$?; " + AwaitSummaryIn(first) +
+                     "; exit $status";
   EXPECT_EQ(Shell(both, &out), 0) << out;
   std::ifstream in(first);
   std::string summary{std::istreambuf_iterator<char>(in), {}};
