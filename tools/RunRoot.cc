@@ -7,13 +7,10 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <memory>
-#include <set>
 #include <system_error>
 
 #include "heap/platform/ProcessStartTicks.h"
 #include "heap/session/DumpRetention.h"
-#include "heap/store/PersistedFormat.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -75,21 +72,9 @@ std::vector<uint32_t> RunRoot::BusyTags() const {
 
 void RunRoot::PruneEarlierRuns(uint32_t keep) const {
   std::vector<uint32_t> busy = BusyTags();
-  std::set<std::string> executables;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(root_, error)) {
-    if (entry.path().filename().string().starts_with('.')) continue;
-    auto session = std::make_unique<format::SessionHeader>();
-    bool has_record = false;
-    if (DumpRetention::ReadSessionIn(entry.path().c_str(), session.get(), &has_record)) {
-      executables.insert(session->executable);
-    }
-  }
   int root_fd = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) return;
-  for (const std::string& executable : executables) {
-    DumpRetention::Run(root_fd, "", executable.c_str(), keep, busy);
-  }
+  DumpRetention::Run(root_fd, "", nullptr, keep, busy);
   close(root_fd);
 }
 

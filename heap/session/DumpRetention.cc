@@ -20,6 +20,7 @@ namespace {
 struct FinishedRun {
   char name[256];
   uint64_t start_time_ns;
+  uint32_t executable;  // index into g_executables
 };
 
 // Run's scratch, too large for a tool thread's stack: one tool thread per process runs it, once.
@@ -33,6 +34,26 @@ struct FinishedRun {
 // in 1 run of 4).
 constinit FinishedRun g_runs[DumpRetention::kMaxRuns] = {};
 constinit format::SessionHeader g_session = {};
+// The executables of g_runs, each once (one entry unless Run is asked for every executable).
+constinit char g_executables[DumpRetention::kMaxRuns][format::kMaxModulePath] = {};
+
+// The index of `executable` in g_executables[0, *count), added if new.
+uint32_t ExecutableIndex(const char* executable, uint32_t* count) {
+  for (uint32_t i = 0; i < *count; ++i) {
+    if (strcmp(g_executables[i], executable) == 0) return i;
+  }
+  size_t length = strnlen(executable, format::kMaxModulePath - 1);
+  memcpy(g_executables[*count], executable, length);
+  g_executables[*count][length] = '\0';
+  return (*count)++;
+}
+
+// How many runs before runs[i] (newer ones, once sorted) are of the same executable.
+size_t NewerOfTheSameExecutable(const FinishedRun* runs, size_t i) {
+  size_t n = 0;
+  for (size_t j = 0; j < i; ++j) n += runs[j].executable == runs[i].executable ? 1 : 0;
+  return n;
+}
 
 bool ReadExact(int fd, void* out, size_t length) {
   ssize_t n = pread(fd, out, length, 0);
@@ -246,6 +267,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     return 0;
   }
   char boot_id[format::kBootIdSize] = {};  // read once, for the first run that needs it
+  uint32_t executables = 0;
   while (dirent* e = readdir(root)) {
     if (IsBeingRemoved(e->d_name)) RemoveContentsAndDirectory(root_fd, e->d_name);
     if (e->d_name[0] == '.' || strcmp(e->d_name, own_name) == 0 || count == kMaxRuns) continue;
@@ -254,7 +276,8 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
     if (dir_fd < 0) continue;
     format::SessionHeader& session = g_session;
     bool has_record = false;
-    if (ReadSession(dir_fd, &session, &has_record) && strcmp(session.executable, executable) == 0) {
+    if (ReadSession(dir_fd, &session, &has_record) &&
+        (executable == nullptr || strcmp(session.executable, executable) == 0)) {
       // An `exit` file is written only for a finished run: nothing to probe again. Otherwise the
       // liveness first; the rest of the evidence only for a run to classify.
       bool finished = HasFile(dir_fd, format::kExitFile);
@@ -271,6 +294,7 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
       if (finished && !Busy(session.run_tag, busy_tags)) {
         memcpy(runs[count].name, e->d_name, strlen(e->d_name) + 1);
         runs[count].start_time_ns = session.start_time_ns;
+        runs[count].executable = ExecutableIndex(session.executable, &executables);
         ++count;
       }
     }
@@ -280,7 +304,10 @@ size_t DumpRetention::Run(int root_fd, const char* own_name, const char* executa
   if (keep == 0) return 0;
   SortNewestFirst(runs, count);
   size_t removed = 0;
-  for (size_t i = keep; i < count; ++i) removed += RemoveRun(root_fd, runs[i].name) ? 1 : 0;
+  for (size_t i = keep; i < count; ++i) {
+    if (NewerOfTheSameExecutable(runs, i) >= keep)
+      removed += RemoveRun(root_fd, runs[i].name) ? 1 : 0;
+  }
   return removed;
 }
 

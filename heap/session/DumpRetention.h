@@ -32,7 +32,8 @@ inline constexpr uint32_t kStaleHeartbeats = 3;
 inline constexpr uint64_t kMinStaleNs = 2'000'000'000ull;
 inline constexpr uint64_t kNoHeartbeatBoundNs = 600'000'000'000ull;
 
-// `own_name`: this process's directory (never classified or removed). `keep` 0: keep all.
+// `own_name`: this process's directory (never classified or removed). `executable` nullptr: the
+// runs of every executable in the root, each kept to its own newest `keep`. `keep` 0: keep all.
 // `busy_tags`: the run_tags of `heapgraph run`s in progress, whose finished runs are classified
 // but not removed (their summaries read them when they end). Returns the number of directories
 // removed.

@@ -174,6 +174,29 @@ TEST(DumpRetentionTest, FinishedRunsOfARunInProgressAreKept) {
   EXPECT_FALSE(Exists(root, "ended"));
 }
 
+// Asked for every executable (heapgraph run's pruning of its root), each executable keeps its own
+// newest `keep` runs.
+TEST(DumpRetentionTest, EveryExecutableKeepsItsOwnNewestRuns) {
+  TempDir root;
+  MakeDeadRun(root, "this-new", 300 * kSecond);
+  MakeDeadRun(root, "this-old", 400 * kSecond);
+  MakeDeadRun(root, "other-new", 500 * kSecond);
+  MakeDeadRun(root, "other-old", 600 * kSecond);
+  for (const char* name : {"other-new", "other-old"}) {
+    int fd = openat(root.fd(), (std::string(name) + "/" + format::kSessionFile).c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    const char other[] = "/usr/bin/other";
+    ASSERT_EQ(ssize_t(sizeof(other)),
+              pwrite(fd, other, sizeof(other), offsetof(format::SessionHeader, executable)));
+    close(fd);
+  }
+  EXPECT_EQ(2u, DumpRetention::Run(root.fd(), "own", nullptr, 1));
+  EXPECT_TRUE(Exists(root, "this-new/exit"));
+  EXPECT_FALSE(Exists(root, "this-old"));
+  EXPECT_TRUE(Exists(root, "other-new/exit"));
+  EXPECT_FALSE(Exists(root, "other-old"));
+}
+
 // A recording directory's session read by path: never through a link, and nothing from a
 // directory without one.
 TEST(DumpRetentionTest, ReadSessionInReadsADirectoryByPathNeverThroughALink) {
