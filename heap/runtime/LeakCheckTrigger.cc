@@ -44,6 +44,8 @@ HighDescriptor g_pipe_read;
 HighDescriptor g_pipe_write;
 // __lsan_do_leak_check ran (or is running): the at-exit check and later calls do nothing.
 std::atomic<bool> g_checked_once{false};
+// Install set up the signal's pipe and handler: its watcher thread may be started.
+bool g_signal_ready = false;
 
 // A check LeakSanitizer would run now: detect_leaks and the program's __lsan_is_turned_off.
 bool LsanCheckWanted() {
@@ -204,6 +206,15 @@ void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) 
     WarningLine::Print("cannot set up the leak-check signal", strerror(errno));
     return;
   }
+  g_signal_ready = true;
+}
+
+int LeakCheckTrigger::SignalFd() {
+  return g_signal_ready ? g_pipe_read.fd() : -1;
+}
+
+void LeakCheckTrigger::StartSignalWatcher() {
+  if (!g_signal_ready) return;
   int error = ToolThread::Start(&WatchSignals, nullptr);
   if (error != 0) WarningLine::Print("cannot set up the leak-check signal", strerror(error));
 }

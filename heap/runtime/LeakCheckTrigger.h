@@ -18,12 +18,20 @@ namespace heapgraph {
 namespace LeakCheckTrigger {
 
 // From the library constructor: registers the at-exit check (first, so it runs last) and the
-// signal watcher as configured. One line on stderr for anything that cannot be set up. The at-exit
-// check ends the process with `exitcode` when it finds leaks, and with `error_exitcode` (one line
-// on stderr says why) when it could not run: sampled recording, plugin not loadable, scan failed.
-// Reports and the at-exit verdict go to the recording directory of the moment (a forked child's
-// own once it has one), `recording_dir` when there is none.
+// signal's handler as configured. One line on stderr for anything that cannot be set up. The
+// at-exit check ends the process with `exitcode` when it finds leaks, and with `error_exitcode`
+// (one line on stderr says why) when it could not run: sampled recording, plugin not loadable, scan
+// failed. Reports and the at-exit verdict go to the recording directory of the moment (a forked
+// child's own once it has one), `recording_dir` when there is none.
 void Install(const Config& config, const char* recording_dir);
+
+// The signal's thread waits for a signal that most programs never get: it is started only once
+// one came (the session thread watches SignalFd() and calls StartSignalWatcher, which reads the
+// byte). SignalFd: the descriptor that becomes readable on the signal, -1 when Install set none up.
+int SignalFd();
+// Starts the thread that runs one check per signal (nothing when Install set up no signal); one
+// line on stderr if it cannot be started.
+void StartSignalWatcher();
 
 // LeakSanitizer's __lsan_do_leak_check: the at-exit check, now, at most once in the process (a
 // second call, and the at-exit check afterwards, do nothing); ends the process with `exitcode`

@@ -865,8 +865,11 @@ void StartSessionRecord() {
   settings.interval_ms = g.config.heartbeat_ms;
   settings.on_thread_start = &MarkToolThread;
   settings.allocation_progress = &AllocationProgress;
+  settings.wake_fd = LeakCheckTrigger::SignalFd();
+  settings.on_wake = &LeakCheckTrigger::StartSignalWatcher;
   if (!SessionMonitor::Start(settings)) {
     WarningLine::Print("cannot start the session thread; no heartbeat or dump retention");
+    LeakCheckTrigger::StartSignalWatcher();
   }
 }
 

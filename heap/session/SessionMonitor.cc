@@ -1,5 +1,6 @@
 #include "heap/session/SessionMonitor.h"
 
+#include <poll.h>
 #include <time.h>
 
 #include <cerrno>
@@ -18,9 +19,34 @@ void Beat() {
   s.session->Beat(s.allocation_progress != nullptr ? s.allocation_progress() : UINT64_MAX);
 }
 
-void SleepMs(uint32_t ms) {
-  struct timespec delay = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
-  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &delay, &delay) == EINTR) {
+uint64_t NowMs() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000 + static_cast<uint64_t>(now.tv_nsec) / 1000000;
+}
+
+// Sleeps `ms` (forever when 0) or until the wake descriptor is readable; then it is watched no
+// more and on_wake() has run. A descriptor poll() refuses (closed by the program) is dropped too:
+// on_wake()'s thread tells the pipe is gone.
+void SleepMs(uint32_t ms, int* wake_fd) {
+  const uint64_t end = NowMs() + ms;
+  for (;;) {
+    uint64_t now = NowMs();
+    if (ms != 0 && now >= end) return;
+    int timeout = ms == 0 ? -1 : static_cast<int>(end - now);
+    if (*wake_fd < 0) {
+      if (ms == 0) return;
+      struct timespec delay = {timeout / 1000, static_cast<long>(timeout % 1000) * 1000000};
+      (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &delay, nullptr);
+      continue;
+    }
+    struct pollfd watched = {*wake_fd, POLLIN, 0};
+    int ready = poll(&watched, 1, timeout);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready != 0) {
+      *wake_fd = -1;
+      g_settings.on_wake();
+    }
   }
 }
 
@@ -29,9 +55,13 @@ void* Main(void*) {
   if (s.on_thread_start != nullptr) s.on_thread_start();
   if (s.interval_ms != 0) Beat();
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
-  if (s.interval_ms == 0) return nullptr;
+  int wake_fd = s.on_wake != nullptr ? s.wake_fd : -1;
+  if (s.interval_ms == 0) {
+    SleepMs(0, &wake_fd);  // until the wake, if any
+    return nullptr;
+  }
   for (;;) {
-    SleepMs(s.interval_ms);
+    SleepMs(s.interval_ms, &wake_fd);
     Beat();
   }
 }

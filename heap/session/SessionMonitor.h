@@ -2,9 +2,12 @@
 // recording root (classifies the previous runs of this executable, prunes to the last `keep`); then
 // it beats the session every `interval_ms` (SessionFile::Beat: tick time, program progress, cgroup
 // OOM-kill counter), which is what lets the next start tell a hang from an OOM kill. A forked child
-// has no monitor (its session says heartbeat_interval_ms 0). It stays apart from the
-// memory-pressure watcher's thread so that a type refresh never delays a beat
-// (docs/configuration.md). libc + pthreads only.
+// has no monitor (its session says heartbeat_interval_ms 0). Between beats it also watches one
+// descriptor for its owner (`wake_fd`: the leak-check signal's pipe), so that a thread that would
+// wait there for a signal that never comes is started only once one came: on_wake() runs on the
+// first byte and starts it, and the byte is left for it to read. Nothing slow runs here: it stays
+// apart from the memory-pressure watcher's thread and from the leak checks so that a type refresh
+// or a check never delays a beat (docs/configuration.md). libc + pthreads only.
 #pragma once
 
 #include <pthread.h>
@@ -26,6 +29,8 @@ struct Settings {
   uint32_t interval_ms = 1000;                  // 0: housekeeping only, no heartbeat
   void (*on_thread_start)() = nullptr;          // marks the thread as a tool thread
   uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
+  int wake_fd = -1;                             // watched until it is first readable; -1: none
+  void (*on_wake)() = nullptr;  // runs once, when wake_fd is first readable (reads nothing)
 };
 
 // Starts the thread (detached); false if it could not be created.
