@@ -1,5 +1,8 @@
 #include "heap/platform/ProcessStartTicks.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 
 #include "heap/platform/LineBuffer.h"
@@ -15,8 +18,21 @@ uint64_t ReadStat(const char* path) {
 
 }  // namespace
 
+// A process's start never changes: read once per process (a forked child has another pid and
+// reads its own). The ticks are stored before the pid that names them, and read after it.
 uint64_t ProcessStartTicks::OfSelf() {
-  return ReadStat("/proc/self/stat");
+  static std::atomic<int> known_pid{0};
+  static std::atomic<uint64_t> known_ticks{0};
+  const int pid = getpid();
+  if (known_pid.load(std::memory_order_acquire) == pid) {
+    return known_ticks.load(std::memory_order_relaxed);
+  }
+  uint64_t ticks = ReadStat("/proc/self/stat");
+  if (ticks != 0) {
+    known_ticks.store(ticks, std::memory_order_relaxed);
+    known_pid.store(pid, std::memory_order_release);
+  }
+  return ticks;
 }
 
 uint64_t ProcessStartTicks::Of(int pid) {

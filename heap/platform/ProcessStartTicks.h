@@ -11,7 +11,7 @@ namespace heapgraph {
 
 namespace ProcessStartTicks {
 
-// This process's start (/proc/self/stat); 0 if unreadable.
+// This process's start (/proc/self/stat, read once per process); 0 if unreadable.
 uint64_t OfSelf();
 // The start of `pid`; 0 if no such process runs, `pid` <= 0, or the file is unreadable.
 uint64_t Of(int pid);

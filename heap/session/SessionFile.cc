@@ -131,7 +131,7 @@ void SessionFile::CountAppHeartbeat() {
   }
 }
 
-void SessionFile::Beat(uint64_t allocation_progress) {
+void SessionFile::Beat(uint64_t allocation_progress, bool read_cgroup) {
   if (header_ == nullptr) return;
   format::SessionRecord& r = header_->record;
   uint64_t now = Now(CLOCK_BOOTTIME);
@@ -144,11 +144,13 @@ void SessionFile::Beat(uint64_t allocation_progress) {
     last_progress_ = progress;
     Store(r.progress_boottime_ns, now);
   }
-  char path[format::kCounterPath];
-  if (OomCounter::FindPath(0, path, sizeof(path)) && strcmp(path, r.oom_counter_path) != 0) {
-    memcpy(r.oom_counter_path, path, sizeof(path));  // the process moved to another cgroup
+  if (read_cgroup) {
+    char path[format::kCounterPath];
+    if (OomCounter::FindPath(0, path, sizeof(path)) && strcmp(path, r.oom_counter_path) != 0) {
+      memcpy(r.oom_counter_path, path, sizeof(path));  // the process moved to another cgroup
+    }
+    Store(r.oom_kills_at_heartbeat, OomCounter::Read(r.oom_counter_path));
   }
-  Store(r.oom_kills_at_heartbeat, OomCounter::Read(r.oom_counter_path));
   Store(r.heartbeat_realtime_ns, Now(CLOCK_REALTIME));
   Store(r.heartbeat_boottime_ns, now);
   Store(r.heartbeat_count, Load(r.heartbeat_count) + 1);

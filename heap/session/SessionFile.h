@@ -38,7 +38,9 @@ class SessionFile {
   // One heartbeat (the monitor thread): tick time, progress, cgroup OOM-kill counter. Progress
   // is heapgraph_heartbeat() calls once the program makes any, else `allocation_progress` (any
   // value that changes when the program allocates or frees; UINT64_MAX: the sequence counter).
-  void Beat(uint64_t allocation_progress = UINT64_MAX);
+  // `read_cgroup` false (the beat right after Create, which has just found the counter and read
+  // it): the counter is taken as read at start, without looking for the cgroup again.
+  void Beat(uint64_t allocation_progress = UINT64_MAX, bool read_cgroup = true);
   // Reserves kSequenceBlock consecutive sequence numbers; returns the first.
   uint64_t TakeSequenceBlock();
   format::SessionHeader* header() const { return header_; }

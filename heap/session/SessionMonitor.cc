@@ -14,9 +14,10 @@ namespace {
 
 SessionMonitor::Settings g_settings;
 
-void Beat() {
+void Beat(bool read_cgroup = true) {
   const SessionMonitor::Settings& s = g_settings;
-  s.session->Beat(s.allocation_progress != nullptr ? s.allocation_progress() : UINT64_MAX);
+  s.session->Beat(s.allocation_progress != nullptr ? s.allocation_progress() : UINT64_MAX,
+                  read_cgroup);
 }
 
 uint64_t NowMs() {
@@ -53,7 +54,7 @@ void SleepMs(uint32_t ms, int* wake_fd) {
 void* Main(void*) {
   const SessionMonitor::Settings& s = g_settings;
   if (s.on_thread_start != nullptr) s.on_thread_start();
-  if (s.interval_ms != 0) Beat();
+  if (s.interval_ms != 0) Beat(/*read_cgroup=*/false);  // SessionFile::Create just read it
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
   int wake_fd = s.on_wake != nullptr ? s.wake_fd : -1;
   if (s.interval_ms == 0) {

@@ -30,6 +30,24 @@ TEST(ProcessStartTicksTest, SelfMatchesField22OfProcSelfStat) {
   EXPECT_EQ(ProcessStartTicks::OfSelf(), ProcessStartTicks::Of(getpid()));
 }
 
+// OfSelf reads the file once per process: a forked child, started ticks later than the parent
+// that read its own already, gets its own start, not the parent's.
+TEST(ProcessStartTicksTest, AForkedChildsSelfIsItsOwnStart) {
+  const uint64_t parent = ProcessStartTicks::OfSelf();
+  ASSERT_NE(0u, parent);
+  usleep(30000);  // three ticks at USER_HZ 100: the child's start differs from ours
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const uint64_t own = StartTicksFromProc("self");
+    _exit(ProcessStartTicks::OfSelf() == own && own != parent ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(parent, ProcessStartTicks::OfSelf());
+}
+
 TEST(ProcessStartTicksTest, AnotherRunningProcess) {
   pid_t child = fork();
   ASSERT_GE(child, 0);

@@ -278,5 +278,23 @@ TEST(SessionFileTest, BeatTracksProgressByAllocationsThenByAppHeartbeats) {
   EXPECT_EQ(uint32_t{format::kAppBackground}, h->record.app_state);
 }
 
+// The beat right after Create takes the OOM-kill counter Create found and read as it is; the
+// next ones look for the process's cgroup again (it may have moved).
+TEST(SessionFileTest, TheFirstBeatTakesTheCounterCreateRead) {
+  TempDir dir;
+  SessionFile session;
+  ASSERT_TRUE(session.Create(dir.fd(), 24, 0, 100, 1000));
+  format::SessionRecord& r = session.header()->record;
+  const std::string found = r.oom_counter_path;
+  snprintf(r.oom_counter_path, sizeof(r.oom_counter_path), "%s", "/nonexistent/memory.events");
+  session.Beat(UINT64_MAX, /*read_cgroup=*/false);
+  auto h = ReadSession(dir);
+  EXPECT_STREQ("/nonexistent/memory.events", h->record.oom_counter_path);
+  EXPECT_EQ(h->record.oom_kills_at_start, h->record.oom_kills_at_heartbeat);
+  EXPECT_EQ(1u, h->record.heartbeat_count);
+  session.Beat();
+  if (!found.empty()) EXPECT_EQ(found, ReadSession(dir)->record.oom_counter_path);
+}
+
 }  // namespace
 }  // namespace heapgraph
