@@ -293,7 +293,9 @@ TEST(SessionFileTest, TheFirstBeatTakesTheCounterCreateRead) {
   EXPECT_EQ(h->record.oom_kills_at_start, h->record.oom_kills_at_heartbeat);
   EXPECT_EQ(1u, h->record.heartbeat_count);
   session.Beat();
-  if (!found.empty()) EXPECT_EQ(found, ReadSession(dir)->record.oom_counter_path);
+  if (!found.empty()) {
+    EXPECT_EQ(found, ReadSession(dir)->record.oom_counter_path);
+  }
 }
 
 }  // namespace
