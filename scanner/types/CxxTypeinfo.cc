@@ -23,7 +23,7 @@ bool CxxTypeinfo::Prepare() {
 void CxxTypeinfo::PrepareWith(uint64_t class_vtable, uint64_t si_vtable, uint64_t vmi_vtable) {
   uint64_t tables[3] = {class_vtable, si_vtable, vmi_vtable};
   for (int i = 0; i < 3; ++i) type_info_vptrs_[i] = tables[i] != 0 ? tables[i] + 16 : 0;
-  cache_.assign(kCacheEntries, CacheEntry{});
+  cache_.reset(static_cast<CacheEntry*>(std::calloc(kCacheEntries, sizeof(CacheEntry))));
 }
 
 bool CxxTypeinfo::Read(const SnapshotMemory& memory, uint64_t address, Found* out) const {
@@ -31,7 +31,7 @@ bool CxxTypeinfo::Read(const SnapshotMemory& memory, uint64_t address, Found* ou
   if (type_info_vptrs_[0] == 0 || !memory.ReadWord(address, &vptr) || vptr % 8 != 0) return false;
   // Cheap rejection first: almost every heap block's first word is no vtable address.
   if (!memory.InReadOnlyData(vptr - 16, 16)) return false;
-  if (cache_.empty()) return Validate(memory, vptr, out);
+  if (cache_ == nullptr) return Validate(memory, vptr, out);
   CacheEntry& e = cache_[(vptr >> 3) * 0x9e3779b97f4a7c15ull >> 52];  // 12 bits
   if (e.vptr != vptr) {
     Found found;
