@@ -11,6 +11,20 @@ namespace {
 std::atomic<uint64_t> g_process_seed{0x2545F4914F6CDD1Dull};
 std::atomic<uint64_t> g_threads{0};
 
+// ln(u), u > 0. On x86-64 the x87 FYL2X instruction (ln 2 · log2 u, in extended precision), so
+// that libheapgraph.so needs nothing of libm: loading libm at the start of a recorded C program
+// (a shell, /bin/true, make) cost ≈ 0.07 ms, and this was its only use (docs/performance.md,
+// session 20). Elsewhere libm's log.
+double NaturalLog(double u) {
+#if defined(__x86_64__)
+  long double x = u;
+  __asm__("fldln2\n\tfxch\n\tfyl2x" : "+t"(x) : : "st(1)");
+  return static_cast<double>(x);
+#else
+  return log(u);
+#endif
+}
+
 uint64_t SplitMix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -40,7 +54,7 @@ uint64_t AllocationSampler::NextRandom() {
 uint64_t AllocationSampler::NextInterval(uint64_t mean) {
   // u in (0, 1]: 53 random bits, never 0, so -log(u) is finite and >= 0.
   double u = static_cast<double>((NextRandom() >> 11) + 1) * 0x1.0p-53;
-  double interval = -log(u) * static_cast<double>(mean);
+  double interval = -NaturalLog(u) * static_cast<double>(mean);
   // Capped far beyond any mean (kMaxMean x 2^20): the tail past it has probability e^-(2^20).
   constexpr double kCap = 1.0e15;
   if (interval > kCap) interval = kCap;

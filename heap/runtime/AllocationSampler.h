@@ -2,8 +2,8 @@
 // sample): sample points fall on the stream of allocated bytes as a Poisson process of rate 1/mean,
 // and an allocation is sampled when a point falls inside its bytes, i.e. with probability 1 -
 // exp(-size / mean), independently of every other allocation. Implemented as a countdown of bytes
-// to the next point, drawn from an exponential distribution (xorshift64* + log()). Trivially
-// constructible, no allocation: lives in initial-exec TLS. Includes libc only.
+// to the next point, drawn from an exponential distribution (xorshift64* + a natural log).
+// Trivially constructible, no allocation: lives in initial-exec TLS. Includes libc only.
 #pragma once
 
 #include <math.h>

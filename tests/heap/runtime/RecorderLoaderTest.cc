@@ -73,6 +73,10 @@ TEST(RecorderLoaderTest, AProgramWithoutCxxGetsNoCxxRuntimeFromTheRecorder) {
   ASSERT_NE(libraries.find("libheapgraph"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libstdc++"), std::string::npos) << libraries;
   EXPECT_EQ(libraries.find("libgcc_s"), std::string::npos) << libraries;
+#if defined(__x86_64__)
+  // Nor libm: the sampler's one logarithm is the x87's (heap/runtime/AllocationSampler).
+  EXPECT_EQ(libraries.find("libm.so"), std::string::npos) << libraries;
+#endif
 }
 
 // The recorder's constructor(101) starts its session thread before the library's default-priority
