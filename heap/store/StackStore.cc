@@ -222,15 +222,17 @@ uint32_t StackStore::NewNode(uint64_t node) {
 
 // The id of `node`, publishing it (and setting *created) if it is new; 0 if it could not be stored.
 // A thread that loses the race to publish the same node leaves its id unreferenced and zeroed.
-// The levels are searched oldest first. In a level older than the one taking new nodes, the empty
-// slot that ends the node's probe chain is closed (kClosed) before the search moves on: a thread
-// that still meant to publish the node there then fails its CAS and looks in the newer levels, so
-// a node is never published twice. Entries are never removed, so chains only grow.
-uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
+// The levels are searched oldest first, from `*first_level` on (Intern gives the parent's level:
+// a node is published after its parent, and the level taking new nodes only advances, so no node
+// lies in a level older than its parent's). In a level older than the one taking new nodes, the
+// empty slot that ends the node's probe chain is closed (kClosed) before the search moves on: a
+// thread that still meant to publish the node there then fails its CAS and looks in the newer
+// levels, so a node is never published twice. Entries are never removed, so chains only grow.
+uint32_t StackStore::Find(uint64_t node, uint32_t* created, uint32_t* first_level) {
   uint64_t hash = node * 0x9E3779B97F4A7C15ull;
   uint64_t tag = Tag(node);
   uint32_t mine = 0;
-  for (uint32_t level = 0; level < level_count_; ++level) {
+  for (uint32_t level = *first_level; level < level_count_; ++level) {
     uint64_t current = index_header_->level.load(std::memory_order_acquire);
     std::atomic<uint64_t>* entries = index_ + levels_[level].offset;
     uint64_t mask = (uint64_t{1} << levels_[level].bits) - 1;
@@ -246,6 +248,7 @@ uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
           Inserted(level);
           header_->node_count.fetch_add(1, std::memory_order_relaxed);
           ++*created;
+          *first_level = level;
           return mine;
         }
       }
@@ -254,6 +257,7 @@ uint32_t StackStore::Find(uint64_t node, uint32_t* created) {
       auto id = static_cast<uint32_t>(seen);
       if ((seen >> 32) == tag && nodes_[id].load(std::memory_order_relaxed) == node) {
         if (mine != 0) nodes_[mine].store(0, std::memory_order_relaxed);
+        *first_level = level;
         return id;
       }
     }
@@ -266,12 +270,13 @@ uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* n
   if (depth > header_->max_depth) depth = header_->max_depth;  // keep the innermost frames
   uint32_t parent = 0;
   uint32_t created = 0;
+  uint32_t level = 0;  // the parent's: its children lie there or in newer levels
   bool new_leaf = false;
   for (uint32_t i = depth; i-- > 0;) {
     uint64_t node;
     if (!Encode(frames[i], parent, &node)) continue;  // unrepresentable frame: skipped
     uint32_t before = created;
-    uint32_t id = Find(node, &created);
+    uint32_t id = Find(node, &created, &level);
     if (id == 0) {
       header_->dropped.fetch_add(1, std::memory_order_relaxed);
       if (new_nodes != nullptr) *new_nodes = created;

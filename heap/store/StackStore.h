@@ -75,7 +75,9 @@ class StackStore {
   uint32_t PrefixIndex(uint64_t high);
   void LockPrefixes();
   uint64_t Decode(uint64_t node) const;
-  uint32_t Find(uint64_t node, uint32_t* created);
+  // `*level`: in, the first level to search (a node lies in its parent's level or a newer one:
+  // levels only advance, and a node is published after its parent); out, the node's level.
+  uint32_t Find(uint64_t node, uint32_t* created, uint32_t* level);
   void SetUpLevels(uint32_t slot_bits);
   void Inserted(uint32_t level);
   uint32_t NewNode(uint64_t node);
