@@ -126,16 +126,19 @@ std::optional<std::string> DebugFileSearch::Find(const std::string& module_path,
   return it->second;
 }
 
+std::string BuildIdDebugPath(const std::string& build_id) {
+  // The first byte names the directory, the rest the file.
+  if (build_id.size() <= 2) return "";
+  return fmt::format("/.build-id/{}/{}.debug", build_id.substr(0, 2), build_id.substr(2));
+}
+
 std::optional<std::string> DebugFileSearch::Search(const std::string& module_path,
                                                    const std::string& build_id) {
   if (build_id.empty()) {
     if (module_path.empty()) return std::nullopt;
     return module_path;
   }
-  // The .build-id layout: the first byte names the directory, the rest the file.
-  std::string by_id = build_id.size() > 2 ? fmt::format("/.build-id/{}/{}.debug",
-                                                        build_id.substr(0, 2), build_id.substr(2))
-                                          : "";
+  std::string by_id = BuildIdDebugPath(build_id);
   std::string base = BaseName(module_path);
   std::vector<std::string> candidates;
   for (const std::string& dir : options_.debug_dirs) {

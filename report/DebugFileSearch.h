@@ -69,6 +69,11 @@ class DebugFileSearch {
   std::vector<std::string> warnings_;
 };
 
+// Where the .build-id layout keeps the separate debug file of `build_id` (lower-case hex) below a
+// debug directory: "/.build-id/xx/rest.debug", xx its first byte; "" for a build-id of one byte
+// or none.
+std::string BuildIdDebugPath(const std::string& build_id);
+
 // The build-id of the ELF file at `path` as lower-case hex; "" when the file is missing, no ELF, or
 // has no build-id note. Throws RecordingError when the path is no regular file.
 std::string ElfBuildId(const std::string& path);

@@ -1,6 +1,7 @@
 #include "report/SymbolCache.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "heap/store/PersistedFormat.h"
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
+#include "report/DebugFileSearch.h"
 #include "report/Fnv1a64.h"
 
 namespace heapgraph::report {
@@ -119,7 +121,17 @@ int OpenForAppend(const std::string& path) {
 
 }  // namespace
 
-SymbolCache::SymbolCache(std::string dir) : dir_(std::move(dir)) {}
+SymbolCache::SymbolCache(std::string dir, std::string debug_root)
+    : dir_(std::move(dir)), debug_root_(std::move(debug_root)) {}
+
+std::string SymbolCache::FileName(const std::string& build_id) const {
+  std::string debug_file = debug_root_ + BuildIdDebugPath(build_id);
+  struct stat st;
+  if (stat(debug_file.c_str(), &st) != 0) return build_id + ".n";
+  const uint64_t mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+                            static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  return fmt::format("{}.d{:x}-{:x}", build_id, static_cast<uint64_t>(st.st_size), mtime_ns);
+}
 
 SymbolCache::~SymbolCache() {
   CloseFiles();
@@ -166,8 +178,9 @@ SymbolCache::File& SymbolCache::Load(const std::string& build_id) {
   auto [it, inserted] = files_.try_emplace(build_id);
   if (!inserted) return it->second;
   File& file = it->second;
+  file.name = FileName(build_id);
   try {
-    std::optional<InputFile> input = InputFile::Open(dir_ + "/" + build_id, build_id);
+    std::optional<InputFile> input = InputFile::Open(dir_ + "/" + file.name, build_id);
     if (input && input->size() <= kMaxFileBytes) {
       file.bytes = input->size();
       file.records = Parse(input->ReadAll(kMaxFileBytes));
@@ -208,7 +221,7 @@ void SymbolCache::Write(const std::string& build_id, File& file) {
   if (file.pending.empty()) return;
   if (file.fd < 0) {
     mkdir(dir_.c_str(), 0700);  // EEXIST is the usual answer
-    file.fd = OpenForAppend(dir_ + "/" + build_id);
+    file.fd = OpenForAppend(dir_ + "/" + file.name);
   }
   // One write: O_APPEND places it whole after every record already there. A short one (a full
   // disk) leaves a cut record, which ends the file for its readers.

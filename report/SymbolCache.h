@@ -5,7 +5,14 @@
 // opening is tens of milliseconds of decompression in every process that reports a leak, and every
 // leak stack of a C or C++ program ends in libc (docs/performance.md, "Session 18").
 //
-// Contract: one file per module build-id, DIR/<build-id in lower-case hex>, holding records
+// The directory may also outlive a run (`heapgraph run` keeps one in the user's cache directory,
+// docs/leak-scan.md): what a module's frames say depends on its debug file too, so a file is named
+// after the build-id and the state of the debug file the standard search finds by that build-id
+// (DEBUG_ROOT/.build-id/xx/yyyy.debug: its size and modification time, or none). Results computed
+// before a debug package was installed, replaced or removed are then never served after it.
+//
+// Contract: one file per module build-id and debug file state, DIR/<build-id in lower-case
+// hex>.<state> (state "n": no debug file; "d<size>-<mtime ns>", both hex), holding records
 // "ELF address -> source frames" that any process appends and every process reads. Find returns
 // only frames some Symbolizer computed for that build-id and address: each record carries its
 // length and an FNV-1a check, and the first record that fails them (one cut short by a kill or a
@@ -38,8 +45,9 @@ class SymbolCache {
   // A file larger than this is not read, nor appended to: the cache of a run stays bounded.
   static constexpr uint64_t kMaxFileBytes = uint64_t{16} << 20;
 
-  // `dir` is made (0700, one level) at the first Add if it does not exist.
-  explicit SymbolCache(std::string dir);
+  // `dir` is made (0700, one level) at the first Add if it does not exist. `debug_root`: where
+  // the debug files' .build-id tree is (elfutils' default; tests give another).
+  explicit SymbolCache(std::string dir, std::string debug_root = "/usr/lib/debug");
   ~SymbolCache();
   SymbolCache(const SymbolCache&) = delete;
   SymbolCache& operator=(const SymbolCache&) = delete;
@@ -62,15 +70,18 @@ class SymbolCache {
 
  private:
   struct File {
+    std::string name;  // in dir_: the build-id and its debug file's state (FileName)
     Records records;
     std::string pending;  // encoded records not written yet
     int fd = -1;          // O_APPEND, opened by the first write after a read or a CloseFiles
     uint64_t bytes = 0;   // the file's size as last known, plus `pending`
   };
+  std::string FileName(const std::string& build_id) const;
   File& Load(const std::string& build_id);
   void Write(const std::string& build_id, File& file);
 
   std::string dir_;
+  std::string debug_root_;
   std::unordered_map<std::string, File> files_;
 };
 

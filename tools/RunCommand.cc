@@ -18,6 +18,7 @@
 #include "tools/ReportFiles.h"
 #include "tools/RunRoot.h"
 #include "tools/RunSummary.h"
+#include "tools/RunSymbolCache.h"
 
 namespace heapgraph::tools {
 namespace {
@@ -41,31 +42,6 @@ std::string ExplainOption(const std::vector<std::string>& targets) {
   }
   return QuoteOptionValue(list, "--explain");
 }
-
-// The directory where the checks of this run's processes share the addresses they symbolized
-// (option symbol_cache, report/SymbolCache): a hidden one in the root, which the recorder's
-// retention never touches, made for one run and removed however the run ends (a later run may
-// find other debug files installed). path() is "" when it cannot be made (or would be too long
-// for the option): every check then symbolizes on its own. `root` is a valid option value
-// (OptionsPath).
-class RunSymbolCache {
- public:
-  explicit RunSymbolCache(const std::string& root) {
-    std::string pattern = root + "/.symbols.XXXXXX";
-    if (pattern.size() < Config::kMaxPath && mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~RunSymbolCache() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  RunSymbolCache(const RunSymbolCache&) = delete;
-  RunSymbolCache& operator=(const RunSymbolCache&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // suppressions' value: the files, absolute, joined with ';'.
 std::string SuppressionsOption(const std::vector<std::string>& files) {
@@ -215,7 +191,7 @@ int RunCommand::Run() {
       json_.empty() ? child.root() + "/leaks-%p.json" : ReportPath(json_, "--json");
   RunSymbolCache symbols(child.root());
   uint32_t run_tag = NewRunTag();
-  std::string options = CheckOptions(json_pattern, symbols.path(), run_tag);
+  std::string options = CheckOptions(json_pattern, symbols.option(), run_tag);
   if (!objc_ivars_.empty()) {
     std::string rules = std::filesystem::absolute(objc_ivars_).lexically_normal().string();
     setenv("HEAPGRAPH_OBJC_IVARS", rules.c_str(), 1);  // the program inherits it

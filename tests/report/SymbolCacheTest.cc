@@ -33,7 +33,9 @@ class SymbolCacheTest : public testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string FileOf(const std::string& build_id) const { return dir_ + "/" + build_id; }
+  // The file of a build-id without a debug file under /usr/lib/debug (none of the test ids has
+  // one).
+  std::string FileOf(const std::string& build_id) const { return dir_ + "/" + build_id + ".n"; }
   std::string Read(const std::string& path) const {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -64,6 +66,32 @@ TEST_F(SymbolCacheTest, WhatOneProcessKeepsAnotherFinds) {
   EXPECT_EQ(reader.Find(kCachedBuildId, 0x9abc)->at(0).function, "stripped_name");
   EXPECT_FALSE(reader.Find(kCachedBuildId, 0x1235));
   EXPECT_FALSE(reader.Find("ffffffffffffffffffffffffffffffffffffffff", 0x1234));
+}
+
+// A cache kept across runs: results computed before the module's debug file was installed (or
+// replaced) are not served after it, and those computed with it are found again while it stays.
+TEST_F(SymbolCacheTest, ResultsAreKeptPerStateOfTheModulesDebugFile) {
+  const std::string debug_root = dir_ + "-debug";
+  const std::string debug_file = debug_root + "/.build-id/" + kCachedBuildId.substr(0, 2) + "/" +
+                                 kCachedBuildId.substr(2) + ".debug";
+  {
+    SymbolCache without(dir_, debug_root);
+    without.Add(kCachedBuildId, 0x1234, {{"stripped_name", "", 0, false}});
+  }
+  std::filesystem::create_directories(std::filesystem::path(debug_file).parent_path());
+  std::ofstream(debug_file) << "debug information";
+  {
+    SymbolCache with(dir_, debug_root);
+    EXPECT_FALSE(with.Find(kCachedBuildId, 0x1234)) << "computed without the debug file";
+    with.Add(kCachedBuildId, 0x1234, CachedFrames(1));
+  }
+  EXPECT_EQ(SymbolCache(dir_, debug_root).Find(kCachedBuildId, 0x1234), CachedFrames(1));
+  std::ofstream(debug_file, std::ios::app) << " replaced";
+  EXPECT_FALSE(SymbolCache(dir_, debug_root).Find(kCachedBuildId, 0x1234)) << "replaced since";
+  std::filesystem::remove(debug_file);
+  EXPECT_EQ(SymbolCache(dir_, debug_root).Find(kCachedBuildId, 0x1234),
+            (std::vector<SourceFrame>{{"stripped_name", "", 0, false}}));
+  std::filesystem::remove_all(debug_root);
 }
 
 TEST_F(SymbolCacheTest, ARecordThatFailsItsCheckEndsTheFile) {

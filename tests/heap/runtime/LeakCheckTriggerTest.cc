@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -380,6 +381,56 @@ TEST(LeakCheckTriggerTest, ACProgramsCheckLoadsNoCxxRuntimeAndCatchesItsOwnExcep
   EXPECT_NE(log.find("libheapgraph_scan.so"), std::string::npos) << log;
   EXPECT_EQ(log.find("libstdc++"), std::string::npos) << log;
   EXPECT_EQ(log.find("libfmt"), std::string::npos) << log;
+  std::filesystem::remove_all(root);
+}
+
+// Bytes of each file of `dir` by name ({} when there is no such directory).
+std::map<std::string, uintmax_t> FileSizes(const std::string& dir) {
+  std::map<std::string, uintmax_t> sizes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.is_regular_file()) sizes[entry.path().filename()] = entry.file_size();
+  }
+  return sizes;
+}
+
+// Without symbol_cache in --options, `run` shares symbolized addresses through the user's cache
+// (tools/RunSymbolCache: $XDG_CACHE_HOME/heapgraph/symbols), kept from one run to the next: the
+// second run of the same leaking program finds every address there and appends nothing, and its
+// reports name the same frames. A cache directory others may write is not used: that run keeps
+// a cache of its own, removed when it ends.
+TEST(LeakCheckTriggerTest, RunsShareSymbolizedAddressesThroughTheUsersCache) {
+  std::string root = TempRoot(), out;
+  const std::string cache = root + "/xdg/heapgraph/symbols";
+  auto run = [&](const std::string& name) {
+    int status = Shell("XDG_CACHE_HOME=" + root + "/xdg " + HEAPGRAPH_CLI +
+                           " run --text /dev/null --json " + root + "/" + name + ".json --dir " +
+                           root + "/" + name + " -- " + kTree + " 0 0 2>&1",
+                       &out);
+    EXPECT_EQ(status, 23) << out;
+    nlohmann::json json = nlohmann::json::parse(std::ifstream(root + "/" + name + ".json"));
+    std::vector<std::string> functions;
+    for (const nlohmann::json& frame : json["leaks"][0]["stack"]) {
+      functions.push_back(frame.value("function", ""));
+    }
+    return functions;
+  };
+  std::vector<std::string> first = run("first");
+  EXPECT_NE(std::find(first.begin(), first.end(), "main"), first.end());
+  EXPECT_EQ(std::filesystem::status(cache).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+  std::map<std::string, uintmax_t> filled = FileSizes(cache);
+  EXPECT_GE(filled.size(), 2u);  // the program's build-id and libc's at least
+  EXPECT_EQ(run("second"), first);
+  EXPECT_EQ(FileSizes(cache), filled) << "the second run appended";
+  for (const auto& [name, bytes] : filled) std::filesystem::remove(cache + "/" + name);
+  std::filesystem::permissions(cache, std::filesystem::perms::group_write,
+                               std::filesystem::perm_options::add);
+  EXPECT_EQ(run("third"), first);
+  EXPECT_TRUE(FileSizes(cache).empty()) << "a cache others may write was used";
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/third")) {
+    EXPECT_NE(entry.path().filename().string().rfind(".symbols.", 0), 0u) << entry.path();
+  }
   std::filesystem::remove_all(root);
 }
 
