@@ -139,13 +139,12 @@ bool AwaitJson(const std::string& path) {
   return false;
 }
 
-// The thread that runs the signal's checks is started by the first signal (the session thread
-// watches the signal's pipe until then), not by every recorded process at start (issue 14: a short
-// process's start). It stays for the next signals.
-TEST(LeakCheckTriggerTest, TheSignalsThreadStartsWithTheFirstSignal) {
-  std::string root = TempRoot();
+// leak_check_child "signal", recording into `root` (its stderr in root/stderr), once it has said
+// where its recording directory is: `in` reads its stdout (fclose it), `dir` is that directory.
+// Returns the child's pid, or -1 (a failed expectation) when it said nothing.
+pid_t StartSignalChild(const std::string& root, FILE** in, std::string* dir) {
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
+  if (pipe(out) != 0) return -1;
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], 1);
@@ -157,10 +156,25 @@ TEST(LeakCheckTriggerTest, TheSignalsThreadStartsWithTheFirstSignal) {
   }
   close(out[1]);
   char line[1024] = {};
-  FILE* in = fdopen(out[0], "r");
-  ASSERT_NE(std::fgets(line, sizeof(line), in), nullptr);
-  std::string dir = std::string(line).substr(6);
-  dir.erase(dir.find_last_not_of("\n") + 1);
+  *in = fdopen(out[0], "r");
+  if (std::fgets(line, sizeof(line), *in) == nullptr) {
+    ADD_FAILURE() << "the child said nothing";
+    return -1;
+  }
+  *dir = std::string(line).substr(6);
+  dir->erase(dir->find_last_not_of("\n") + 1);
+  return pid;
+}
+
+// The thread that runs the signal's checks is started by the first signal (the session thread
+// watches the signal's pipe until then), not by every recorded process at start (issue 14: a short
+// process's start). It stays for the next signals.
+TEST(LeakCheckTriggerTest, TheSignalsThreadStartsWithTheFirstSignal) {
+  std::string root = TempRoot();
+  FILE* in = nullptr;
+  std::string dir;
+  pid_t pid = StartSignalChild(root, &in, &dir);
+  ASSERT_GT(pid, 0);
   const size_t before = ThreadsOf(pid);
   ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
   EXPECT_TRUE(AwaitJson(dir + "/leaks-1.json"));
@@ -176,23 +190,10 @@ TEST(LeakCheckTriggerTest, TheSignalsThreadStartsWithTheFirstSignal) {
 
 TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecordingAndNamesThem) {
   std::string root = TempRoot();
-  int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    int err = open((root + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(err, 2);
-    setenv("HEAPGRAPH_OPTIONS", ("dir=" + root).c_str(), 1);
-    execl(kChild.c_str(), kChild.c_str(), "signal", nullptr);
-    _exit(127);
-  }
-  close(out[1]);
-  char line[1024] = {};
-  FILE* in = fdopen(out[0], "r");
-  ASSERT_NE(std::fgets(line, sizeof(line), in), nullptr);
-  std::string dir = std::string(line).substr(6);
-  dir.erase(dir.find_last_not_of("\n") + 1);
+  FILE* in = nullptr;
+  std::string dir;
+  pid_t pid = StartSignalChild(root, &in, &dir);
+  ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
   std::string report = dir + "/leaks-1.json";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
