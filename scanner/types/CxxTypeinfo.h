@@ -55,13 +55,10 @@ class CxxTypeinfo {
   bool Validate(const SnapshotMemory& memory, uint64_t vptr, Found* out) const;
 
   uint64_t type_info_vptrs_[3] = {};  // each vtable symbol + 16 (past offset-to-top and typeinfo)
-  struct FreeCache {
-    void operator()(CacheEntry* table) const { std::free(table); }
-  };
   // calloc'd: glibc gives a table this size fresh mmap pages, zero without being written, so a
   // check pays a page only for the entries its scan touches (a short program's check, of a few
   // hundred blocks, paid for zeroing all 192 KiB: docs/performance.md, session 20).
-  mutable std::unique_ptr<CacheEntry[], FreeCache> cache_;
+  mutable std::unique_ptr<CacheEntry[], decltype(&std::free)> cache_{nullptr, &std::free};
 };
 
 }  // namespace heapgraph::scanner::types

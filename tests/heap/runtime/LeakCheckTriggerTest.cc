@@ -126,17 +126,20 @@ size_t ThreadsOf(pid_t pid) {
   return n;
 }
 
-// Waits up to 60 s for `path` to hold a whole JSON document.
-bool AwaitJson(const std::string& path) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+// Waits until `deadline` (60 s from now by default) for `path` to hold a whole JSON document;
+// returns it, or null when it did not come.
+nlohmann::json AwaitJson(const std::string& path,
+                         std::chrono::steady_clock::time_point deadline =
+                             std::chrono::steady_clock::now() + std::chrono::seconds(60)) {
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream file(path);
-    if (file && !nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false).is_discarded()) {
-      return true;
+    if (file) {
+      nlohmann::json json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+      if (!json.is_discarded()) return json;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return false;
+  return nullptr;
 }
 
 // leak_check_child "signal", recording into `root` (its stderr in root/stderr), once it has said
@@ -177,10 +180,10 @@ TEST(LeakCheckTriggerTest, TheSignalsThreadStartsWithTheFirstSignal) {
   ASSERT_GT(pid, 0);
   const size_t before = ThreadsOf(pid);
   ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
-  EXPECT_TRUE(AwaitJson(dir + "/leaks-1.json"));
+  EXPECT_FALSE(AwaitJson(dir + "/leaks-1.json").is_null());
   EXPECT_EQ(ThreadsOf(pid), before + 1);
   ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
-  EXPECT_TRUE(AwaitJson(dir + "/leaks-2.json"));
+  EXPECT_FALSE(AwaitJson(dir + "/leaks-2.json").is_null());
   EXPECT_EQ(ThreadsOf(pid), before + 1);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
@@ -197,15 +200,7 @@ TEST(LeakCheckTriggerTest, SignalWritesNumberedReportsIntoTheRecordingAndNamesTh
   ASSERT_EQ(kill(pid, SIGRTMIN + 5), 0);
   std::string report = dir + "/leaks-1.json";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  nlohmann::json json;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream file(report);
-    if (file) {
-      json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-      if (!json.is_discarded()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  nlohmann::json json = AwaitJson(report, deadline);
   // The text report is written after the JSON one (check/LeakCheck.cc): wait for it too.
   while (!std::filesystem::exists(dir + "/leaks-1.txt") &&
          std::chrono::steady_clock::now() < deadline) {
