@@ -82,9 +82,12 @@ class RootRanges {
                                  std::span<const roots::ThreadInfo> threads,
                                  const roots::ProcessMappings& mappings);
   // Adds the program's own roots besides its memory: the contents of every ignored block of
-  // `blocks` (read directly, like any block) and the parts of each registered root region
+  // `blocks` (read directly, like any block), the parts of each registered root region
   // (`regions`, `slots` slots; heap/plugin/ScanInterface.h) that `mappings` shows readable (read
-  // with process_vm_readv). Call after every Exclude: these are roots wherever they lie.
+  // with process_vm_readv), and the table of regions itself: it holds the addresses the program
+  // registered, so a block that holds a region stays reachable through its registration, as it
+  // did while libheapgraph.so's data was a root. Call after every Exclude: these are roots
+  // wherever they lie.
   template <typename Blocks>
   void AddProgramRoots(const Blocks& blocks, const HeapgraphRootRegion* regions, int slots,
                        const roots::ProcessMappings& mappings);
@@ -128,6 +131,11 @@ void RootRanges::AddProgramRoots(const Blocks& blocks, const HeapgraphRootRegion
                                  int slots, const roots::ProcessMappings& mappings) {
   for (const auto& b : blocks) {
     if (b.ignored && b.size != 0) ranges_.push_back({b.address, b.address + b.size, false, true});
+  }
+  if (regions != nullptr && slots > 0) {
+    const auto table = reinterpret_cast<uint64_t>(regions);
+    ranges_.push_back(
+        {table, table + static_cast<uint64_t>(slots) * sizeof(*regions), false, true});
   }
   for (int i = 0; regions != nullptr && i < slots; ++i) {
     const uint64_t begin = regions[i].begin, end = begin + regions[i].size;

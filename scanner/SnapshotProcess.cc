@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -165,6 +166,14 @@ std::array<std::pair<uint64_t, uint64_t>, 14> OwnBuffers(const SnapshotProcess::
     std::copy(after.begin(), after.end(), own.begin() + 1 + maps.size() + capture.size());
   }
   return own;
+}
+
+// The writable segments of libheapgraph.so and the plugin (HeapgraphRecorderView::own_data).
+std::span<const std::pair<uint64_t, uint64_t>> OwnLibraryData(const HeapgraphRecorderView& view) {
+  static_assert(sizeof(HeapgraphMemoryRange) == sizeof(std::pair<uint64_t, uint64_t>));
+  if (view.own_data == nullptr || view.own_data_ranges <= 0) return {};
+  return {reinterpret_cast<const std::pair<uint64_t, uint64_t>*>(view.own_data),
+          static_cast<size_t>(view.own_data_ranges)};
 }
 
 }  // namespace
@@ -331,6 +340,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
                 c_.static_tls_size);
   roots.Exclude(OwnBuffers(c_));
+  roots.Exclude(OwnLibraryData(c_.view));
   roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},

@@ -39,6 +39,24 @@ struct LoadedObject {
 
   // The executable PT_LOAD segment containing `address`; false if there is none.
   bool ExecutableSegment(uintptr_t address, uintptr_t* begin, uintptr_t* end) const;
+  // Calls visit(begin, end) for each writable PT_LOAD segment, from its first page to the end of
+  // its last (.bss included: p_memsz); returns how many there were.
+  template <typename Visit>
+  int ForEachWritableSegment(Visit&& visit) const;
 };
+
+template <typename Visit>
+int LoadedObject::ForEachWritableSegment(Visit&& visit) const {
+  constexpr uintptr_t kPage = 4096;
+  int count = 0;
+  for (uint16_t i = 0; i < phnum; ++i) {
+    const ElfW(Phdr)& ph = phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) == 0 || ph.p_memsz == 0) continue;
+    const uintptr_t first = bias + ph.p_vaddr;
+    visit(first & ~(kPage - 1), (first + ph.p_memsz + kPage - 1) & ~(kPage - 1));
+    ++count;
+  }
+  return count;
+}
 
 }  // namespace heapgraph

@@ -46,6 +46,12 @@ struct HeapgraphRootRegion {
   uint64_t size;
 };
 
+// An address range [begin, end).
+struct HeapgraphMemoryRange {
+  uint64_t begin;
+  uint64_t end;
+};
+
 struct HeapgraphRecorderView {
 #ifdef __cplusplus
   heapgraph::LiveAllocationTree* heap;
@@ -107,6 +113,11 @@ struct HeapgraphRecorderView {
 #else
   void* lock_waits;
 #endif
+  // The writable segments (.data, .bss) of heapgraph's own libraries, libheapgraph.so and the
+  // plugin once loaded: the recorder's and the checker's state, never a pointer the program keeps
+  // there, so never a root (heap/runtime/OwnLibraryData.h). own_data_ranges ranges.
+  const struct HeapgraphMemoryRange* own_data;
+  int own_data_ranges;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -18,6 +18,7 @@
 #include "heap/platform/ScratchRegisters.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
+#include "heap/plugin/OwnLibraryData.h"
 #include "heap/plugin/ScanInterface.h"
 #include "heap/plugin/ScanPlugin.h"
 #include "heap/pressure/PressureWatcher.h"
@@ -829,6 +830,7 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->categories = g.config.leak_categories ? 1 : 0;
   view->preview_bytes = g.config.leak_preview;
   view->lock_waits = &LockWait::Window();
+  view->own_data = OwnLibraryData::Ranges(&view->own_data_ranges);
   return 0;
 }
 
