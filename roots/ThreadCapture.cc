@@ -482,10 +482,14 @@ bool ThreadCapture::Prepare(size_t slots) {
   // Each helper gets its own part of every buffer (the second one's only with two helpers).
   tids_.resize(2 * slots);
   pending_.resize(2 * slots);
-  dirents_.resize(2 * kDirentBytes);
   vector_scratch_.resize(2 * vector_size);
-  if (seen_.empty()) seen_.resize(TaskList::PidMax() + 1);
-  std::fill(seen_.begin(), seen_.end(), 0);
+  if (seen_ids_ == 0) seen_ids_ = TaskList::PidMax() + 1;
+  if (!dirents_.Reserve(2 * kDirentBytes) || !seen_.Reserve(seen_ids_)) {
+    error_ = "cannot map the thread listing buffers";
+    return false;
+  }
+  if (seen_written_) seen_.Zero();  // the ids the last stop met
+  seen_written_ = true;
   if (!helper_) helper_ = std::make_unique<PtracerThread>(kHelperStackSize);
   if (helpers > 1 && !second_) second_ = std::make_unique<PtracerThread>();
   state_ = std::make_unique<HelperState>();
@@ -496,11 +500,12 @@ bool ThreadCapture::Prepare(size_t slots) {
     w.parity = helpers > 1 ? i : -1;
     w.tids = std::span(tids_).subspan(i * slots, slots);
     w.pending = std::span(pending_).subspan(i * slots, slots);
-    w.dirents = std::span(dirents_).subspan(i * kDirentBytes, kDirentBytes);
+    w.dirents = std::span(reinterpret_cast<char*>(dirents_.bytes().data()) + i * kDirentBytes,
+                          kDirentBytes);
     w.vector_scratch = std::span(vector_scratch_).subspan(i * vector_size, vector_size);
   }
   state_->second_helper = helpers > 1 ? second_.get() : nullptr;
-  state_->seen = seen_;
+  state_->seen = seen_.bytes().first(seen_ids_);
   state_->arena = &arena_;
   state_->after_seize = options_.after_seize_for_testing;
   state_->after_seize_argument = options_.after_seize_argument;
@@ -681,8 +686,8 @@ std::array<std::pair<uint64_t, uint64_t>, 7> ThreadCapture::BufferRanges() const
   constexpr std::pair<uint64_t, uint64_t> kNone{0, 0};
   return {Range(tids_),
           Range(pending_),
-          Range(dirents_),
-          Range(seen_),
+          dirents_.range(),
+          seen_.range(),
           Range(vector_scratch_),
           helper_ ? helper_->StackRange() : kNone,
           second_ ? second_->StackRange() : kNone};

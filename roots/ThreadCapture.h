@@ -61,6 +61,7 @@
 
 #include "roots/CaptureArena.h"
 #include "roots/PtracerThread.h"
+#include "roots/ScratchPages.h"
 #include "roots/SignalSuspender.h"
 #include "roots/ThreadInfo.h"
 
@@ -216,8 +217,10 @@ class ThreadCapture {
   // Buffers the helper works in, sized by Prepare() before anything is stopped.
   std::vector<pid_t> tids_;              // /proc/<pid>/task listing
   std::vector<pid_t> pending_;           // tids seized in the current pass
-  std::vector<char> dirents_;            // getdents64 scratch
-  std::vector<uint8_t> seen_;            // seen_[tid]: captured or skipped in this StopAll()
+  ScratchPages dirents_;                 // getdents64 scratch
+  ScratchPages seen_;                    // seen_[tid]: captured or skipped in this StopAll()
+  size_t seen_ids_ = 0;                  // thread ids seen_ covers: pid_max + 1
+  bool seen_written_ = false;            // seen_ was handed to a stop since it last read zeros
   std::vector<uint8_t> vector_scratch_;  // one thread's NT_X86_XSTATE before it gets a slot
   std::unique_ptr<HelperState> state_;
   std::unique_ptr<PtracerThread> helper_;
