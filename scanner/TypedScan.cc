@@ -45,12 +45,29 @@ double NowMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-void CountUntyped(const LeakedBlock& b, bool leaked, MmapVector<UntypedCategory>& small,
+// Untyped blocks below kSmallSizes bytes, one category per size: `slot[size]` is 1 + the size's
+// position in `used` (0: not met yet), so a heap with few sizes writes few categories. The table
+// of categories for every size had been 192 KiB, written and read by every typed check.
+struct SmallSizes {
+  uint16_t slot[kSmallSizes] = {};
+  MmapVector<UntypedCategory> used;
+
+  UntypedCategory& Of(uint64_t size) {
+    if (slot[size] == 0) {
+      used.push_back({size, format::AllocFunction::kNone});
+      slot[size] = static_cast<uint16_t>(used.size());
+    }
+    return used[slot[size] - 1];
+  }
+};
+static_assert(kSmallSizes <= UINT16_MAX);
+
+void CountUntyped(const LeakedBlock& b, bool leaked, SmallSizes& small,
                   MmapVector<UntypedCategory>& other) {
   bool vm = format::IsVmFunction(b.function);
   UntypedCategory* c;
   if (!vm && b.size < kSmallSizes) {
-    c = &small[b.size];
+    c = &small.Of(b.size);
   } else {
     other.push_back({vm ? UINT64_MAX : b.size, vm ? b.function : format::AllocFunction::kNone});
     c = &other.back();
@@ -105,7 +122,8 @@ void Identify(const TypedScan::Input& in, Typed& t) {
   }
   in.readers.IdentifyReferenced(memory, identities);
   t.typed_index.assign(in.blocks.size(), kNone);
-  MmapVector<UntypedCategory> small(kSmallSizes), other;
+  SmallSizes small;
+  MmapVector<UntypedCategory> other;
   for (uint32_t b = 0; b < in.blocks.size(); ++b) {
     const LeakedBlock& block = in.blocks[b];
     bool leaked = in.leaked_index[b] != kNone;
@@ -125,9 +143,10 @@ void Identify(const TypedScan::Input& in, Typed& t) {
     o.leaked_index = in.leaked_index[b];
     t.objects.push_back(o);
   }
-  for (const UntypedCategory& c : small) {
-    if (c.live_count != 0) t.untyped.push_back(c);
-  }
+  std::sort(
+      small.used.begin(), small.used.end(),
+      [](const UntypedCategory& a, const UntypedCategory& b) { return a.size_key < b.size_key; });
+  t.untyped.insert(t.untyped.end(), small.used.begin(), small.used.end());
   MergeOther(other, t.untyped);
 }
 

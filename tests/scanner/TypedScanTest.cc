@@ -80,6 +80,47 @@ TEST(TypedScanTest, WritesAndReadsTypedObjectsAndReferences) {
   delete[] plain;
 }
 
+// Untyped blocks are counted per size: sizes below 4 KiB in ascending order whatever order the
+// blocks came in, then larger sizes merged and sorted, then mappings (size key UINT64_MAX).
+TEST(TypedScanTest, CountsUntypedBlocksPerSizeInAscendingOrder) {
+  const uint64_t sizes[] = {4000, 24, 9000, 24, 4095, 16, 9000, 4096};
+  std::vector<std::unique_ptr<char[]>> owned;
+  std::vector<LeakedBlock> blocks;
+  for (uint64_t size : sizes) {
+    owned.push_back(std::make_unique<char[]>(size));
+    blocks.push_back({reinterpret_cast<uint64_t>(owned.back().get()), size, 1, 1});
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const LeakedBlock& x, const LeakedBlock& y) { return x.address < y.address; });
+  std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
+  for (const LeakedBlock& l : blocks) ranges.push_back({l.address, l.size});
+  BlockIndex index(std::move(ranges));
+  HeapMarker marker(index);
+  std::vector<uint32_t> leaked_index(blocks.size());
+  for (uint32_t i = 0; i < leaked_index.size(); ++i) leaked_index[i] = i;
+  types::ReaderSet readers;  // no reader: every block is untyped
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read());
+  RootRanges roots;
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-sizes", 0));
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(TypedScan::WriteTo(
+      fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}, 0}));
+  TypedScanResult result;
+  std::string error;
+  ASSERT_TRUE(TypedScan::ReadFrom(fd, &result, &error)) << error;
+  close(fd);
+
+  const uint64_t keys[] = {16, 24, 4000, 4095, 4096, 9000};
+  const uint64_t counts[] = {1, 2, 1, 1, 1, 2};
+  ASSERT_EQ(result.untyped.size(), std::size(keys));
+  for (size_t i = 0; i < std::size(keys); ++i) {
+    EXPECT_EQ(result.untyped[i].size_key, keys[i]) << i;
+    EXPECT_EQ(result.untyped[i].live_count, counts[i]) << i;
+    EXPECT_EQ(result.untyped[i].leaked_bytes, counts[i] * keys[i]) << i;
+  }
+}
+
 TEST(TypedScanTest, ReadFromRejectsAnEmptyResult) {
   int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-empty", 0));
   TypedScanResult result;
