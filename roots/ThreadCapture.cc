@@ -534,6 +534,8 @@ bool ThreadCapture::RanOutOfSlots() const {
 // PR_SET_PTRACER exception per process, so only one helper could be named).
 int ThreadCapture::HelperCount() const {
   if (options_.helpers == 1 || options_.helpers == 2) return options_.helpers;
+  // The thread count first: below kParallelThreads (nearly every check) nothing else is read.
+  if (TaskList().CountThreads() < kParallelThreads) return 1;
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return 1;
   if (FILE* yama = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "re")) {
     int scope = 0;
@@ -541,7 +543,7 @@ int ThreadCapture::HelperCount() const {
     std::fclose(yama);
     if (!read || scope != 0) return 1;
   }
-  return TaskList().CountThreads() >= kParallelThreads ? 2 : 1;
+  return 2;
 }
 
 void ThreadCapture::RestoreDumpable() {

@@ -18,7 +18,9 @@ constexpr size_t kXmm0Offset = 160;
 constexpr size_t kMaxComponents = 19;  // XSAVE components enumerated by CPUID leaf 0xD
 
 // CPUID results, read once: CPUID can trap to a hypervisor, and the signal fallback consults
-// the layout in every suspended thread's handler.
+// the layout in every suspended thread's handler. Only the components the kernel enabled (XCR0,
+// read with XGETBV, which does not trap) are asked for: the others never appear in a thread's
+// state. In a VM each CPUID was ≈ 9 µs, and the 19 of them a sixth of a small program's check.
 struct XsaveTable {
   bool has_xsave = false;
   uint32_t enabled_size = 0;  // CPUID(0xD, 0).EBX
@@ -33,7 +35,11 @@ XsaveTable ReadXsaveTable() {
   table.has_xsave = true;
   __cpuid_count(0xD, 0, a, b, c, d);
   table.enabled_size = b;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  asm volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  const uint64_t enabled = (uint64_t{xcr0_high} << 32) | xcr0_low;
   for (unsigned i = 2; i < kMaxComponents; ++i) {
+    if ((enabled & (uint64_t{1} << i)) == 0) continue;
     __cpuid_count(0xD, i, a, b, c, d);
     table.components[i] = VectorState::Component{b, a};
   }
