@@ -88,17 +88,8 @@ void MemoryLimit::ParseEvents(const char* memory_events, MemoryReading* reading)
   KeyValue(memory_events, "oom_kill", &reading->oom_kills);
 }
 
-bool MemoryLimit::FindCgroup() {
-  char text[8192], mount[kMaxPath], path[kMaxPath];
-  if (SmallFile::Read("/proc/self/cgroup", text, sizeof(text)) <= 0 ||
-      !ParseCgroupV2Path(text, path, sizeof(path))) {
-    return false;
-  }
-  // mountinfo can be long; the cgroup2 line is usually early. Missing: the usual place.
-  if (SmallFile::Read("/proc/self/mountinfo", text, sizeof(text)) <= 0 ||
-      !ParseCgroup2Mount(text, mount, sizeof(mount))) {
-    strcpy(mount, "/sys/fs/cgroup");
-  }
+// Opens <mount><path> as the cgroup's directory when it has memory.current.
+bool MemoryLimit::OpenCgroupDir(const char* mount, const char* path) {
   if (snprintf(cgroup_dir_, sizeof(cgroup_dir_), "%s%s", mount, path) >=
       static_cast<int>(sizeof(cgroup_dir_))) {
     cgroup_dir_[0] = '\0';
@@ -109,6 +100,44 @@ bool MemoryLimit::FindCgroup() {
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
   cgroup_fd_ = -1;
   cgroup_dir_[0] = '\0';
+  return false;
+}
+
+// The unified hierarchy's directory of this process, when it has the memory controller. A memory
+// controller bound to a v1 hierarchy (a "memory" line in /proc/self/cgroup) cannot also be in
+// the unified one: nothing more is read. Otherwise the usual mount point is tried before
+// /proc/self/mountinfo, which is long in containers and on desktops (every process starts here).
+bool MemoryLimit::FindCgroup() {
+  char text[8192], mount[kMaxPath], path[kMaxPath];
+  if (SmallFile::Read("/proc/self/cgroup", text, sizeof(text)) <= 0 ||
+      !ParseCgroupV2Path(text, path, sizeof(path)) || HasMemoryV1(text)) {
+    return false;
+  }
+  if (OpenCgroupDir("/sys/fs/cgroup", path)) return true;
+  // mountinfo can be long; the cgroup2 line is usually early.
+  return SmallFile::Read("/proc/self/mountinfo", text, sizeof(text)) > 0 &&
+         ParseCgroup2Mount(text, mount, sizeof(mount)) && strcmp(mount, "/sys/fs/cgroup") != 0 &&
+         OpenCgroupDir(mount, path);
+}
+
+bool MemoryLimit::HasMemoryV1(const char* proc_self_cgroup) {
+  for (const char* line = proc_self_cgroup; line != nullptr && *line != '\0';) {
+    const char* end = strchr(line, '\n');
+    const char* line_end = end != nullptr ? end : line + strlen(line);
+    const char* first =
+        static_cast<const char*>(memchr(line, ':', static_cast<size_t>(line_end - line)));
+    const char* second = first == nullptr
+                             ? nullptr
+                             : static_cast<const char*>(memchr(
+                                   first + 1, ':', static_cast<size_t>(line_end - first - 1)));
+    for (const char* c = first == nullptr ? nullptr : first + 1; c != nullptr && c < second;) {
+      const char* comma = static_cast<const char*>(memchr(c, ',', static_cast<size_t>(second - c)));
+      const char* c_end = comma == nullptr ? second : comma;
+      if (c_end - c == 6 && memcmp(c, "memory", 6) == 0) return true;
+      c = c_end + 1;
+    }
+    line = end != nullptr ? end + 1 : nullptr;
+  }
   return false;
 }
 
@@ -175,7 +204,11 @@ uint64_t MemoryLimit::EffectiveLimit(const MemoryReading& reading) const {
 }
 
 bool MemoryLimit::HasLimit() const {
-  return configured_ != 0 || Read().cgroup_max != 0;
+  if (configured_ != 0) return true;
+  char text[64];
+  uint64_t max = 0;
+  return cgroup_fd_ >= 0 && SmallFile::Read(cgroup_fd_, "memory.max", text, sizeof(text)) > 0 &&
+         ParseNumber(text, &max) && max != 0;
 }
 
 }  // namespace heapgraph

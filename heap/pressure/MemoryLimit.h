@@ -53,11 +53,14 @@ class MemoryLimit {
 
   // Parsers of the kernel's formats (exposed for tests).
   static bool ParseCgroupV2Path(const char* proc_self_cgroup, char* out, size_t size);
+  // Whether a v1 hierarchy of /proc/self/cgroup's text holds the memory controller.
+  static bool HasMemoryV1(const char* proc_self_cgroup);
   static bool ParseCgroup2Mount(const char* mountinfo, char* out, size_t size);
   static void ParseEvents(const char* memory_events, MemoryReading* reading);
 
  private:
   bool FindCgroup();
+  bool OpenCgroupDir(const char* mount, const char* path);
 
   uint64_t configured_ = 0;
   uint32_t sources_ = 0;
