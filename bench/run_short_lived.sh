@@ -13,7 +13,10 @@
 # record as HEAPGRAPH_OPTIONS and to run as --options. Each line also gives the CPU seconds (user +
 # system of the workload's processes, from bash's `times`).
 # Workloads: `cmake --version` (one process), 200 x /bin/true from bash (201 recorded processes,
-# 200 forks of a recorded bash), and the configure of a one-file C++ project by cmake (the issue's
+# 200 forks of a recorded bash; /bin/true allocates nothing, so its check scans nothing), 200 x
+# /bin/echo from bash (the same, with the ~140 blocks of glibc's locale data every coreutils
+# command holds at exit under LANG=C.UTF-8: each check stops and scans), and the configure of a
+# one-file C++ project by cmake (the issue's
 # example: about 25 processes, a dozen of them compilers and linkers that leak at exit). Beside
 # them, mode `lsan`: LeakSanitizer preloaded (liblsan.so.0, its at-exit check on, exitcode=0 so a
 # compiler's leak does not fail the configure), when the library is installed.
@@ -28,6 +31,7 @@ root=$(mktemp -d); trap 'rm -rf "$root"' EXIT
 declare -A workloads=(
   [cmake_version]="cmake --version"
   [true_x200]="bash -c 'for i in \$(seq 200); do /bin/true; done'"
+  [echo_x200]="bash -c 'for i in \$(seq 200); do LANG=C.UTF-8 /bin/echo \$i; done'"
   [cmake_configure]="bash -c 'rm -rf $root/configure && cmake -S $root/project -B $root/configure'"
 )
 mkdir "$root/project"
