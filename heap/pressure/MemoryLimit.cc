@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap/platform/ProcCgroup.h"
 #include "heap/platform/SmallFile.h"
 
 namespace heapgraph {
@@ -44,20 +45,6 @@ uint32_t PercentOf(uint64_t used, uint64_t limit) {
 MemoryLimit::~MemoryLimit() {
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
   if (psi_fd_ >= 0) close(psi_fd_);
-}
-
-bool MemoryLimit::ParseCgroupV2Path(const char* proc_self_cgroup, char* out, size_t size) {
-  for (const char* line = proc_self_cgroup; line != nullptr && *line != '\0';) {
-    const char* end = strchr(line, '\n');
-    size_t length = end != nullptr ? static_cast<size_t>(end - line) : strlen(line);
-    if (length >= 3 && strncmp(line, "0::", 3) == 0 && length - 3 < size) {
-      memcpy(out, line + 3, length - 3);
-      out[length - 3] = '\0';
-      return true;
-    }
-    line = end != nullptr ? end + 1 : nullptr;
-  }
-  return false;
 }
 
 // mountinfo: "id parent major:minor root mountpoint options [optional...] - fstype source ...".
@@ -109,36 +96,19 @@ bool MemoryLimit::OpenCgroupDir(const char* mount, const char* path) {
 // /proc/self/mountinfo, which is long in containers and on desktops (every process starts here).
 bool MemoryLimit::FindCgroup() {
   char text[8192], mount[kMaxPath], path[kMaxPath];
-  if (SmallFile::Read("/proc/self/cgroup", text, sizeof(text)) <= 0 ||
-      !ParseCgroupV2Path(text, path, sizeof(path)) || HasMemoryV1(text)) {
+  const ssize_t n = SmallFile::Read("/proc/self/cgroup", text, sizeof(text));
+  if (n <= 0) return false;
+  const ProcCgroup where = ProcCgroup::Parse({text, static_cast<size_t>(n)});
+  if (!where.has_unified || where.has_memory_v1 || where.unified.size() >= sizeof(path)) {
     return false;
   }
+  where.unified.copy(path, where.unified.size());
+  path[where.unified.size()] = '\0';
   if (OpenCgroupDir("/sys/fs/cgroup", path)) return true;
   // mountinfo can be long; the cgroup2 line is usually early.
   return SmallFile::Read("/proc/self/mountinfo", text, sizeof(text)) > 0 &&
          ParseCgroup2Mount(text, mount, sizeof(mount)) && strcmp(mount, "/sys/fs/cgroup") != 0 &&
          OpenCgroupDir(mount, path);
-}
-
-bool MemoryLimit::HasMemoryV1(const char* proc_self_cgroup) {
-  for (const char* line = proc_self_cgroup; line != nullptr && *line != '\0';) {
-    const char* end = strchr(line, '\n');
-    const char* line_end = end != nullptr ? end : line + strlen(line);
-    const char* first =
-        static_cast<const char*>(memchr(line, ':', static_cast<size_t>(line_end - line)));
-    const char* second = first == nullptr
-                             ? nullptr
-                             : static_cast<const char*>(memchr(
-                                   first + 1, ':', static_cast<size_t>(line_end - first - 1)));
-    for (const char* c = first == nullptr ? nullptr : first + 1; c != nullptr && c < second;) {
-      const char* comma = static_cast<const char*>(memchr(c, ',', static_cast<size_t>(second - c)));
-      const char* c_end = comma == nullptr ? second : comma;
-      if (c_end - c == 6 && memcmp(c, "memory", 6) == 0) return true;
-      c = c_end + 1;
-    }
-    line = end != nullptr ? end + 1 : nullptr;
-  }
-  return false;
 }
 
 bool MemoryLimit::PressureTriggerPossible() const {

@@ -52,9 +52,6 @@ class MemoryLimit {
   const char* cgroup_dir() const { return cgroup_dir_; }  // "" without cgroup v2 memory files
 
   // Parsers of the kernel's formats (exposed for tests).
-  static bool ParseCgroupV2Path(const char* proc_self_cgroup, char* out, size_t size);
-  // Whether a v1 hierarchy of /proc/self/cgroup's text holds the memory controller.
-  static bool HasMemoryV1(const char* proc_self_cgroup);
   static bool ParseCgroup2Mount(const char* mountinfo, char* out, size_t size);
   static void ParseEvents(const char* memory_events, MemoryReading* reading);
 

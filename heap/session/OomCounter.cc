@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <initializer_list>
 
 #include "heap/platform/LineBuffer.h"
+#include "heap/platform/ProcCgroup.h"
 #include "heap/platform/SmallFile.h"
 #include "heap/store/PersistedFormat.h"
 
@@ -64,50 +66,21 @@ bool OomCounter::FindPath(int pid, char* out, size_t size) {
   char text[4096];
   ssize_t n = SmallFile::Read(proc.data(), text, sizeof(text));
   if (n <= 0) return false;
-  // Lines "hierarchy:controllers:path"; "0::path" is the unified (v2) hierarchy.
-  const char* v1 = nullptr;
-  size_t v1_length = 0;
-  for (char* line = text; line < text + n;) {
-    char* end = static_cast<char*>(memchr(line, '\n', static_cast<size_t>(text + n - line)));
-    if (end == nullptr) end = text + n;
-    char* first = static_cast<char*>(memchr(line, ':', static_cast<size_t>(end - line)));
-    char* second =
-        first == nullptr
-            ? nullptr
-            : static_cast<char*>(memchr(first + 1, ':', static_cast<size_t>(end - first - 1)));
-    if (second != nullptr) {
-      const char* controllers = first + 1;
-      size_t controllers_length = static_cast<size_t>(second - controllers);
-      const char* path = second + 1;
-      size_t path_length = static_cast<size_t>(end - path);
-      if (controllers_length == 0 && line[0] == '0') {
-        if (Join("/sys/fs/cgroup", path, path_length, "memory.events", out, size) &&
-            Readable(out)) {
-          return true;
-        }
-        if (Join("/sys/fs/cgroup/unified", path, path_length, "memory.events", out, size) &&
-            Readable(out)) {
-          return true;
-        }
-      }
-      // v1: a controller list containing "memory".
-      for (const char* c = controllers; c < second;) {
-        const char* comma =
-            static_cast<const char*>(memchr(c, ',', static_cast<size_t>(second - c)));
-        const char* c_end = comma == nullptr ? second : comma;
-        if (c_end - c == 6 && memcmp(c, "memory", 6) == 0) {
-          v1 = path;
-          v1_length = path_length;
-        }
-        c = c_end + 1;
+  const ProcCgroup where = ProcCgroup::Parse({text, static_cast<size_t>(n)});
+  // A memory controller on a v1 hierarchy has no files in the unified one.
+  if (where.has_memory_v1) {
+    if (Join("/sys/fs/cgroup/memory", where.memory_v1.data(), where.memory_v1.size(),
+             "memory.oom_control", out, size) &&
+        Readable(out)) {
+      return true;
+    }
+  } else if (where.has_unified) {
+    for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+      if (Join(mount, where.unified.data(), where.unified.size(), "memory.events", out, size) &&
+          Readable(out)) {
+        return true;
       }
     }
-    line = end + 1;
-  }
-  if (v1 != nullptr &&
-      Join("/sys/fs/cgroup/memory", v1, v1_length, "memory.oom_control", out, size) &&
-      Readable(out)) {
-    return true;
   }
   out[0] = '\0';
   return false;

@@ -11,28 +11,6 @@
 namespace heapgraph {
 namespace {
 
-TEST(MemoryLimitTest, ParsesTheCgroupV2LineOfProcSelfCgroup) {
-  char path[256];
-  EXPECT_TRUE(MemoryLimit::ParseCgroupV2Path("4:memory:/v1\n0::/user.slice/app.scope\n", path,
-                                             sizeof(path)));
-  EXPECT_STREQ(path, "/user.slice/app.scope");
-  EXPECT_FALSE(MemoryLimit::ParseCgroupV2Path("4:memory:/v1\n", path, sizeof(path)));
-  EXPECT_TRUE(MemoryLimit::ParseCgroupV2Path("0::/", path, sizeof(path)));
-  EXPECT_STREQ(path, "/");
-}
-
-// A memory controller bound to a v1 hierarchy cannot be in the unified one: Discover then looks
-// no further (no mountinfo read at every process start of a v1 or hybrid machine).
-TEST(MemoryLimitTest, TellsAMemoryControllerBoundToAV1Hierarchy) {
-  EXPECT_TRUE(MemoryLimit::HasMemoryV1("4:memory:/v1\n0::/user.slice/app.scope\n"));
-  EXPECT_TRUE(MemoryLimit::HasMemoryV1("7:cpu,memory,blkio:/\n0::/"));
-  EXPECT_TRUE(MemoryLimit::HasMemoryV1("2:blkio:/\n3:net_cls,memory:/a"));
-  EXPECT_FALSE(MemoryLimit::HasMemoryV1("0::/user.slice/app.scope\n"));
-  EXPECT_FALSE(MemoryLimit::HasMemoryV1("1:name=systemd:/\n3:memoryx:/\n0::/\n"));
-  EXPECT_FALSE(MemoryLimit::HasMemoryV1("no colon here\n"));
-  EXPECT_FALSE(MemoryLimit::HasMemoryV1(""));
-}
-
 TEST(MemoryLimitTest, FindsTheCgroup2MountInMountinfo) {
   const char* mountinfo =
       "22 1 8:1 / / rw,relatime - ext4 /dev/vda rw\n"
