@@ -102,7 +102,7 @@ bool MemoryLimit::FindCgroup() {
   if (!where.has_unified || where.has_memory_v1 || where.unified.size() >= sizeof(path)) {
     return false;
   }
-  where.unified.copy(path, where.unified.size());
+  memcpy(path, where.unified.data(), where.unified.size());
   path[where.unified.size()] = '\0';
   if (OpenCgroupDir("/sys/fs/cgroup", path)) return true;
   // mountinfo can be long; the cgroup2 line is usually early.
