@@ -113,9 +113,9 @@ struct HeapgraphRecorderView {
 #else
   void* lock_waits;
 #endif
-  // The writable segments (.data, .bss) of heapgraph's own libraries, libheapgraph.so and the
-  // plugin once loaded: the recorder's and the checker's state, never a pointer the program keeps
-  // there, so never a root (heap/runtime/OwnLibraryData.h). own_data_ranges ranges.
+  // The writable segments (.data, .bss) of libheapgraph.so: the recorder's state, never a
+  // pointer to a block of the program's, so never a root (heap/plugin/OwnLibraryData.h).
+  // own_data_ranges ranges.
   const struct HeapgraphMemoryRange* own_data;
   int own_data_ranges;
 };

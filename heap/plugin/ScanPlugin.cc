@@ -73,12 +73,6 @@ HeapgraphCheckLeaksFn ScanPlugin::CheckLeaks() {
       Cached(g_check_leaks, HEAPGRAPH_CHECK_LEAKS_SYMBOL, "the leak checker"));
 }
 
-uintptr_t ScanPlugin::LoadedAddress() {
-  void* entry = g_check_leaks.load(std::memory_order_acquire);
-  if (entry == nullptr) entry = g_refresh_types.load(std::memory_order_acquire);
-  return reinterpret_cast<uintptr_t>(entry);
-}
-
 void ScanPlugin::BeforeFork() {
   pthread_mutex_lock(&g_loading);
 }

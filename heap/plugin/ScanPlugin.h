@@ -10,8 +10,6 @@
 // entering the loader.
 #pragma once
 
-#include <cstdint>
-
 #include "heap/plugin/ScanInterface.h"
 
 namespace heapgraph {
@@ -23,10 +21,6 @@ namespace ScanPlugin {
 HeapgraphCheckLeaksFn CheckLeaks();
 // heapgraph_internal_refresh_types, the same way ("... cannot load the type reader: <why>").
 HeapgraphRefreshTypesFn RefreshTypes();
-
-// An address inside the plugin when it is loaded (an entry looked up before), else 0; never
-// loads it.
-uintptr_t LoadedAddress();
 
 // The recorder's fork handlers: a fork waits for a lookup that is loading the plugin, so that no
 // child inherits the loader in the middle of dlopen (LeakCheckOverlapTest, forks during the first

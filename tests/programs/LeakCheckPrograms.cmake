@@ -100,3 +100,12 @@ endif()
 # the pause the program feels).
 heapgraph_add_program(alloc_during_checks SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_during_checks.cc
                       LIBS heapgraph heapgraph_scan)
+
+# tests/heap/runtime/LeakCheckTriggerTest's child: a C program linked with both libraries (not
+# dropped by --as-needed: it calls only libheapgraph.so), whose full check reports its own leak.
+if(TARGET heapgraph_scan)
+  heapgraph_add_program(linked_check SOURCES ${CMAKE_CURRENT_LIST_DIR}/linked_check.c)
+  target_include_directories(linked_check PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_options(linked_check PRIVATE -Wl,--no-as-needed)
+  target_link_libraries(linked_check PRIVATE heapgraph heapgraph_scan)
+endif()

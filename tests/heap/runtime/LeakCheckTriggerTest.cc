@@ -400,9 +400,9 @@ uint64_t WritableSegmentBytes(const std::string& path) {
   return bytes;
 }
 
-// The .data and .bss of heapgraph's own libraries are the recorder's and the checker's state,
-// never a root (heap/plugin/OwnLibraryData): a small C program's check read libheapgraph.so's
-// ≈ 800 KiB of tables as roots, most of what it read (1.1 MB of roots for /bin/echo).
+// libheapgraph.so's .data and .bss are the recorder's state, never a root
+// (heap/plugin/OwnLibraryData): a small C program's check read its ≈ 800 KiB of tables as roots,
+// most of what it read (1.1 MB of roots for /bin/echo).
 TEST(LeakCheckTriggerTest, ASmallProgramsCheckReadsNoneOfHeapgraphsOwnDataAsRoots) {
   const uint64_t own = WritableSegmentBytes(HEAPGRAPH_PRELOAD);
   ASSERT_GT(own, 256u * 1024);
@@ -420,6 +420,20 @@ TEST(LeakCheckTriggerTest, ASmallProgramsCheckReadsNoneOfHeapgraphsOwnDataAsRoot
   // Everything this check reads (libc's data, two stacks, the plugin's libraries' data: ≈ 300
   // KB) is less than half of libheapgraph.so's own writable memory (1.1 MB before).
   EXPECT_LT(json["scan"]["root_bytes"].get<uint64_t>(), own / 2) << json["scan"].dump();
+  std::filesystem::remove_all(root);
+}
+
+// A test build links libheapgraph_scan.so: its static libstdc++ allocates the exception pool at
+// start, while the recorder records, and only the plugin's own data holds it. That data stays a
+// root (only libheapgraph.so's is cut: heap/plugin/OwnLibraryData), so a full check reports the
+// program's one leak and not that pool.
+TEST(LeakCheckTriggerTest, ALinkedBuildsCheckReportsNothingOfThePlugins) {
+  std::string root = TempRoot(), out;
+  int status = Shell("HEAPGRAPH_OPTIONS=dir=" + root + " " + HEAPGRAPH_PROGRAM_DIR +
+                         "/linked_check " + root + "/report.json 2>&1",
+                     &out);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("leaked 1 blocks 100 bytes"), std::string::npos) << out;
   std::filesystem::remove_all(root);
 }
 
