@@ -24,6 +24,32 @@ void* ControlOf(const std::shared_ptr<Peer>& p) {
   return reinterpret_cast<void* const*>(&p)[1];
 }
 
+// Sorts `blocks` by address and writes their typed scan to a memfd with nothing marked (every
+// block leaked, in address order), then reads it back.
+TypedScanResult WriteAndRead(std::vector<LeakedBlock>& blocks, const types::ReaderSet& readers) {
+  std::sort(blocks.begin(), blocks.end(),
+            [](const LeakedBlock& x, const LeakedBlock& y) { return x.address < y.address; });
+  std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
+  for (const LeakedBlock& l : blocks) ranges.push_back({l.address, l.size});
+  BlockIndex index(std::move(ranges));
+  HeapMarker marker(index);
+  std::vector<uint32_t> leaked_index(blocks.size());
+  for (uint32_t i = 0; i < leaked_index.size(); ++i) leaked_index[i] = i;
+  roots::ProcessMappings mappings;
+  EXPECT_TRUE(mappings.Read());
+  RootRanges roots;
+  TypedScanResult result;
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-test", 0));
+  EXPECT_GE(fd, 0);
+  if (fd < 0) return result;
+  EXPECT_TRUE(TypedScan::WriteTo(
+      fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}, 0}));
+  std::string error;
+  EXPECT_TRUE(TypedScan::ReadFrom(fd, &result, &error)) << error;
+  close(fd);
+  return result;
+}
+
 TEST(TypedScanTest, WritesAndReadsTypedObjectsAndReferences) {
   auto a = std::make_shared<Peer>();
   auto b = std::make_shared<Peer>();
@@ -34,27 +60,10 @@ TEST(TypedScanTest, WritesAndReadsTypedObjectsAndReferences) {
   std::vector<LeakedBlock> blocks = {{reinterpret_cast<uint64_t>(ControlOf(a)), size, 1, 1},
                                      {reinterpret_cast<uint64_t>(ControlOf(b)), size, 2, 2},
                                      {reinterpret_cast<uint64_t>(plain), 48, 3, 3}};
-  std::sort(blocks.begin(), blocks.end(),
-            [](const LeakedBlock& x, const LeakedBlock& y) { return x.address < y.address; });
-  std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
-  for (const LeakedBlock& l : blocks) ranges.push_back({l.address, l.size});
-  BlockIndex index(std::move(ranges));
-  HeapMarker marker(index);  // nothing marked: every block is leaked
-  std::vector<uint32_t> leaked_index = {0, 1, 2};
   types::ReaderSet readers;
   types::RegisterBuiltInReaders(readers);
   readers.Prepare();
-  roots::ProcessMappings mappings;
-  ASSERT_TRUE(mappings.Read());
-  RootRanges roots;
-  int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-test", 0));
-  ASSERT_GE(fd, 0);
-  ASSERT_TRUE(TypedScan::WriteTo(
-      fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}, 0}));
-  TypedScanResult result;
-  std::string error;
-  ASSERT_TRUE(TypedScan::ReadFrom(fd, &result, &error)) << error;
-  close(fd);
+  TypedScanResult result = WriteAndRead(blocks, readers);
 
   ASSERT_EQ(result.objects.size(), 2u);
   for (const TypedObject& o : result.objects) {
@@ -90,26 +99,8 @@ TEST(TypedScanTest, CountsUntypedBlocksPerSizeInAscendingOrder) {
     owned.push_back(std::make_unique<char[]>(size));
     blocks.push_back({reinterpret_cast<uint64_t>(owned.back().get()), size, 1, 1});
   }
-  std::sort(blocks.begin(), blocks.end(),
-            [](const LeakedBlock& x, const LeakedBlock& y) { return x.address < y.address; });
-  std::vector<BlockRange, MmapAllocator<BlockRange>> ranges;
-  for (const LeakedBlock& l : blocks) ranges.push_back({l.address, l.size});
-  BlockIndex index(std::move(ranges));
-  HeapMarker marker(index);
-  std::vector<uint32_t> leaked_index(blocks.size());
-  for (uint32_t i = 0; i < leaked_index.size(); ++i) leaked_index[i] = i;
   types::ReaderSet readers;  // no reader: every block is untyped
-  roots::ProcessMappings mappings;
-  ASSERT_TRUE(mappings.Read());
-  RootRanges roots;
-  int fd = static_cast<int>(syscall(SYS_memfd_create, "typed-scan-sizes", 0));
-  ASSERT_GE(fd, 0);
-  ASSERT_TRUE(TypedScan::WriteTo(
-      fd, {index, marker, blocks, leaked_index, readers, mappings, roots, {}, 0}));
-  TypedScanResult result;
-  std::string error;
-  ASSERT_TRUE(TypedScan::ReadFrom(fd, &result, &error)) << error;
-  close(fd);
+  TypedScanResult result = WriteAndRead(blocks, readers);
 
   const uint64_t keys[] = {16, 24, 4000, 4095, 4096, 9000};
   const uint64_t counts[] = {1, 2, 1, 1, 1, 2};
