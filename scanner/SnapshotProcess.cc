@@ -168,13 +168,21 @@ std::array<std::pair<uint64_t, uint64_t>, 14> OwnBuffers(const SnapshotProcess::
   return own;
 }
 
-// The writable segments of libheapgraph.so and the plugin (HeapgraphRecorderView::own_data).
-std::span<const std::pair<uint64_t, uint64_t>> OwnLibraryData(const HeapgraphRecorderView& view) {
-  static_assert(sizeof(HeapgraphMemoryRange) == sizeof(std::pair<uint64_t, uint64_t>));
-  if (view.own_data == nullptr || view.own_data_ranges <= 0) return {};
-  return {reinterpret_cast<const std::pair<uint64_t, uint64_t>*>(view.own_data),
-          static_cast<size_t>(view.own_data_ranges)};
-}
+// The writable segments of libheapgraph.so (HeapgraphRecorderView::own_data), the first
+// kMaxOwnData of them, in the form Exclude takes.
+constexpr size_t kMaxOwnData = 8;
+struct OwnLibraryData {
+  std::array<std::pair<uint64_t, uint64_t>, kMaxOwnData> ranges{};
+  size_t count = 0;
+
+  explicit OwnLibraryData(const HeapgraphRecorderView& view) {
+    for (int i = 0; view.own_data != nullptr && i < view.own_data_ranges && count < kMaxOwnData;
+         ++i) {
+      ranges[count++] = {view.own_data[i].begin, view.own_data[i].end};
+    }
+  }
+  std::span<const std::pair<uint64_t, uint64_t>> span() const { return {ranges.data(), count}; }
+};
 
 }  // namespace
 
@@ -340,7 +348,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
                 c_.static_tls_size);
   roots.Exclude(OwnBuffers(c_));
-  roots.Exclude(OwnLibraryData(c_.view));
+  roots.Exclude(OwnLibraryData(c_.view).span());
   roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
