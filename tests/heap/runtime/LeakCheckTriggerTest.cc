@@ -347,10 +347,9 @@ TEST(LeakCheckTriggerTest, AnEmptyHeapIsReportedCleanWithoutStoppingTheProgram) 
 // The check of a C program loads libheapgraph_scan.so and no C++ runtime beside it: the plugin
 // links libstdc++ and libgcc statically and holds fmt's definitions (check/FmtDefinitions.cc),
 // because loading libstdc++.so cost most of a short C program's check (issue 14), libgcc_s.so
-// another 0.1 ms. The loader's own log
-// (LD_DEBUG=libs) says what the child loaded. An exception inside the plugin (too many explain
-// targets, report/Explanation) is still caught there, by its own copy of the runtime: one line,
-// and the report is written.
+// another 0.1 ms. The loader's own log (LD_DEBUG=libs) says what the child loaded. An exception
+// inside the plugin (too many explain targets, report/Explanation) is still caught there, by its
+// own copy of the runtime: one line, and the report is written.
 TEST(LeakCheckTriggerTest, ACProgramsCheckLoadsNoCxxRuntimeAndCatchesItsOwnExceptions) {
   const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
   std::string root = TempRoot(), out;
