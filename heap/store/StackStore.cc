@@ -43,10 +43,16 @@ void* RawMmap(uint64_t length, int flags) {
   return reinterpret_cast<void*>(r);
 }
 
-// The index entry's tag: 32 bits of a second hash of the node, so that a probe compares a node
-// only when its tag matches.
-uint32_t Tag(uint64_t node) {
-  return static_cast<uint32_t>(((node ^ (node >> 31)) * 0xBF58476D1CE4E5B9ull) >> 32);
+// The index's key for a node: a hash of its path, the encoded frames from the stack's outermost
+// to the node (a node is (frame, parent id), so its path is a function of the node). The low 32
+// bits are the entry's tag (a probe compares a node only when its tag matches), the high bits pick
+// the home slot in each level. `outer` is the path hash of the parent, kRootPath for none.
+constexpr uint64_t kRootPath = 0x84222325CBF29CE4ull;
+uint64_t PathHash(uint64_t outer, uint64_t encoded) {
+  uint64_t h = (outer ^ encoded) * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 32;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 29);
 }
 
 }  // namespace
@@ -178,13 +184,18 @@ uint32_t StackStore::PrefixIndex(uint64_t high) {
   return index;
 }
 
-bool StackStore::Encode(uint64_t address, uint32_t parent, uint64_t* node) {
+bool StackStore::Encode(uint64_t address, uint64_t* frame) {
   if ((address >> kAddressBits) != 0) return false;
   uint32_t prefix = PrefixIndex(address >> kStackLowBits);
   if (prefix == 0) return false;
-  *node = (uint64_t{parent} << (kStackLowBits + kStackPrefixBits)) |
-          (uint64_t{prefix} << kStackLowBits) | (address & kLowMask);
+  *frame = (uint64_t{prefix} << kStackLowBits) | (address & kLowMask);
   return true;
+}
+
+void StackStore::Prefetch(uint64_t hash, uint32_t through_level) const {
+  for (uint32_t level = 0; level <= through_level && level < level_count_; ++level) {
+    __builtin_prefetch(index_ + levels_[level].offset + (hash >> (64 - levels_[level].bits)));
+  }
 }
 
 uint64_t StackStore::Decode(uint64_t node) const {
@@ -228,9 +239,8 @@ uint32_t StackStore::NewNode(uint64_t node) {
 // empty slot that ends the node's probe chain is closed (kClosed) before the search moves on: a
 // thread that still meant to publish the node there then fails its CAS and looks in the newer
 // levels, so a node is never published twice. Entries are never removed, so chains only grow.
-uint32_t StackStore::Find(uint64_t node, uint32_t* created, uint32_t* first_level) {
-  uint64_t hash = node * 0x9E3779B97F4A7C15ull;
-  uint64_t tag = Tag(node);
+uint32_t StackStore::Find(uint64_t node, uint64_t hash, uint32_t* created, uint32_t* first_level) {
+  uint64_t tag = hash & 0xFFFFFFFFu;
   uint32_t mine = 0;
   for (uint32_t level = *first_level; level < level_count_; ++level) {
     uint64_t current = index_header_->level.load(std::memory_order_acquire);
@@ -266,17 +276,31 @@ uint32_t StackStore::Find(uint64_t node, uint32_t* created, uint32_t* first_leve
   return 0;
 }
 
+// Two passes: the first encodes the frames and computes every node's path hash, which needs no
+// node id, and prefetches each node's home slot in the levels in use, so that the index's cache
+// misses overlap; the second finds or adds the nodes outermost first, each needing its parent's id.
 uint32_t StackStore::Intern(const uintptr_t* frames, uint32_t depth, uint32_t* new_nodes) {
   if (depth > header_->max_depth) depth = header_->max_depth;  // keep the innermost frames
+  uint64_t encoded[format::kMaxStackDepth];
+  uint64_t paths[format::kMaxStackDepth];
+  const uint32_t current =
+      static_cast<uint32_t>(index_header_->level.load(std::memory_order_relaxed));
+  uint32_t count = 0;  // representable frames, outermost first; unrepresentable ones are skipped
+  uint64_t path = kRootPath;
+  for (uint32_t i = depth; i-- > 0;) {
+    if (!Encode(frames[i], &encoded[count])) continue;
+    path = PathHash(path, encoded[count]);
+    paths[count++] = path;
+    Prefetch(path, current);
+  }
   uint32_t parent = 0;
   uint32_t created = 0;
   uint32_t level = 0;  // the parent's: its children lie there or in newer levels
   bool new_leaf = false;
-  for (uint32_t i = depth; i-- > 0;) {
-    uint64_t node;
-    if (!Encode(frames[i], parent, &node)) continue;  // unrepresentable frame: skipped
+  for (uint32_t k = 0; k < count; ++k) {
+    uint64_t node = (uint64_t{parent} << (kStackLowBits + kStackPrefixBits)) | encoded[k];
     uint32_t before = created;
-    uint32_t id = Find(node, &created, &level);
+    uint32_t id = Find(node, paths[k], &created, &level);
     if (id == 0) {
       header_->dropped.fetch_add(1, std::memory_order_relaxed);
       if (new_nodes != nullptr) *new_nodes = created;

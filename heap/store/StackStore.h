@@ -4,10 +4,12 @@
 // array of a MappedFile (ids 1, 2, 3, ...), so the file's disk grows with the nodes stored (8 bytes
 // each, reserved ahead in page steps: a full disk drops stacks, never raises SIGBUS); the
 // open-addressing index that finds a node again is shared anonymous memory (not persisted: readers
-// only follow ids), shared with forked children like the file. The index grows in levels (8x
-// more slots each, the last one 2^slot_bits): a short process touches only the pages of a small
-// first level instead of one page of a 32 MiB table per new node. Insertion is lock-free (one CAS
-// per new node) and never allocates.
+// only follow ids), shared with forked children like the file. The index places a node by a hash
+// of its path (its frames from the stack's outermost), known before any parent id is, so one
+// Intern prefetches every level's slot first and its cache misses overlap. The index grows in
+// levels (8x more slots each, the last one 2^slot_bits): a short process touches only the pages of
+// a small first level instead of one page of a 32 MiB table per new node. Insertion is lock-free
+// (one CAS per new node) and never allocates.
 #pragma once
 
 #include <atomic>
@@ -71,13 +73,17 @@ class StackStore {
     uint32_t bits;
   };
 
-  bool Encode(uint64_t address, uint32_t parent, uint64_t* node);
+  // The node's frame part (prefix index and low address bits); false for an unrepresentable frame.
+  bool Encode(uint64_t address, uint64_t* frame);
+  // Prefetches the home slot of path hash `hash` in levels 0..through_level (never faults a page).
+  void Prefetch(uint64_t hash, uint32_t through_level) const;
   uint32_t PrefixIndex(uint64_t high);
   void LockPrefixes();
   uint64_t Decode(uint64_t node) const;
   // `*level`: in, the first level to search (a node lies in its parent's level or a newer one:
   // levels only advance, and a node is published after its parent); out, the node's level.
-  uint32_t Find(uint64_t node, uint32_t* created, uint32_t* level);
+  // `hash`: the node's path hash (StackStore.cc, PathHash), which places it in the index.
+  uint32_t Find(uint64_t node, uint64_t hash, uint32_t* created, uint32_t* level);
   void SetUpLevels(uint32_t slot_bits);
   void Inserted(uint32_t level);
   uint32_t NewNode(uint64_t node);
