@@ -2,12 +2,14 @@
 
 #include <link.h>
 
+#include "heap/platform/SharedLibrary.h"
 #include "scanner/types/BuiltInReaders.h"
 
 namespace heapgraph::report {
 namespace {
 
-// Changes whenever a module is loaded or unloaded (glibc's dlpi_adds / dlpi_subs counters).
+// Changes whenever the program loads or unloads a module (glibc's dlpi_adds / dlpi_subs counters,
+// less the libraries heapgraph itself opened on demand: heap/platform/SharedLibrary).
 uint64_t ModuleGeneration() {
   uint64_t generation = 0;
   dl_iterate_phdr(
@@ -16,7 +18,7 @@ uint64_t ModuleGeneration() {
         return 1;
       },
       &generation);
-  return generation;
+  return generation - SharedLibrary::AddedObjects() * 0x100000001ull;
 }
 
 }  // namespace

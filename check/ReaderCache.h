@@ -1,8 +1,9 @@
 // check/: the built-in type readers (scanner/types/BuiltInReaders), prepared once and kept from one
-// use to the next; prepared again only when a module was loaded or unloaded since (glibc's
-// dlpi_adds / dlpi_subs counters). Preparing them (module segments, vtables, DWARF layouts) was
-// most of a repeated check's preparation. Not thread-safe: its users run one at a time (the check
-// lock, the watcher's refresh thread).
+// use to the next; prepared again only when the program loaded or unloaded a module since (glibc's
+// dlpi_adds / dlpi_subs counters; the libraries heapgraph opens on demand, such as elfutils for
+// the first symbolized frame, are left out). Preparing them (module segments, vtables, DWARF
+// layouts) was most of a repeated check's preparation. Not thread-safe: its users run one at a time
+// (the check lock, the watcher's refresh thread).
 #pragma once
 
 #include <cstdint>

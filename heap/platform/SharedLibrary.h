@@ -8,6 +8,8 @@
 // Not for hooks: dlopen allocates and takes the loader's lock. Includes libc only.
 #pragma once
 
+#include <cstdint>
+
 namespace heapgraph {
 
 class SharedLibrary {
@@ -18,6 +20,13 @@ class SharedLibrary {
   SharedLibrary& operator=(const SharedLibrary&) = delete;
 
   bool loaded() const { return handle_ != nullptr; }
+
+  // Objects the dynamic loader added while SharedLibrary opened libraries in this process (each
+  // library with the dependencies it brought). glibc's dlpi_adds minus this counts the modules
+  // the program loaded: heapgraph's own on-demand libraries are no reason to prepare type readers
+  // again (check/ReaderCache). A library the program loads while heapgraph opens one is counted
+  // here too (it is then noticed at the next change).
+  static uint64_t AddedObjects();
 
   // Sets `*function` to the function `name` of the library or of one it depends on; false (and
   // null) when there is none or the library is not loaded.

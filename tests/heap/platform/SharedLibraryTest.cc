@@ -35,5 +35,21 @@ TEST(SharedLibraryTest, ALibraryThatIsNotThereLoadsNothingAndBindsNull) {
   EXPECT_EQ(cosine, nullptr);
 }
 
+// The loader's additions are counted, dependencies included; a library already loaded adds none.
+TEST(SharedLibraryTest, CountsTheObjectsItsLoadsAdded) {
+  const uint64_t before = SharedLibrary::AddedObjects();
+  const SharedLibrary loaded_already("libc.so.6");
+  ASSERT_TRUE(loaded_already.loaded());
+  EXPECT_EQ(SharedLibrary::AddedObjects(), before);
+  void* present = dlopen("libdw.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (present != nullptr) {
+    dlclose(present);
+    GTEST_SKIP() << "libdw is loaded already";
+  }
+  const SharedLibrary library("libdw.so.1");  // brings libelf, libz, libbz2, ...
+  ASSERT_TRUE(library.loaded());
+  EXPECT_GE(SharedLibrary::AddedObjects(), before + 2);
+}
+
 }  // namespace
 }  // namespace heapgraph
