@@ -1,9 +1,6 @@
 #include "report/DebugFileSearch.h"
 
-#include <elfutils/libdwelf.h>
 #include <fmt/format.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +12,7 @@
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
 #include "report/BaseName.h"
+#include "scanner/types/ElfutilsLibrary.h"
 
 #ifdef HEAPGRAPH_HAVE_DEBUGINFOD
 #include <elfutils/debuginfod.h>
@@ -24,17 +22,18 @@ namespace heapgraph::report {
 
 std::string ElfBuildId(const std::string& path) {
   std::optional<InputFile> file = InputFile::Open(path, path, InputFile::Links::kFollow);
-  if (!file) return "";
-  elf_version(EV_CURRENT);
-  Elf* elf = elf_begin(file->fd(), ELF_C_READ_MMAP, nullptr);
+  const elfutils::LibelfFunctions* lib = elfutils::Libelf();
+  const elfutils::LibdwFunctions* dw = elfutils::Libdw();
+  if (!file || lib == nullptr || dw == nullptr) return "";
+  Elf* elf = lib->elf_begin(file->fd(), ELF_C_READ_MMAP, nullptr);
   if (elf == nullptr) return "";
   std::string hex;
   const void* bits = nullptr;
-  ssize_t length = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+  ssize_t length = lib->elf_kind(elf) == ELF_K_ELF ? dw->dwelf_elf_gnu_build_id(elf, &bits) : -1;
   for (ssize_t i = 0; i < length; ++i) {
     fmt::format_to(std::back_inserter(hex), "{:02x}", static_cast<const unsigned char*>(bits)[i]);
   }
-  elf_end(elf);
+  lib->elf_end(elf);
   return hex;
 }
 

@@ -2,8 +2,6 @@
 
 #include <cxxabi.h>
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,12 +20,15 @@
 #include "report/BaseName.h"
 #include "report/BuildIdHex.h"
 #include "report/SymbolCache.h"
+#include "scanner/types/ElfutilsLibrary.h"
 
 namespace heapgraph::report {
 namespace {
 
+using elfutils::Dw;
+
 struct DwflDeleter {
-  void operator()(Dwfl* dwfl) const { dwfl_end(dwfl); }
+  void operator()(Dwfl* dwfl) const { Dw().dwfl_end(dwfl); }
 };
 using DwflPtr = std::unique_ptr<Dwfl, DwflDeleter>;
 
@@ -73,20 +74,24 @@ int FindDebuginfo(Dwfl_Module* module, void** userdata, const char* module_name,
                   const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                   char** debuginfo_file_name) {
   if (!DebuginfodServersSet()) {
-    int fd = dwfl_build_id_find_debuginfo(module, userdata, module_name, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+    int fd = Dw().dwfl_build_id_find_debuginfo(module, userdata, module_name, base, file_name,
+                                               debuglink_file, debuglink_crc, debuginfo_file_name);
     if (fd >= 0 || !DebugFileByNameMayExist(file_name, debuglink_file)) return fd;
   }
-  return dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
-                                      debuglink_file, debuglink_crc, debuginfo_file_name);
+  return Dw().dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                           debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
-const Dwfl_Callbacks kOfflineCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = FindDebuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &g_debuginfo_path,
-};
+// The callbacks of every offline Dwfl (libdw's own functions, bound once libdw is loaded).
+const Dwfl_Callbacks* OfflineCallbacks() {
+  static const Dwfl_Callbacks callbacks = {
+      .find_elf = Dw().dwfl_build_id_find_elf,
+      .find_debuginfo = FindDebuginfo,
+      .section_address = Dw().dwfl_offline_section_address,
+      .debuginfo_path = &g_debuginfo_path,
+  };
+  return &callbacks;
+}
 
 // A source position; unknown is an empty file and line 0 (never one without the other).
 struct Location {
@@ -108,7 +113,7 @@ std::string Demangle(const char* name) {
 // instances and out-of-line definitions find the name on their declaration.
 const char* IntegratedString(Dwarf_Die* die, unsigned int name) {
   Dwarf_Attribute attr;
-  return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+  return Dw().dwarf_formstring(Dw().dwarf_attr_integrate(die, name, &attr));
 }
 
 // Bounds descents into (possibly corrupt) DIE trees and reference chains; real code nests a few
@@ -121,8 +126,10 @@ Dwarf_Die DeclarationOf(Dwarf_Die die) {
   for (int hops = 0; hops < kMaxScopeDepth; ++hops) {
     Dwarf_Attribute attr;
     Dwarf_Die target;
-    if (dwarf_formref_die(dwarf_attr(&die, DW_AT_abstract_origin, &attr), &target) == nullptr &&
-        dwarf_formref_die(dwarf_attr(&die, DW_AT_specification, &attr), &target) == nullptr) {
+    if (Dw().dwarf_formref_die(Dw().dwarf_attr(&die, DW_AT_abstract_origin, &attr), &target) ==
+            nullptr &&
+        Dw().dwarf_formref_die(Dw().dwarf_attr(&die, DW_AT_specification, &attr), &target) ==
+            nullptr) {
       break;
     }
     die = target;
@@ -132,8 +139,8 @@ Dwarf_Die DeclarationOf(Dwarf_Die die) {
 
 // How an enclosing DIE appears in a qualified name; empty when it does not (e.g. the CU).
 std::string ScopeName(Dwarf_Die* scope) {
-  const char* name = dwarf_diename(scope);
-  switch (dwarf_tag(scope)) {
+  const char* name = Dw().dwarf_diename(scope);
+  switch (Dw().dwarf_tag(scope)) {
     case DW_TAG_namespace:
       return name != nullptr ? name : "(anonymous namespace)";
     case DW_TAG_class_type:
@@ -151,12 +158,12 @@ std::string ScopeName(Dwarf_Die* scope) {
 // `target`, so the cost is the siblings along one path, not the whole CU.
 void AppendEnclosingScopes(Dwarf_Die* parent, Dwarf_Off target, int depth, std::string* out) {
   Dwarf_Die child;
-  if (depth >= kMaxScopeDepth || dwarf_child(parent, &child) != 0) return;
-  while (dwarf_dieoffset(&child) < target) {
+  if (depth >= kMaxScopeDepth || Dw().dwarf_child(parent, &child) != 0) return;
+  while (Dw().dwarf_dieoffset(&child) < target) {
     Dwarf_Die next;
-    int status = dwarf_siblingof(&child, &next);
+    int status = Dw().dwarf_siblingof(&child, &next);
     if (status < 0) return;
-    if (status > 0 || target < dwarf_dieoffset(&next)) {  // `target` is inside `child`.
+    if (status > 0 || target < Dw().dwarf_dieoffset(&next)) {  // `target` is inside `child`.
       std::string name = ScopeName(&child);
       if (!name.empty()) *out += name + "::";
       AppendEnclosingScopes(&child, target, depth + 1, out);
@@ -178,8 +185,8 @@ std::string DieFunctionName(Dwarf_Die* die) {
   Dwarf_Die declaration = DeclarationOf(*die);
   Dwarf_Die cu;
   std::string qualified;
-  if (dwarf_diecu(&declaration, &cu, nullptr, nullptr) != nullptr) {
-    AppendEnclosingScopes(&cu, dwarf_dieoffset(&declaration), 0, &qualified);
+  if (Dw().dwarf_diecu(&declaration, &cu, nullptr, nullptr) != nullptr) {
+    AppendEnclosingScopes(&cu, Dw().dwarf_dieoffset(&declaration), 0, &qualified);
   }
   return qualified + name;
 }
@@ -214,7 +221,7 @@ class CuIndex {
 
 CuAddress CuIndex::Find(Dwfl_Module* module, Dwarf_Addr addr) {
   Dwarf_Addr bias = 0;
-  if (Dwarf_Die* cu = dwfl_module_addrdie(module, addr, &bias)) return {cu, addr - bias};
+  if (Dwarf_Die* cu = Dw().dwfl_module_addrdie(module, addr, &bias)) return {cu, addr - bias};
   if (!built_) Build(module);
   Dwarf_Addr dwarf_addr = addr - bias_;
   auto after = std::upper_bound(ranges_.begin(), ranges_.end(), dwarf_addr,
@@ -227,12 +234,12 @@ void CuIndex::Build(Dwfl_Module* module) {
   built_ = true;
   Dwarf_Die* cu = nullptr;
   Dwarf_Addr bias = 0;
-  while ((cu = dwfl_module_nextcu(module, cu, &bias)) != nullptr) {
+  while ((cu = Dw().dwfl_module_nextcu(module, cu, &bias)) != nullptr) {
     bias_ = bias;  // One Dwarf per module, so one bias for all its CUs.
     Dwarf_Addr base = 0;
     Dwarf_Addr low = 0;
     Dwarf_Addr high = 0;
-    for (ptrdiff_t next = 0; (next = dwarf_ranges(cu, next, &base, &low, &high)) > 0;) {
+    for (ptrdiff_t next = 0; (next = Dw().dwarf_ranges(cu, next, &base, &low, &high)) > 0;) {
       if (low < high) ranges_.push_back({low, high, cu});
     }
   }
@@ -242,12 +249,12 @@ void CuIndex::Build(Dwfl_Module* module) {
 
 Location LineAt(const CuAddress& at) {
   if (at.cu == nullptr) return {};
-  Dwarf_Line* row = dwarf_getsrc_die(at.cu, at.addr);
+  Dwarf_Line* row = Dw().dwarf_getsrc_die(at.cu, at.addr);
   if (row == nullptr) return {};
   int line = 0;
-  const char* file = dwarf_linesrc(row, nullptr, nullptr);
+  const char* file = Dw().dwarf_linesrc(row, nullptr, nullptr);
   // Line 0 marks compiler-generated code: no source position.
-  if (dwarf_lineno(row, &line) != 0 || line <= 0 || file == nullptr) return {};
+  if (Dw().dwarf_lineno(row, &line) != 0 || line <= 0 || file == nullptr) return {};
   return {file, line};
 }
 
@@ -256,18 +263,18 @@ Location CallSite(Dwarf_Die* inlined) {
   Location site;
   Dwarf_Attribute attr;
   Dwarf_Word value = 0;
-  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) != 0 || value == 0 ||
-      value > INT_MAX) {
+  if (Dw().dwarf_formudata(Dw().dwarf_attr(inlined, DW_AT_call_line, &attr), &value) != 0 ||
+      value == 0 || value > INT_MAX) {
     return {};
   }
   site.line = static_cast<int>(value);
   Dwarf_Die cu;
   Dwarf_Files* files = nullptr;
   const char* file = nullptr;
-  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 &&
-      dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr &&
-      dwarf_getsrcfiles(&cu, &files, nullptr) == 0) {
-    file = dwarf_filesrc(files, value, nullptr, nullptr);
+  if (Dw().dwarf_formudata(Dw().dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 &&
+      Dw().dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr &&
+      Dw().dwarf_getsrcfiles(&cu, &files, nullptr) == 0) {
+    file = Dw().dwarf_filesrc(files, value, nullptr, nullptr);
   }
   if (file == nullptr) return {};
   site.file = file;
@@ -311,16 +318,16 @@ bool MayOwnCodeScopes(int tag) {
 // result when that happens.)
 bool FindCodeScopes(Dwarf_Die* parent, Dwarf_Addr addr, int depth, std::vector<Dwarf_Die>* chain) {
   Dwarf_Die child;
-  if (depth >= kMaxScopeDepth || dwarf_child(parent, &child) != 0) return false;
+  if (depth >= kMaxScopeDepth || Dw().dwarf_child(parent, &child) != 0) return false;
   do {
-    int tag = dwarf_tag(&child);
-    if (IsCodeScope(tag) && dwarf_haspc(&child, addr) > 0) {
+    int tag = Dw().dwarf_tag(&child);
+    if (IsCodeScope(tag) && Dw().dwarf_haspc(&child, addr) > 0) {
       chain->push_back(child);  // `child` stays valid: chain may reallocate.
       FindCodeScopes(&child, addr, depth + 1, chain);
       return true;
     }
     if (MayOwnCodeScopes(tag) && FindCodeScopes(&child, addr, depth + 1, chain)) return true;
-  } while (dwarf_siblingof(&child, &child) == 0);
+  } while (Dw().dwarf_siblingof(&child, &child) == 0);
   return false;
 }
 
@@ -332,7 +339,7 @@ std::vector<SourceFrame> DwarfFrames(const CuAddress& at) {
   std::vector<SourceFrame> frames;
   Location position = LineAt(at);  // Position inside the current (innermost) scope.
   for (auto scope = chain.rbegin(); scope != chain.rend(); ++scope) {
-    int tag = dwarf_tag(&*scope);
+    int tag = Dw().dwarf_tag(&*scope);
     if (tag == DW_TAG_inlined_subroutine) {
       frames.push_back({DieFunctionName(&*scope), position.file, position.line, true});
       position = CallSite(&*scope);
@@ -352,7 +359,8 @@ std::optional<SourceFrame> SymbolTableFrame(Dwfl_Module* module, Dwarf_Addr addr
   GElf_Word section = 0;
   Elf* elf = nullptr;
   Dwarf_Addr bias = 0;
-  const char* name = dwfl_module_addrinfo(module, addr, &offset, &symbol, &section, &elf, &bias);
+  const char* name =
+      Dw().dwfl_module_addrinfo(module, addr, &offset, &symbol, &section, &elf, &bias);
   if (name == nullptr || name[0] == '\0') return std::nullopt;
   return SourceFrame{Demangle(name), position.file, position.line, false};
 }
@@ -360,7 +368,7 @@ std::optional<SourceFrame> SymbolTableFrame(Dwfl_Module* module, Dwarf_Addr addr
 bool ModuleContains(Dwfl_Module* module, Dwarf_Addr addr) {
   Dwarf_Addr low = 0;
   Dwarf_Addr high = 0;
-  dwfl_module_info(module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+  Dw().dwfl_module_info(module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
   return low <= addr && addr < high;
 }
 
@@ -391,17 +399,18 @@ DwflPtr ReportElf(const std::string& path, Dwfl_Module** module, std::string* re
   } catch (const RecordingError& e) {
     *refusal = e.what();
   }
-  if (!file) return nullptr;
-  DwflPtr dwfl(dwfl_begin(&kOfflineCallbacks));
+  if (!file || elfutils::Libdw() == nullptr) return nullptr;
+  DwflPtr dwfl(Dw().dwfl_begin(OfflineCallbacks()));
   if (dwfl == nullptr) return nullptr;
   // libdwfl consumes the descriptor it is given on success only.
   int fd = dup(file->fd());
   if (fd < 0) return nullptr;
-  dwfl_report_begin(dwfl.get());
-  Dwfl_Module* reported = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), fd,
-                                          /*base=*/0, /*add_p_vaddr=*/true);
+  Dw().dwfl_report_begin(dwfl.get());
+  Dwfl_Module* reported = Dw().dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), fd,
+                                               /*base=*/0, /*add_p_vaddr=*/true);
   if (reported == nullptr) close(fd);
-  if (dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0 || reported == nullptr) return nullptr;
+  if (Dw().dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0 || reported == nullptr)
+    return nullptr;
   *module = reported;
   return dwfl;
 }
@@ -410,7 +419,7 @@ DwflPtr ReportElf(const std::string& path, Dwfl_Module** module, std::string* re
 std::string FileBuildId(Dwfl_Module* module) {
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
-  int length = dwfl_module_build_id(module, &bits, &vaddr);
+  int length = Dw().dwfl_module_build_id(module, &bits, &vaddr);
   uint8_t bytes[format::kMaxBuildId] = {};
   if (length <= 0 || static_cast<size_t>(length) > sizeof(bytes)) return "";
   std::copy(bits, bits + length, bytes);
@@ -522,7 +531,7 @@ std::optional<Symbolizer::Symbol> SymbolOf(Dwfl_Module* module, uint64_t elf_vad
   Elf* elf = nullptr;
   Dwarf_Addr bias = 0;
   const char* name =
-      dwfl_module_addrinfo(module, elf_vaddr, &offset, &symbol, &section, &elf, &bias);
+      Dw().dwfl_module_addrinfo(module, elf_vaddr, &offset, &symbol, &section, &elf, &bias);
   if (name == nullptr || name[0] == '\0') return std::nullopt;
   return Symbolizer::Symbol{Demangle(name), offset};
 }
@@ -548,7 +557,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Symbolizer::FunctionRanges(const std:
   std::string_view last = name;
   if (size_t colon = last.rfind("::"); colon != std::string_view::npos)
     last.remove_prefix(colon + 2);
-  int count = dwfl_module_getsymtab(module.module);
+  int count = Dw().dwfl_module_getsymtab(module.module);
   for (int i = 1; i < count; ++i) {
     GElf_Sym symbol;
     GElf_Addr address = 0;
@@ -556,7 +565,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Symbolizer::FunctionRanges(const std:
     Elf* elf = nullptr;
     Dwarf_Addr bias = 0;
     const char* symbol_name =
-        dwfl_module_getsym_info(module.module, i, &symbol, &address, &section, &elf, &bias);
+        Dw().dwfl_module_getsym_info(module.module, i, &symbol, &address, &section, &elf, &bias);
     if (symbol_name == nullptr || GELF_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_size == 0 ||
         section == SHN_UNDEF) {
       continue;

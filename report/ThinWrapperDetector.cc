@@ -1,8 +1,6 @@
 #include "report/ThinWrapperDetector.h"
 
 #include <capstone/capstone.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 
 #include "reader/InputFile.h"
 #include "reader/RecordingError.h"
+#include "scanner/types/ElfutilsLibrary.h"
 
 namespace heapgraph::report {
 namespace {
@@ -17,7 +16,7 @@ namespace {
 constexpr uint64_t kMaxCodeBytes = 1024;
 
 struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
+  void operator()(Elf* elf) const { elfutils::Libelf()->elf_end(elf); }
 };
 
 struct Symbol {
@@ -25,18 +24,18 @@ struct Symbol {
   uint64_t size = 0;
 };
 
-std::optional<Symbol> FindSymbol(Elf* elf, uint64_t vaddr) {
+std::optional<Symbol> FindSymbol(const elfutils::LibelfFunctions& lib, Elf* elf, uint64_t vaddr) {
   Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+  while ((scn = lib.elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (lib.gelf_getshdr(scn, &shdr) == nullptr) continue;
     if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
+    Elf_Data* data = lib.elf_getdata(scn, nullptr);
     if (data == nullptr || shdr.sh_entsize == 0) continue;
     size_t count = shdr.sh_size / shdr.sh_entsize;
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+      if (lib.gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
       if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0) continue;
       if (vaddr >= sym.st_value && vaddr - sym.st_value < sym.st_size) {
         return Symbol{sym.st_value, sym.st_size};
@@ -47,11 +46,12 @@ std::optional<Symbol> FindSymbol(Elf* elf, uint64_t vaddr) {
 }
 
 // The bytes of [start, start + size) from the executable section holding them.
-std::optional<std::vector<uint8_t>> ReadCode(Elf* elf, int fd, uint64_t start, uint64_t size) {
+std::optional<std::vector<uint8_t>> ReadCode(const elfutils::LibelfFunctions& lib, Elf* elf, int fd,
+                                             uint64_t start, uint64_t size) {
   Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+  while ((scn = lib.elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_PROGBITS ||
+    if (lib.gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_PROGBITS ||
         (shdr.sh_flags & SHF_EXECINSTR) == 0) {
       continue;
     }
@@ -70,7 +70,8 @@ std::optional<std::vector<uint8_t>> ReadCode(Elf* elf, int fd, uint64_t start, u
 
 std::optional<ThinWrapperDetector::Function> ThinWrapperDetector::FindFunction(
     const std::string& elf_path, uint64_t elf_vaddr) {
-  elf_version(EV_CURRENT);
+  const elfutils::LibelfFunctions* lib = elfutils::Libelf();
+  if (lib == nullptr) return std::nullopt;
   // A FIFO or device named by a hostile module map is refused, never opened blocking or read
   // without end (reader/InputFile); like a missing file it is simply not a thin wrapper.
   std::optional<InputFile> file;
@@ -79,11 +80,12 @@ std::optional<ThinWrapperDetector::Function> ThinWrapperDetector::FindFunction(
   } catch (const RecordingError&) {
   }
   if (!file) return std::nullopt;
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(file->fd(), ELF_C_READ, nullptr));
-  if (elf == nullptr || elf_kind(elf.get()) != ELF_K_ELF) return std::nullopt;
-  std::optional<Symbol> sym = FindSymbol(elf.get(), elf_vaddr);
+  std::unique_ptr<Elf, ElfCloser> elf(lib->elf_begin(file->fd(), ELF_C_READ, nullptr));
+  if (elf == nullptr || lib->elf_kind(elf.get()) != ELF_K_ELF) return std::nullopt;
+  std::optional<Symbol> sym = FindSymbol(*lib, elf.get(), elf_vaddr);
   if (!sym) return std::nullopt;
-  std::optional<std::vector<uint8_t>> code = ReadCode(elf.get(), file->fd(), sym->start, sym->size);
+  std::optional<std::vector<uint8_t>> code =
+      ReadCode(*lib, elf.get(), file->fd(), sym->start, sym->size);
   if (!code) return std::nullopt;
   return Function{sym->start, std::move(*code)};
 }

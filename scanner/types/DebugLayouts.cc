@@ -1,7 +1,6 @@
 #include "scanner/types/DebugLayouts.h"
 
 #include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,7 +8,11 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "scanner/types/ElfutilsLibrary.h"
+
 namespace heapgraph::scanner::types {
+
+using elfutils::Dw;
 
 struct DebugLayouts::Module {
   int fd = -1;
@@ -19,7 +22,7 @@ struct DebugLayouts::Module {
   std::unordered_map<std::string, Dwarf_Off> classes;  // qualified name -> definition DIE
 
   ~Module() {
-    if (dwarf != nullptr) dwarf_end(dwarf);
+    if (dwarf != nullptr) Dw().dwarf_end(dwarf);
     if (fd >= 0) close(fd);
   }
 };
@@ -31,7 +34,7 @@ bool IsClass(int tag) {
 }
 
 std::string Name(Dwarf_Die* die) {
-  const char* name = dwarf_diename(die);
+  const char* name = Dw().dwarf_diename(die);
   return name != nullptr ? name : "";
 }
 
@@ -39,35 +42,35 @@ std::string Name(Dwarf_Die* die) {
 void IndexChildren(Dwarf_Die* parent, const std::string& prefix,
                    std::unordered_map<std::string, Dwarf_Off>& classes, int depth) {
   Dwarf_Die child;
-  if (depth > 16 || dwarf_child(parent, &child) != 0) return;
+  if (depth > 16 || Dw().dwarf_child(parent, &child) != 0) return;
   do {
-    int tag = dwarf_tag(&child);
+    int tag = Dw().dwarf_tag(&child);
     if (tag != DW_TAG_namespace && !IsClass(tag)) continue;
     std::string name = Name(&child);
     if (name.empty() && tag == DW_TAG_namespace) name = "(anonymous namespace)";
     if (name.empty()) continue;
     std::string qualified = prefix.empty() ? name : prefix + "::" + name;
-    if (IsClass(tag) && !dwarf_hasattr(&child, DW_AT_declaration)) {
-      classes.emplace(qualified, dwarf_dieoffset(&child));
+    if (IsClass(tag) && !Dw().dwarf_hasattr(&child, DW_AT_declaration)) {
+      classes.emplace(qualified, Dw().dwarf_dieoffset(&child));
     }
     IndexChildren(&child, qualified, classes, depth + 1);
-  } while (dwarf_siblingof(&child, &child) == 0);
+  } while (Dw().dwarf_siblingof(&child, &child) == 0);
 }
 
 // The type a member's DW_AT_type names, through typedefs and cv-qualifiers.
 bool MemberType(Dwarf_Die* die, Dwarf_Die* type) {
   Dwarf_Attribute attribute;
-  if (dwarf_attr_integrate(die, DW_AT_type, &attribute) == nullptr ||
-      dwarf_formref_die(&attribute, type) == nullptr) {
+  if (Dw().dwarf_attr_integrate(die, DW_AT_type, &attribute) == nullptr ||
+      Dw().dwarf_formref_die(&attribute, type) == nullptr) {
     return false;
   }
   for (int i = 0; i < 16; ++i) {
-    int tag = dwarf_tag(type);
+    int tag = Dw().dwarf_tag(type);
     if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type) {
       return true;
     }
-    if (dwarf_attr_integrate(type, DW_AT_type, &attribute) == nullptr ||
-        dwarf_formref_die(&attribute, type) == nullptr) {
+    if (Dw().dwarf_attr_integrate(type, DW_AT_type, &attribute) == nullptr ||
+        Dw().dwarf_formref_die(&attribute, type) == nullptr) {
       return false;
     }
   }
@@ -77,11 +80,11 @@ bool MemberType(Dwarf_Die* die, Dwarf_Die* type) {
 bool MemberOffset(Dwarf_Die* die, uint64_t* offset) {
   Dwarf_Attribute attribute;
   Dwarf_Word value = 0;
-  if (dwarf_attr(die, DW_AT_data_member_location, &attribute) == nullptr) {
+  if (Dw().dwarf_attr(die, DW_AT_data_member_location, &attribute) == nullptr) {
     *offset = 0;  // union members, or a member at 0 written without a location
     return true;
   }
-  if (dwarf_formudata(&attribute, &value) != 0) return false;
+  if (Dw().dwarf_formudata(&attribute, &value) != 0) return false;
   *offset = value;
   return true;
 }
@@ -125,13 +128,13 @@ void AddClassMember(Dwarf_Die* type, uint64_t offset, const std::string& name, i
 void AddFields(Dwarf_Die* type, uint64_t base, const std::string& prefix, int depth,
                std::vector<FieldDescription>& out) {
   Dwarf_Die child;
-  if (dwarf_child(type, &child) != 0) return;
+  if (Dw().dwarf_child(type, &child) != 0) return;
   do {
-    int tag = dwarf_tag(&child);
+    int tag = Dw().dwarf_tag(&child);
     bool inherited = tag == DW_TAG_inheritance;
     // Static members (external) and the compiler's vptr members (artificial) are no fields.
-    if ((tag != DW_TAG_member && !inherited) || dwarf_hasattr(&child, DW_AT_external) ||
-        dwarf_hasattr(&child, DW_AT_artificial)) {
+    if ((tag != DW_TAG_member && !inherited) || Dw().dwarf_hasattr(&child, DW_AT_external) ||
+        Dw().dwarf_hasattr(&child, DW_AT_artificial)) {
       continue;
     }
     Dwarf_Die member_type;
@@ -139,14 +142,14 @@ void AddFields(Dwarf_Die* type, uint64_t base, const std::string& prefix, int de
     if (!MemberType(&child, &member_type) || !MemberOffset(&child, &offset)) continue;
     std::string name = inherited ? prefix : MemberName(&child);
     if (!inherited && !prefix.empty()) name = prefix + "." + name;
-    int member_tag = dwarf_tag(&member_type);
+    int member_tag = Dw().dwarf_tag(&member_type);
     if (member_tag == DW_TAG_pointer_type || member_tag == DW_TAG_reference_type) {
       out.push_back({static_cast<uint32_t>(base + offset), FieldStrength::kConservative,
                      EdgeLabel::kNone, name});
     } else if (IsClass(member_tag)) {
       AddClassMember(&member_type, base + offset, name, depth, out);
     }
-  } while (dwarf_siblingof(&child, &child) == 0);
+  } while (Dw().dwarf_siblingof(&child, &child) == 0);
 }
 
 std::vector<FieldDescription> Sorted(std::vector<FieldDescription> fields) {
@@ -160,11 +163,11 @@ std::vector<FieldDescription> Sorted(std::vector<FieldDescription> fields) {
 void ToDeclaration(Dwarf_Die* die) {
   for (int i = 0; i < 8; ++i) {
     Dwarf_Attribute attribute;
-    if (dwarf_attr(die, DW_AT_abstract_origin, &attribute) == nullptr &&
-        dwarf_attr(die, DW_AT_specification, &attribute) == nullptr) {
+    if (Dw().dwarf_attr(die, DW_AT_abstract_origin, &attribute) == nullptr &&
+        Dw().dwarf_attr(die, DW_AT_specification, &attribute) == nullptr) {
       return;
     }
-    if (dwarf_formref_die(&attribute, die) == nullptr) return;
+    if (Dw().dwarf_formref_die(&attribute, die) == nullptr) return;
   }
 }
 
@@ -180,7 +183,8 @@ DebugLayouts::Module* DebugLayouts::Open(uint32_t module, const ModuleSegments& 
   if (module < modules.modules().size() && !modules.modules()[module].path.empty()) {
     m->bias = modules.modules()[module].bias;
     m->fd = open(modules.modules()[module].path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (m->fd >= 0) m->dwarf = dwarf_begin(m->fd, DWARF_C_READ);
+    if (m->fd >= 0 && elfutils::Libdw() != nullptr)
+      m->dwarf = Dw().dwarf_begin(m->fd, DWARF_C_READ);
   }
   return modules_.emplace(module, std::move(m)).first->second.get();
 }
@@ -194,9 +198,9 @@ std::vector<FieldDescription> DebugLayouts::Fields(const std::string& qualified_
       m->indexed = true;
       Dwarf_Off offset = 0, next = 0;
       size_t header = 0;
-      while (dwarf_nextcu(m->dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
+      while (Dw().dwarf_nextcu(m->dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
         Dwarf_Die cu;
-        if (dwarf_offdie(m->dwarf, offset + header, &cu) != nullptr) {
+        if (Dw().dwarf_offdie(m->dwarf, offset + header, &cu) != nullptr) {
           IndexChildren(&cu, "", m->classes, 0);
         }
         offset = next;
@@ -204,7 +208,7 @@ std::vector<FieldDescription> DebugLayouts::Fields(const std::string& qualified_
     }
     auto found = m->classes.find(qualified_name);
     Dwarf_Die type;
-    if (found == m->classes.end() || dwarf_offdie(m->dwarf, found->second, &type) == nullptr) {
+    if (found == m->classes.end() || Dw().dwarf_offdie(m->dwarf, found->second, &type) == nullptr) {
       continue;
     }
     std::vector<FieldDescription> fields;
@@ -222,13 +226,13 @@ std::vector<FieldDescription> DebugLayouts::FunctorFields(uint64_t manager,
   if (m->dwarf == nullptr) return {};
   Dwarf_Addr pc = manager - m->bias;
   Dwarf_Die cu;
-  if (dwarf_addrdie(m->dwarf, pc, &cu) == nullptr) return {};
+  if (Dw().dwarf_addrdie(m->dwarf, pc, &cu) == nullptr) return {};
   Dwarf_Die* scopes = nullptr;
-  int n = dwarf_getscopes(&cu, pc, &scopes);
+  int n = Dw().dwarf_getscopes(&cu, pc, &scopes);
   Dwarf_Die function;
   bool found = false;
   for (int i = 0; i < n && !found; ++i) {
-    if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+    if (Dw().dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
       function = scopes[i];
       found = true;
     }
@@ -237,18 +241,19 @@ std::vector<FieldDescription> DebugLayouts::FunctorFields(uint64_t manager,
   if (!found) return {};
   ToDeclaration(&function);
   Dwarf_Die* parents = nullptr;
-  n = dwarf_getscopes_die(&function, &parents);
+  n = Dw().dwarf_getscopes_die(&function, &parents);
   std::vector<FieldDescription> fields;
   Dwarf_Die child;
-  if (n >= 2 && IsClass(dwarf_tag(&parents[1])) && dwarf_child(&parents[1], &child) == 0) {
+  if (n >= 2 && IsClass(Dw().dwarf_tag(&parents[1])) &&
+      Dw().dwarf_child(&parents[1], &child) == 0) {
     do {
       Dwarf_Die functor;
-      if (dwarf_tag(&child) == DW_TAG_template_type_parameter && Name(&child) == "_Functor" &&
+      if (Dw().dwarf_tag(&child) == DW_TAG_template_type_parameter && Name(&child) == "_Functor" &&
           MemberType(&child, &functor)) {
         AddFields(&functor, 0, "", 0, fields);
         break;
       }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (Dw().dwarf_siblingof(&child, &child) == 0);
   }
   std::free(parents);
   return Sorted(std::move(fields));

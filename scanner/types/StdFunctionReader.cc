@@ -2,8 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "scanner/types/CxxTypeinfo.h"
 #include "scanner/types/DynamicSymbols.h"
+#include "scanner/types/ElfutilsLibrary.h"
 
 namespace heapgraph::scanner::types {
 namespace {
@@ -26,9 +25,9 @@ bool IsManagerSymbol(const char* name) {
 
 // Whether string table section `index` of `elf` holds a _Function_handler name (true when it
 // cannot be read: the symbols are then walked as before).
-bool NamesAHandler(Elf* elf, size_t index) {
-  Elf_Scn* strings = elf_getscn(elf, index);
-  Elf_Data* data = strings != nullptr ? elf_rawdata(strings, nullptr) : nullptr;
+bool NamesAHandler(const elfutils::LibelfFunctions& lib, Elf* elf, size_t index) {
+  Elf_Scn* strings = lib.elf_getscn(elf, index);
+  Elf_Data* data = strings != nullptr ? lib.elf_rawdata(strings, nullptr) : nullptr;
   if (data == nullptr || data->d_buf == nullptr) return true;
   return memmem(data->d_buf, data->d_size, kHandlerPrefix, sizeof(kHandlerPrefix) - 1) != nullptr;
 }
@@ -73,32 +72,34 @@ void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
 // ones of an unstripped binary, which its .dynsym (read in memory by Prepare) does not list. A
 // stripped module's file is read no further than its section headers: most are (distribution
 // libraries), and reading every module's symbol tables with libelf made cmake's check at exit
-// prepare its type readers in 2.2 ms, 1.0 ms so (55 modules; issue 14). A table whose strings
-// name no _Function_handler is not walked.
+// prepare its type readers in 2.2 ms, 1.0 ms so (55 modules; issue 14); libelf itself is loaded
+// only for a module that has one (ElfutilsLibrary.h). A table whose strings name no
+// _Function_handler is not walked.
 void StdFunctionReader::CollectModule(const Module& module) {
   if (module.path.empty()) return;
   int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
-  Elf* elf = HasSymtab(fd) ? elf_begin(fd, ELF_C_READ_MMAP, nullptr) : nullptr;
-  for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+  const elfutils::LibelfFunctions* lib = HasSymtab(fd) ? elfutils::Libelf() : nullptr;
+  Elf* elf = lib != nullptr ? lib->elf_begin(fd, ELF_C_READ_MMAP, nullptr) : nullptr;
+  for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = lib->elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB || shdr.sh_entsize == 0 ||
-        !NamesAHandler(elf, shdr.sh_link)) {
+    if (lib->gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB ||
+        shdr.sh_entsize == 0 || !NamesAHandler(*lib, elf, shdr.sh_link)) {
       continue;
     }
-    Elf_Data* data = elf_getdata(scn, nullptr);
+    Elf_Data* data = lib->elf_getdata(scn, nullptr);
     size_t count = shdr.sh_size / shdr.sh_entsize;
     for (size_t i = 0; data != nullptr && i < count; ++i) {
       GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
+      if (lib->gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
           GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 || sym.st_shndx == SHN_UNDEF) {
         continue;
       }
-      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      const char* name = lib->elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (name != nullptr && IsManagerSymbol(name)) AddManager(module.bias + sym.st_value, name);
     }
   }
-  if (elf != nullptr) elf_end(elf);
+  if (elf != nullptr) lib->elf_end(elf);
   close(fd);
 }
 
@@ -108,7 +109,6 @@ bool StdFunctionReader::Prepare(const PrepareContext& context) {
   for (auto& [address, name] : DynamicSymbols::FindFunctions(kHandlerPrefix, IsManagerSymbol)) {
     AddManager(address, std::move(name));
   }
-  elf_version(EV_CURRENT);
   // The plugin's own symbol table (7,500 symbols unstripped, its own std::function handlers among
   // them) names no functor of the program's: read on every check, it was most of this step. The
   // first module is the program, read even when the scanner is linked into it.

@@ -528,14 +528,16 @@ TEST_F(HostileFilesTest, ModuleMapNamingAFifoIsNotOpened) {
 // Every `heapgraph` command used to load Graphviz and libdebuginfod (libcurl and 30 more
 // libraries behind it), ≈ 7 ms before it did anything, though only `report --html` draws and only
 // a search of debuginfod servers downloads (issue 14: `heapgraph run` of a short program). They are
-// loaded when first needed (heap/platform/SharedLibrary); the loader's list of the command's
-// libraries names none of them.
+// loaded when first needed (heap/platform/SharedLibrary), as elfutils is by the first command that
+// reads symbols (scanner/types/ElfutilsLibrary); the loader's list of the command's libraries
+// names none of them.
 TEST(HeapgraphCliStartTest, LoadsNoLibraryThatOnlySomeCommandsNeed) {
   std::string libraries;
   ASSERT_EQ(shell::RunShellCommand("LD_TRACE_LOADED_OBJECTS=1 " HEAPGRAPH_CLI, &libraries), 0)
       << libraries;
   ASSERT_NE(libraries.find("libc.so"), std::string::npos) << libraries;
-  for (const char* name : {"libgvc", "libcgraph", "libdebuginfod", "libcurl", "libcapstone"}) {
+  for (const char* name :
+       {"libgvc", "libcgraph", "libdebuginfod", "libcurl", "libcapstone", "libdw", "libelf"}) {
     EXPECT_EQ(libraries.find(name), std::string::npos) << name << " in\n" << libraries;
   }
 }

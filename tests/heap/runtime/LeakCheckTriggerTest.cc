@@ -350,6 +350,17 @@ TEST(LeakCheckTriggerTest, AnEmptyHeapIsReportedCleanWithoutStoppingTheProgram) 
 // another 0.1 ms. The loader's own log (LD_DEBUG=libs) says what the child loaded. An exception
 // inside the plugin (too many explain targets, report/Explanation) is still caught there, by its
 // own copy of the runtime: one line, and the report is written.
+// What the dynamic loader loaded in the processes run with LD_DEBUG=libs LD_DEBUG_OUTPUT=<root>/ld.
+std::string LoaderLog(const std::string& root) {
+  std::string log;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    if (e.path().filename().string().rfind("ld.", 0) != 0) continue;
+    std::ifstream in(e.path());
+    log.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return log;
+}
+
 TEST(LeakCheckTriggerTest, ACProgramsCheckLoadsNoCxxRuntimeAndCatchesItsOwnExceptions) {
   const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
   std::string root = TempRoot(), out;
@@ -369,17 +380,38 @@ TEST(LeakCheckTriggerTest, ACProgramsCheckLoadsNoCxxRuntimeAndCatchesItsOwnExcep
   nlohmann::json json = nlohmann::json::parse(file);
   EXPECT_EQ(json["summary"]["live_blocks"].get<int>(), 1);
   EXPECT_TRUE(json["scan"]["ok"].get<bool>());
-  std::string log;
-  for (const auto& e : std::filesystem::directory_iterator(root)) {
-    if (e.path().filename().string().rfind("ld.", 0) != 0) continue;
-    std::ifstream in(e.path());
-    log.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string log = LoaderLog(root);
   EXPECT_NE(log.find("libheapgraph_scan.so"), std::string::npos) << log;
   EXPECT_EQ(log.find("libstdc++"), std::string::npos) << log;
   EXPECT_EQ(log.find("libgcc_s"), std::string::npos) << log;
   EXPECT_EQ(log.find("libfmt"), std::string::npos) << log;
   std::filesystem::remove_all(root);
+}
+
+// elfutils' libdw (and libbz2 behind it) is loaded by the check that names a frame, not by one
+// that finds nothing to report (scanner/types/ElfutilsLibrary.h). The user's symbol cache starts
+// empty: a frame found there is named without libdw.
+TEST(LeakCheckTriggerTest, OnlyACheckThatNamesFramesLoadsLibdw) {
+  const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
+  for (const char* mode : {"keep", "lose"}) {
+    SCOPED_TRACE(mode);
+    std::string root = TempRoot(), out;
+    Shell("XDG_CACHE_HOME=" + root + "/cache " + std::string(HEAPGRAPH_CLI) + " run --dir " + root +
+              "/r -- env LD_DEBUG=libs " + "LD_DEBUG_OUTPUT=" + root + "/ld " + program + " " +
+              mode + " 2>&1",
+          &out);
+    const std::string log = LoaderLog(root);
+    EXPECT_NE(log.find("libheapgraph_scan.so"), std::string::npos) << log;
+    if (std::string(mode) == "keep") {
+      EXPECT_EQ(log.find("libdw.so"), std::string::npos) << log;
+      EXPECT_EQ(log.find("libbz2"), std::string::npos) << log;
+    } else {
+      EXPECT_NE(out.find("in main"), std::string::npos) << out;
+      EXPECT_NE(out.find("no_heap.c"), std::string::npos) << out;
+      EXPECT_NE(log.find("libdw.so"), std::string::npos) << log;
+    }
+    std::filesystem::remove_all(root);
+  }
 }
 
 // Bytes of the writable PT_LOAD segments (.data, .bss, page-rounded) of the ELF file `path`.
