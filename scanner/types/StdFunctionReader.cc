@@ -23,18 +23,12 @@ bool IsManagerSymbol(const char* name) {
          std::strstr(name, kManagerMarker) != nullptr;
 }
 
-// Whether string table section `index` of `elf` holds a _Function_handler name (true when it
-// cannot be read: the symbols are then walked as before).
-bool NamesAHandler(const elfutils::LibelfFunctions& lib, Elf* elf, size_t index) {
-  Elf_Scn* strings = lib.elf_getscn(elf, index);
-  Elf_Data* data = strings != nullptr ? lib.elf_rawdata(strings, nullptr) : nullptr;
-  if (data == nullptr || data->d_buf == nullptr) return true;
-  return memmem(data->d_buf, data->d_size, kHandlerPrefix, sizeof(kHandlerPrefix) - 1) != nullptr;
-}
-
-// Whether the ELF file `fd` has a .symtab (an unstripped binary), from its header and section
-// headers alone (two reads, nothing mapped); true when it cannot tell (libelf decides then).
-bool HasSymtab(int fd) {
+// Whether the ELF file `fd` has a .symtab whose strings name a _Function_handler, from its
+// headers and that string table alone (pread, nothing mapped, libelf not loaded); true when it
+// cannot tell (libelf decides then). An unstripped module without std::function (a C program,
+// libheapgraph.so) is read no further.
+bool SymtabNamesAHandler(int fd) {
+  constexpr uint64_t kMaxStringTable = uint64_t{1} << 30;  // larger: left to libelf
   Elf64_Ehdr header;
   if (pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
       std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -47,8 +41,23 @@ bool HasSymtab(int fd) {
       static_cast<ssize_t>(bytes)) {
     return true;
   }
-  return std::any_of(sections.begin(), sections.end(),
-                     [](const Elf64_Shdr& s) { return s.sh_type == SHT_SYMTAB; });
+  std::vector<char> strings;
+  for (const Elf64_Shdr& symtab : sections) {
+    if (symtab.sh_type != SHT_SYMTAB) continue;
+    if (symtab.sh_link >= sections.size()) return true;
+    const Elf64_Shdr& table = sections[symtab.sh_link];
+    if (table.sh_size > kMaxStringTable) return true;
+    strings.resize(table.sh_size);
+    if (pread(fd, strings.data(), strings.size(), static_cast<off_t>(table.sh_offset)) !=
+        static_cast<ssize_t>(strings.size())) {
+      return true;
+    }
+    if (memmem(strings.data(), strings.size(), kHandlerPrefix, sizeof(kHandlerPrefix) - 1) !=
+        nullptr) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The load address of the object holding this code: the scan plugin (libheapgraph_scan.so), or
@@ -72,19 +81,19 @@ void StdFunctionReader::AddManager(uint64_t address, std::string symbol) {
 // ones of an unstripped binary, which its .dynsym (read in memory by Prepare) does not list. A
 // stripped module's file is read no further than its section headers: most are (distribution
 // libraries), and reading every module's symbol tables with libelf made cmake's check at exit
-// prepare its type readers in 2.2 ms, 1.0 ms so (55 modules; issue 14); libelf itself is loaded
-// only for a module that has one (ElfutilsLibrary.h). A table whose strings name no
-// _Function_handler is not walked.
+// prepare its type readers in 2.2 ms, 1.0 ms so (55 modules; issue 14). Nor is a table whose
+// strings name no _Function_handler, and libelf is loaded only for one that does
+// (ElfutilsLibrary.h).
 void StdFunctionReader::CollectModule(const Module& module) {
   if (module.path.empty()) return;
   int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
-  const elfutils::LibelfFunctions* lib = HasSymtab(fd) ? elfutils::Libelf() : nullptr;
+  const elfutils::LibelfFunctions* lib = SymtabNamesAHandler(fd) ? elfutils::Libelf() : nullptr;
   Elf* elf = lib != nullptr ? lib->elf_begin(fd, ELF_C_READ_MMAP, nullptr) : nullptr;
   for (Elf_Scn* scn = nullptr; elf != nullptr && (scn = lib->elf_nextscn(elf, scn)) != nullptr;) {
     GElf_Shdr shdr;
     if (lib->gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB ||
-        shdr.sh_entsize == 0 || !NamesAHandler(*lib, elf, shdr.sh_link)) {
+        shdr.sh_entsize == 0) {
       continue;
     }
     Elf_Data* data = lib->elf_getdata(scn, nullptr);
