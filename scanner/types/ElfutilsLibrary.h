@@ -1,6 +1,8 @@
 // scanner/types/: elfutils' libelf and libdw, loaded when first needed instead of linked (the
-// pattern of heap/platform/SharedLibrary). A check whose report names no frame reads no DWARF: a
-// clean check calls libelf only for a module with a .symtab (StdFunctionReader) and libdw never.
+// pattern of heap/platform/SharedLibrary). libdw is loaded by the first address symbolized from a
+// module file (a leak's frame, or the symbol warm-up that runs beside a long marking, when the
+// user's symbol cache lacks it), libelf by a .symtab that names a std::function handler
+// (StdFunctionReader): a small program's clean check loads neither.
 // Linked, libdw and libelf brought libz and libbz2 with them into every checked process:
 // ≈ 0.25 ms of a small check's ≈ 2.3 ms (issue 14). ElfutilsFunctions.inc lists every function
 // heapgraph calls; each is called through these tables, so a function left out of the list does
