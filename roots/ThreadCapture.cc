@@ -446,11 +446,11 @@ bool ThreadCapture::StopAll() {
   // Sized from the thread count now; grown and retried when threads started since then do not
   // fit (the failed stop has released every thread: nothing allocates while the world is
   // stopped).
-  size_t slots = options_.first_slots_for_testing != 0
-                     ? options_.first_slots_for_testing
-                     : CaptureArena::SlotsFor(TaskList().CountThreads());
+  long threads = TaskList().CountThreads();
+  size_t slots = options_.first_slots_for_testing != 0 ? options_.first_slots_for_testing
+                                                       : CaptureArena::SlotsFor(threads);
   for (int regrown = 0;; ++regrown) {
-    if (!Prepare(slots)) return false;
+    if (!Prepare(slots, threads)) return false;
     const bool stopped = StopWithPtrace();
     stats_.regrown = regrown;
     if (stopped) return true;
@@ -463,7 +463,8 @@ bool ThreadCapture::StopAll() {
           " retries)";
       return false;
     }
-    slots = CaptureArena::GrownSlots(slots, TaskList().CountThreads());
+    threads = TaskList().CountThreads();
+    slots = CaptureArena::GrownSlots(slots, threads);
     error_.clear();
   }
   if (!state_->denied || options_.method != Method::kAuto) return false;
@@ -472,13 +473,13 @@ bool ThreadCapture::StopAll() {
   return StopWithSignals();
 }
 
-bool ThreadCapture::Prepare(size_t slots) {
+bool ThreadCapture::Prepare(size_t slots, long threads) {
   const size_t vector_size = VectorState::CaptureSize();
   if (!arena_.Reserve(slots, vector_size)) {
     error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;
   }
-  const int helpers = HelperCount();
+  const int helpers = HelperCount(threads);
   // Each helper gets its own part of every buffer (the second one's only with two helpers).
   tids_.resize(2 * slots);
   pending_.resize(2 * slots);
@@ -532,10 +533,10 @@ bool ThreadCapture::RanOutOfSlots() const {
 
 // Two helpers for many threads on two CPUs or more, unless Yama restricts ptrace (it keeps one
 // PR_SET_PTRACER exception per process, so only one helper could be named).
-int ThreadCapture::HelperCount() const {
+int ThreadCapture::HelperCount(long threads) const {
   if (options_.helpers == 1 || options_.helpers == 2) return options_.helpers;
   // The thread count first: below kParallelThreads (nearly every check) nothing else is read.
-  if (TaskList().CountThreads() < kParallelThreads) return 1;
+  if (threads < kParallelThreads) return 1;
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return 1;
   if (FILE* yama = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "re")) {
     int scope = 0;

@@ -197,11 +197,12 @@ class ThreadCapture {
   struct HelperState;  // shared with the helper task; defined in ThreadCapture.cc
 
  private:
-  bool Prepare(size_t slots);
+  // `threads`: the process's thread count, read once per attempt (it sizes `slots` too).
+  bool Prepare(size_t slots, long threads);
   // StopWithPtrace() failed because it met more threads than Prepare() made room for (started
   // since the count): the world is released, a retry with more slots may succeed.
   bool RanOutOfSlots() const;
-  int HelperCount() const;
+  int HelperCount(long threads) const;
   void StopSecondHelper();
   bool StopWithPtrace();
   pid_t CloneFromCaller(SnapshotBody body, void* argument);
