@@ -21,12 +21,12 @@ class SharedLibrary {
 
   bool loaded() const { return handle_ != nullptr; }
 
-  // Objects the dynamic loader added while SharedLibrary opened libraries in this process (each
-  // library with the dependencies it brought). glibc's dlpi_adds minus this counts the modules
-  // the program loaded: heapgraph's own on-demand libraries are no reason to prepare type readers
-  // again (check/ReaderCache). A library the program loads while heapgraph opens one is counted
-  // here too (it is then noticed at the next change).
-  static uint64_t AddedObjects();
+  // A number that changes whenever the program loads or unloads a module (glibc's dlpi_adds and
+  // dlpi_subs counters), but not when SharedLibrary opens one: heapgraph's own on-demand
+  // libraries are no reason to prepare type readers again (check/ReaderCache). The objects a load
+  // here added are counted while it runs, so a module the program loads at that very moment is
+  // only noticed at its next change.
+  static uint64_t ProgramModuleGeneration();
 
   // Sets `*function` to the function `name` of the library or of one it depends on; false (and
   // null) when there is none or the library is not loaded.
