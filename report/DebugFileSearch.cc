@@ -22,9 +22,10 @@ namespace heapgraph::report {
 
 std::string ElfBuildId(const std::string& path) {
   std::optional<InputFile> file = InputFile::Open(path, path, InputFile::Links::kFollow);
+  if (!file) return "";
   const elfutils::LibelfFunctions* lib = elfutils::Libelf();
   const elfutils::LibdwFunctions* dw = elfutils::Libdw();
-  if (!file || lib == nullptr || dw == nullptr) return "";
+  if (lib == nullptr || dw == nullptr) return "";
   Elf* elf = lib->elf_begin(file->fd(), ELF_C_READ_MMAP, nullptr);
   if (elf == nullptr) return "";
   std::string hex;

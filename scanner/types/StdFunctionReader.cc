@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,14 +25,30 @@ bool IsManagerSymbol(const char* name) {
          std::strstr(name, kManagerMarker) != nullptr;
 }
 
+// Whether string table bytes [offset, offset + size) of the file `fd` (of `file_size` bytes) name
+// a _Function_handler; true when they cannot be read (libelf decides then). Mapped, not copied:
+// an unstripped program's table can be hundreds of megabytes.
+bool StringsNameAHandler(int fd, uint64_t file_size, uint64_t offset, uint64_t size) {
+  if (size == 0 || offset > file_size || size > file_size - offset) return true;
+  const uint64_t start = offset & ~uint64_t{4095};
+  const size_t length = static_cast<size_t>(offset - start + size);
+  void* map = mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  if (map == MAP_FAILED) return true;
+  const bool names = memmem(static_cast<const char*>(map) + (offset - start), size, kHandlerPrefix,
+                            sizeof(kHandlerPrefix) - 1) != nullptr;
+  munmap(map, length);
+  return names;
+}
+
 // Whether the ELF file `fd` has a .symtab whose strings name a _Function_handler, from its
-// headers and that string table alone (pread, nothing mapped, libelf not loaded); true when it
-// cannot tell (libelf decides then). An unstripped module without std::function (a C program,
-// libheapgraph.so) is read no further.
+// headers and that string table alone (libelf not loaded); true when it cannot tell (libelf
+// decides then). An unstripped module without std::function (a C program, libheapgraph.so) is
+// read no further.
 bool SymtabNamesAHandler(int fd) {
-  constexpr uint64_t kMaxStringTable = uint64_t{1} << 30;  // larger: left to libelf
   Elf64_Ehdr header;
-  if (pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
+  struct stat st;
+  if (fstat(fd, &st) != 0 ||
+      pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
       std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
       header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0) {
     return true;
@@ -41,19 +59,12 @@ bool SymtabNamesAHandler(int fd) {
       static_cast<ssize_t>(bytes)) {
     return true;
   }
-  std::vector<char> strings;
   for (const Elf64_Shdr& symtab : sections) {
     if (symtab.sh_type != SHT_SYMTAB) continue;
     if (symtab.sh_link >= sections.size()) return true;
-    const Elf64_Shdr& table = sections[symtab.sh_link];
-    if (table.sh_size > kMaxStringTable) return true;
-    strings.resize(table.sh_size);
-    if (pread(fd, strings.data(), strings.size(), static_cast<off_t>(table.sh_offset)) !=
-        static_cast<ssize_t>(strings.size())) {
-      return true;
-    }
-    if (memmem(strings.data(), strings.size(), kHandlerPrefix, sizeof(kHandlerPrefix) - 1) !=
-        nullptr) {
+    const Elf64_Shdr& strings = sections[symtab.sh_link];
+    if (StringsNameAHandler(fd, static_cast<uint64_t>(st.st_size), strings.sh_offset,
+                            strings.sh_size)) {
       return true;
     }
   }
