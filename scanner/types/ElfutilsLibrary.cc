@@ -6,6 +6,15 @@
 #include "heap/platform/SharedLibrary.h"
 #include "heap/platform/WarningLine.h"
 
+// The SONAMEs CMake found (heapgraph_soname); these, which elfutils has kept since its first
+// releases, where the file is built outside the scanner target (the fuzzers).
+#ifndef HEAPGRAPH_LIBDW_SONAME
+#define HEAPGRAPH_LIBDW_SONAME "libdw.so.1"
+#endif
+#ifndef HEAPGRAPH_LIBELF_SONAME
+#define HEAPGRAPH_LIBELF_SONAME "libelf.so.1"
+#endif
+
 namespace heapgraph::elfutils {
 namespace {
 
