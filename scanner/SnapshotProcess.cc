@@ -171,11 +171,11 @@ std::array<std::pair<uint64_t, uint64_t>, 14> OwnBuffers(const SnapshotProcess::
 // The writable segments of libheapgraph.so (HeapgraphRecorderView::own_data), the first
 // kMaxOwnData of them, in the form Exclude takes.
 constexpr size_t kMaxOwnData = 8;
-struct OwnLibraryData {
+struct OwnDataRanges {
   std::array<std::pair<uint64_t, uint64_t>, kMaxOwnData> ranges{};
   size_t count = 0;
 
-  explicit OwnLibraryData(const HeapgraphRecorderView& view) {
+  explicit OwnDataRanges(const HeapgraphRecorderView& view) {
     for (int i = 0; view.own_data != nullptr && i < view.own_data_ranges && count < kMaxOwnData;
          ++i) {
       ranges[count++] = {view.own_data[i].begin, view.own_data[i].end};
@@ -348,7 +348,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
                 c_.static_tls_size);
   roots.Exclude(OwnBuffers(c_));
-  roots.Exclude(OwnLibraryData(c_.view).span());
+  roots.Exclude(OwnDataRanges(c_.view).span());
   roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
