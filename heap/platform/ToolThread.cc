@@ -4,10 +4,10 @@
 
 namespace heapgraph {
 
-int ToolThread::Start(void* (*main)(void*), void* arg, size_t stack_size) {
+int ToolThread::Start(void* (*main)(void*), void* arg, size_t stack_size, pthread_t* joinable) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (joinable == nullptr) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (stack_size != 0) pthread_attr_setstacksize(&attr, stack_size);
   // The new thread inherits the creating thread's mask, which is restored right after.
   sigset_t all;
@@ -18,6 +18,7 @@ int ToolThread::Start(void* (*main)(void*), void* arg, size_t stack_size) {
   int error = pthread_create(&thread, &attr, main, arg);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   pthread_attr_destroy(&attr);
+  if (error == 0 && joinable != nullptr) *joinable = thread;
   return error;
 }
 

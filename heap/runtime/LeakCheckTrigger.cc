@@ -30,7 +30,8 @@ namespace heapgraph {
 namespace {
 
 const Config* g_config = nullptr;
-char g_start_dir[600] = "";  // the recording directory at start
+void (*g_before_exit_check)() = nullptr;  // Install's before_exit_check
+char g_start_dir[600] = "";               // the recording directory at start
 
 // The recording directory now: a forked child writes its own once it lives (ForkSnapshot), and
 // its reports and verdict belong there, not in its parent's.
@@ -136,6 +137,7 @@ void WriteVerdict(int leaked, const heapgraph_leak_summary& summary) {
 // exitcode=0: leaks leave the program's own status (heapgraph run decides from the report).
 void AtExit() {
   if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
+  if (g_before_exit_check != nullptr) g_before_exit_check();
   heapgraph_leak_summary summary = {};
   int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
                    ExitCaller::StackPointer(), &summary, /*repeated=*/false,
@@ -188,8 +190,10 @@ void* WatchSignals(void*) {
 
 }  // namespace
 
-void LeakCheckTrigger::Install(const Config& config, const char* recording_dir) {
+void LeakCheckTrigger::Install(const Config& config, const char* recording_dir,
+                               void (*before_exit_check)()) {
   g_config = &config;
+  g_before_exit_check = before_exit_check;
   snprintf(g_start_dir, sizeof(g_start_dir), "%s", recording_dir);
   if (config.leak_check_at_exit && config.detect_leaks) atexit(&AtExit);
   if (config.scan_signal == 0) return;

@@ -869,16 +869,23 @@ void StartSessionRecord() {
   settings.allocation_progress = &AllocationProgress;
   settings.wake_fd = LeakCheckTrigger::SignalFd();
   settings.on_wake = &LeakCheckTrigger::StartSignalWatcher;
+  settings.stoppable = g.config.leak_check_at_exit && g.config.detect_leaks;
   if (!SessionMonitor::Start(settings)) {
     WarningLine::Print("cannot start the session thread; no heartbeat or dump retention");
     LeakCheckTrigger::StartSignalWatcher();
   }
 }
 
+// Before the at-exit check: the session thread ends (no heartbeat is due any more), so that a
+// program that has no other thread left is checked without stopping one (docs/performance.md).
+void StopSessionThread() {
+  (void)SessionMonitor::Stop();
+}
+
 __attribute__((constructor(101))) void StartRecorder() {
   GuardScope guard;
   if (!Recording(SettleMode())) return;
-  LeakCheckTrigger::Install(g.config, g.directory.path());
+  LeakCheckTrigger::Install(g.config, g.directory.path(), &StopSessionThread);
   StartSessionRecord();
   PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()});
 }

@@ -1,10 +1,14 @@
 #include "heap/session/SessionMonitor.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
+#include "heap/platform/HighDescriptor.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/session/DumpRetention.h"
 #include "heap/session/SessionFile.h"
@@ -13,6 +17,11 @@ namespace heapgraph {
 namespace {
 
 SessionMonitor::Settings g_settings;
+// A stoppable monitor: its thread, the process that started it, and the eventfd Stop() writes.
+pthread_t g_thread;
+pid_t g_started_by = 0;
+HighDescriptor g_stop;
+int g_thread_stop_fd = -1;  // what the thread watches: set before it starts
 
 void Beat(bool read_cgroup = true) {
   const SessionMonitor::Settings& s = g_settings;
@@ -26,27 +35,38 @@ uint64_t NowMs() {
   return static_cast<uint64_t>(now.tv_sec) * 1000 + static_cast<uint64_t>(now.tv_nsec) / 1000000;
 }
 
-// Sleeps `ms` (forever when 0) or until the wake descriptor is readable; then it is watched no
-// more and on_wake() has run. A descriptor poll() refuses (closed by the program) is dropped too:
-// on_wake()'s thread tells the pipe is gone.
-void SleepMs(uint32_t ms, int* wake_fd) {
+// Sleeps `ms` (when 0: until the wake, or at once when there is none to watch) or until the wake
+// descriptor is readable; then it is watched no more and on_wake() has run. A descriptor poll()
+// refuses (closed by the program) is dropped too: on_wake()'s thread tells the pipe is gone.
+// Returns true when Stop() asked the thread to end
+// (`*stop_fd` readable; -1: none, or no longer watched because poll() refused it).
+bool SleepMs(uint32_t ms, int* wake_fd, int* stop_fd) {
   const uint64_t end = NowMs() + ms;
   for (;;) {
     uint64_t now = NowMs();
-    if (ms != 0 && now >= end) return;
+    if (ms != 0 && now >= end) return false;
     int timeout = ms == 0 ? -1 : static_cast<int>(end - now);
-    if (*wake_fd < 0) {
-      if (ms == 0) return;
+    if (ms == 0 && *wake_fd < 0) return false;
+    if (*wake_fd < 0 && *stop_fd < 0) {
       struct timespec delay = {timeout / 1000, static_cast<long>(timeout % 1000) * 1000000};
       (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &delay, nullptr);
       continue;
     }
-    struct pollfd watched = {*wake_fd, POLLIN, 0};
-    int ready = poll(&watched, 1, timeout);
+    struct pollfd watched[2] = {{*wake_fd, POLLIN, 0}, {*stop_fd, POLLIN, 0}};
+    int ready = poll(watched, 2, timeout);  // a negative fd is ignored
     if (ready < 0 && errno == EINTR) continue;
-    if (ready != 0) {
+    if (ready < 0) {  // not expected with at most two descriptors; sleep without them
+      *wake_fd = *stop_fd = -1;
+      continue;
+    }
+    if (watched[1].revents != 0) {
+      if ((watched[1].revents & POLLIN) != 0) return true;
+      *stop_fd = -1;  // closed by the program: never stopped
+    }
+    if (watched[0].revents != 0) {
       *wake_fd = -1;
       g_settings.on_wake();
+      if (ms == 0) return false;
     }
   }
 }
@@ -57,21 +77,48 @@ void* Main(void*) {
   if (s.interval_ms != 0) Beat(/*read_cgroup=*/false);  // SessionFile::Create just read it
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
   int wake_fd = s.on_wake != nullptr ? s.wake_fd : -1;
+  int stop_fd = g_thread_stop_fd;
   if (s.interval_ms == 0) {
-    SleepMs(0, &wake_fd);  // until the wake, if any
+    SleepMs(0, &wake_fd, &stop_fd);  // until the wake or the stop, if any
     return nullptr;
   }
-  for (;;) {
-    SleepMs(s.interval_ms, &wake_fd);
-    Beat();
-  }
+  while (!SleepMs(s.interval_ms, &wake_fd, &stop_fd)) Beat();
+  return nullptr;
 }
 
 }  // namespace
 
 bool SessionMonitor::Start(const Settings& settings) {
   g_settings = settings;
-  return ToolThread::Start(&Main, nullptr, 256 * 1024) == 0;
+  g_started_by = 0;
+  if (settings.stoppable && !g_stop.StillOurs()) {
+    (void)g_stop.Adopt(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));  // without it: never stopped
+  }
+  const bool joinable = settings.stoppable && g_stop.StillOurs();
+  uint64_t earlier_stop;
+  if (joinable) (void)!read(g_stop.fd(), &earlier_stop, sizeof(earlier_stop));  // a new monitor
+  g_thread_stop_fd = joinable ? g_stop.fd() : -1;
+  if (ToolThread::Start(&Main, nullptr, 256 * 1024, joinable ? &g_thread : nullptr) != 0) {
+    return false;
+  }
+  if (joinable) g_started_by = getpid();
+  return true;
+}
+
+bool SessionMonitor::Stop() {
+  // A forked child has no monitor: its copy of the descriptor would end its parent's.
+  if (g_started_by == 0 || g_started_by != getpid() || !g_stop.StillOurs()) return false;
+  g_started_by = 0;
+  const uint64_t one = 1;
+  if (write(g_stop.fd(), &one, sizeof(one)) != static_cast<ssize_t>(sizeof(one))) return false;
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_nsec += static_cast<long>(kStopWaitMs) * 1000000;
+  if (deadline.tv_nsec >= 1000000000) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000;
+  }
+  return pthread_clockjoin_np(g_thread, nullptr, CLOCK_MONOTONIC, &deadline) == 0;
 }
 
 }  // namespace heapgraph

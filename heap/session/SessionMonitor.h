@@ -7,7 +7,10 @@
 // wait there for a signal that never comes is started only once one came: on_wake() runs on the
 // first byte and starts it, and the byte is left for it to read. Nothing slow runs here: it stays
 // apart from the memory-pressure watcher's thread and from the leak checks so that a type refresh
-// or a check never delays a beat (docs/configuration.md). libc + pthreads only.
+// or a check never delays a beat (docs/configuration.md). A monitor started `stoppable` also
+// watches a descriptor of its own and ends when Stop() writes it: the at-exit check stops it first,
+// so that a program with no thread of its own but the exiting one has no thread to stop (no ptrace
+// attach, docs/performance.md). libc + pthreads only.
 #pragma once
 
 #include <pthread.h>
@@ -31,10 +34,16 @@ struct Settings {
   uint64_t (*allocation_progress)() = nullptr;  // see SessionFile::Beat; null: the sequence
   int wake_fd = -1;                             // watched until it is first readable; -1: none
   void (*on_wake)() = nullptr;  // runs once, when wake_fd is first readable (reads nothing)
+  bool stoppable = false;       // Stop() may end it (one more descriptor, a joinable thread)
 };
 
-// Starts the thread (detached); false if it could not be created.
+// Starts the thread (detached unless stoppable); false if it could not be created.
 bool Start(const Settings& settings);
+// Ends a stoppable monitor started by this process (not by a parent before a fork) and waits for
+// it up to kStopWaitMs (its first pass may still be pruning old recordings); no heartbeat follows.
+// True once it has ended; false when there is none or it did not end in time (it ends later).
+inline constexpr uint32_t kStopWaitMs = 10;
+bool Stop();
 
 }  // namespace SessionMonitor
 

@@ -344,6 +344,29 @@ TEST(LeakCheckTriggerTest, AnEmptyHeapIsReportedCleanWithoutStoppingTheProgram) 
   std::filesystem::remove_all(root);
 }
 
+// The at-exit check ends the recorder's session thread first (SessionMonitor::Stop): a program
+// whose exiting thread is its only one is checked with no thread to stop. Its leak is still found
+// and its kept block still reachable.
+TEST(LeakCheckTriggerTest, TheAtExitCheckOfASingleThreadedProgramHasNoThreadToStop) {
+  const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
+  std::string root = TempRoot(), out;
+  for (const char* mode : {"keep", "lose"}) {
+    const std::string json_path = root + "/report-" + mode + ".json";
+    int status = Shell(std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/r" + mode +
+                           " --json " + json_path + " -- " + program + " " + mode + " 2>&1",
+                       &out);
+    const bool lose = mode[0] == 'l';
+    EXPECT_EQ(status == 0, !lose) << out;
+    std::ifstream file(json_path);
+    nlohmann::json json = nlohmann::json::parse(file);
+    EXPECT_TRUE(json["scan"]["ok"].get<bool>()) << mode;
+    EXPECT_EQ(json["scan"]["threads"].get<int>(), 1) << mode;  // the exiting thread alone
+    EXPECT_EQ(json["summary"]["live_blocks"].get<int>(), 1) << mode;
+    EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), lose ? 1 : 0) << mode;
+  }
+  std::filesystem::remove_all(root);
+}
+
 // The check of a C program loads libheapgraph_scan.so and no C++ runtime beside it: the plugin
 // links libstdc++ and libgcc statically and holds fmt's definitions (check/FmtDefinitions.cc),
 // because loading libstdc++.so cost most of a short C program's check (issue 14), libgcc_s.so
