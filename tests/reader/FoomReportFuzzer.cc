@@ -7,8 +7,8 @@
 // Built by tests/reader/CMakeLists.txt with clang++ -fsanitize=fuzzer,address,undefined into
 // <build>/tests/reader/foom_report_fuzzer; ctest runs a 20000-input smoke test. A longer run
 // (docs/foom-report.md):
-//   mkdir -p /tmp/foom-corpus && <build>/tests/reader/foom_report_fuzzer /tmp/foom-corpus \
-//       -max_len=8192 -max_total_time=300
+//   mkdir -p /tmp/foom-corpus && FUZZER=<build>/tests/reader/foom_report_fuzzer
+//   $FUZZER /tmp/foom-corpus -max_len=8192 -max_total_time=300
 //
 // Input: byte 0 % 6 selects 0: the bytes are an `exit` file; 1: a rules file; 2: a recording:
 // 2 bytes (LE) give the length of an `exit` file that follows, the rest are 10-byte patches

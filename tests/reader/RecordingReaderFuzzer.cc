@@ -4,8 +4,8 @@
 //
 // Built by tests/reader/CMakeLists.txt with clang++ -fsanitize=fuzzer,address,undefined into
 // <build>/tests/reader/recording_reader_fuzzer; ctest runs a 20000-input smoke test. A longer run:
-//   mkdir -p /tmp/rr-corpus && <build>/tests/reader/recording_reader_fuzzer /tmp/rr-corpus \
-//       -max_len=65536 -max_total_time=3600 -jobs=2 -workers=2
+//   mkdir -p /tmp/rr-corpus && FUZZER=<build>/tests/reader/recording_reader_fuzzer
+//   $FUZZER /tmp/rr-corpus -max_len=65536 -max_total_time=3600 -jobs=2 -workers=2
 // Reproduce a crash: <build>/tests/reader/recording_reader_fuzzer crash-<hash>
 //
 // Input format. Byte 0 selects the mode:

@@ -5,8 +5,8 @@
 // Built by tests/scanner/types/BlocksObjcTests.cmake with clang++ -fsanitize=fuzzer,address,
 // undefined into <build>/tests/scanner/objc_ivar_rules_fuzzer; ctest runs a 20000-input smoke
 // test (objc_ivar_rules_fuzz_smoke). A longer run:
-//   mkdir -p /tmp/ivar-corpus && <build>/tests/scanner/objc_ivar_rules_fuzzer /tmp/ivar-corpus \
-//       -max_len=4096 -max_total_time=600
+//   mkdir -p /tmp/ivar-corpus && FUZZER=<build>/tests/scanner/objc_ivar_rules_fuzzer
+//   $FUZZER /tmp/ivar-corpus -max_len=4096 -max_total_time=600
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
