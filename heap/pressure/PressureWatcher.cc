@@ -41,6 +41,7 @@ bool WriteAll(int fd, struct iovec* parts, int count) {
 }
 
 alignas(PressureWatcher) unsigned char g_storage[sizeof(PressureWatcher)];
+PressureWatcher* g_watcher = nullptr;  // once its thread started
 
 }  // namespace
 
@@ -49,7 +50,7 @@ PressureWatcher::PressureWatcher(const Config& config, const Recording& recordin
   for (uint32_t i = 0; i < config.watermark_count; ++i) armed_[i] = true;
 }
 
-void PressureWatcher::Install(const Config& config, const Recording& recording) {
+void PressureWatcher::Install(const Config& config, const Recording& recording, bool stoppable) {
   if (config.watch == Config::kWatchOff) return;
   // Constructed once in static storage (the recorder never allocates on its own behalf).
   auto* self = new (g_storage) PressureWatcher(config, recording);
@@ -64,8 +65,17 @@ void PressureWatcher::Install(const Config& config, const Recording& recording) 
     Complain("cannot create the pressure file", strerror(errno));
     return;
   }
-  int error = ToolThread::Start(&PressureWatcher::Main, self);
-  if (error != 0) Complain("cannot start its thread", strerror(error));
+  int error =
+      ToolThread::Start(&PressureWatcher::Main, self, 0, stoppable ? &self->stop_ : nullptr);
+  if (error != 0) {
+    Complain("cannot start its thread", strerror(error));
+    return;
+  }
+  g_watcher = self;
+}
+
+bool PressureWatcher::Stop() {
+  return g_watcher != nullptr && g_watcher->stop_.Stop(kStopWaitMs);
 }
 
 bool PressureWatcher::OpenFile() {
@@ -101,7 +111,9 @@ void PressureWatcher::Loop() {
   start_ns_ = Now(CLOCK_MONOTONIC);
   while (file_.fd() >= 0) {
     ArmPsiWhenDue();
-    Check(Wait());
+    const uint32_t trigger = Wait();
+    if (trigger == kStopped) return;
+    Check(trigger);
   }
 }
 
@@ -113,13 +125,11 @@ void PressureWatcher::ArmPsiWhenDue() {
 
 uint32_t PressureWatcher::Wait() {
   int timeout = static_cast<int>(config_.watch_interval_ms);
-  if (limit_.pressure_fd() < 0) {
-    poll(nullptr, 0, timeout);
-    return format::kTriggerPoll;
-  }
-  struct pollfd p = {limit_.pressure_fd(), POLLPRI, 0};
-  int n = poll(&p, 1, timeout);
-  return n > 0 && (p.revents & POLLPRI) != 0 ? format::kTriggerPsi : format::kTriggerPoll;
+  // A negative descriptor is not watched: no PSI trigger, or not stoppable.
+  struct pollfd p[2] = {{limit_.pressure_fd(), POLLPRI, 0}, {stop_.fd(), POLLIN, 0}};
+  int n = poll(p, 2, timeout);
+  if (n > 0 && (p[1].revents & POLLIN) != 0) return kStopped;
+  return n > 0 && (p[0].revents & POLLPRI) != 0 ? format::kTriggerPsi : format::kTriggerPoll;
 }
 
 void PressureWatcher::Check(uint32_t trigger) {

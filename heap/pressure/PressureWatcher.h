@@ -14,6 +14,7 @@
 
 #include "heap/config/Config.h"
 #include "heap/platform/HighDescriptor.h"
+#include "heap/platform/ThreadStop.h"
 #include "heap/pressure/CategoryTotals.h"
 #include "heap/pressure/MemoryLimit.h"
 #include "heap/store/LiveAllocationTree.h"
@@ -36,7 +37,12 @@ class PressureWatcher {
 
   // From the recorder's constructor: starts the thread when `watch` says so (auto: a
   // memory_limit or a finite cgroup v2 memory.max). One line on stderr if it cannot start.
-  static void Install(const Config& config, const Recording& recording);
+  // `stoppable`: Stop() may end it (ThreadStop).
+  static void Install(const Config& config, const Recording& recording, bool stoppable = false);
+  // Ends a stoppable watcher's thread, waiting for it up to kStopWaitMs (a type refresh may be
+  // running: it then ends later); true once it has ended. No reading follows.
+  static constexpr uint32_t kStopWaitMs = 10;
+  static bool Stop();
 
  private:
   PressureWatcher(const Config& config, const Recording& recording);
@@ -44,7 +50,8 @@ class PressureWatcher {
   void Loop();
   // Arms the PSI trigger, once, when the watcher has run kPsiDelayMs.
   void ArmPsiWhenDue();
-  // Sleeps until the next poll; returns the trigger that woke it.
+  // Sleeps until the next poll; returns the trigger that woke it, or kStopped.
+  static constexpr uint32_t kStopped = UINT32_MAX;
   uint32_t Wait();
   // Handles one reading: fires every armed watermark at or below `percent`, re-arms the others.
   void Check(uint32_t trigger);
@@ -62,6 +69,7 @@ class PressureWatcher {
   bool armed_[format::kMaxWatermarks] = {};
   uint64_t start_ns_ = 0;
   bool psi_tried_ = false;
+  ThreadStop stop_;
 };
 
 }  // namespace heapgraph

@@ -852,6 +852,18 @@ uint64_t AllocationProgress() {
   return sequence ^ (g.heap.LiveCount() * 0x9E3779B97F4A7C15ull) ^ (g.heap.LiveBytes() << 1);
 }
 
+// Before the at-exit check heapgraph's own threads end (no heartbeat or pressure reading is due
+// any more), so that a program that has no other thread left is checked without stopping one
+// (docs/performance.md). The leak-check signal's thread, started by a signal, stays.
+bool AtExitCheckStopsToolThreads() {
+  return g.config.leak_check_at_exit && g.config.detect_leaks;
+}
+
+void StopToolThreads() {
+  (void)SessionMonitor::Stop();
+  (void)PressureWatcher::Stop();
+}
+
 // The session's signal handler and tool thread (FOOM dumps: docs/foom-report.md).
 void StartSessionRecord() {
   if (g.config.signals) FatalSignalHandler::Install(&g.session);
@@ -869,25 +881,20 @@ void StartSessionRecord() {
   settings.allocation_progress = &AllocationProgress;
   settings.wake_fd = LeakCheckTrigger::SignalFd();
   settings.on_wake = &LeakCheckTrigger::StartSignalWatcher;
-  settings.stoppable = g.config.leak_check_at_exit && g.config.detect_leaks;
+  settings.stoppable = AtExitCheckStopsToolThreads();
   if (!SessionMonitor::Start(settings)) {
     WarningLine::Print("cannot start the session thread; no heartbeat or dump retention");
     LeakCheckTrigger::StartSignalWatcher();
   }
 }
 
-// Before the at-exit check: the session thread ends (no heartbeat is due any more), so that a
-// program that has no other thread left is checked without stopping one (docs/performance.md).
-void StopSessionThread() {
-  (void)SessionMonitor::Stop();
-}
-
 __attribute__((constructor(101))) void StartRecorder() {
   GuardScope guard;
   if (!Recording(SettleMode())) return;
-  LeakCheckTrigger::Install(g.config, g.directory.path(), &StopSessionThread);
+  LeakCheckTrigger::Install(g.config, g.directory.path(), &StopToolThreads);
   StartSessionRecord();
-  PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()});
+  PressureWatcher::Install(g.config, {g.directory.fd(), &g.heap, &g.vm, g.session.header()},
+                           AtExitCheckStopsToolThreads());
 }
 
 __attribute__((destructor(101))) void StopRecorder() {

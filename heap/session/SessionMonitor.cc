@@ -1,14 +1,12 @@
 #include "heap/session/SessionMonitor.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 
-#include "heap/platform/HighDescriptor.h"
+#include "heap/platform/ThreadStop.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/session/DumpRetention.h"
 #include "heap/session/SessionFile.h"
@@ -17,11 +15,7 @@ namespace heapgraph {
 namespace {
 
 SessionMonitor::Settings g_settings;
-// A stoppable monitor: its thread, the process that started it, and the eventfd Stop() writes.
-pthread_t g_thread;
-pid_t g_started_by = 0;
-HighDescriptor g_stop;
-int g_thread_stop_fd = -1;  // what the thread watches: set before it starts
+ThreadStop g_stop;  // a stoppable monitor's
 
 void Beat(bool read_cgroup = true) {
   const SessionMonitor::Settings& s = g_settings;
@@ -71,13 +65,14 @@ bool SleepMs(uint32_t ms, int* wake_fd, int* stop_fd) {
   }
 }
 
-void* Main(void*) {
+// `stop`: the monitor's ThreadStop, or null when it is not stoppable.
+void* Main(void* stop) {
   const SessionMonitor::Settings& s = g_settings;
   if (s.on_thread_start != nullptr) s.on_thread_start();
   if (s.interval_ms != 0) Beat(/*read_cgroup=*/false);  // SessionFile::Create just read it
   if (s.root_fd >= 0) DumpRetention::Run(s.root_fd, s.own_name, s.executable, s.keep);
   int wake_fd = s.on_wake != nullptr ? s.wake_fd : -1;
-  int stop_fd = g_thread_stop_fd;
+  int stop_fd = stop != nullptr ? static_cast<const ThreadStop*>(stop)->fd() : -1;
   if (s.interval_ms == 0) {
     SleepMs(0, &wake_fd, &stop_fd);  // until the wake or the stop, if any
     return nullptr;
@@ -90,35 +85,12 @@ void* Main(void*) {
 
 bool SessionMonitor::Start(const Settings& settings) {
   g_settings = settings;
-  g_started_by = 0;
-  if (settings.stoppable && !g_stop.StillOurs()) {
-    (void)g_stop.Adopt(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));  // without it: never stopped
-  }
-  const bool joinable = settings.stoppable && g_stop.StillOurs();
-  uint64_t earlier_stop;
-  if (joinable) (void)!read(g_stop.fd(), &earlier_stop, sizeof(earlier_stop));  // a new monitor
-  g_thread_stop_fd = joinable ? g_stop.fd() : -1;
-  if (ToolThread::Start(&Main, nullptr, 256 * 1024, joinable ? &g_thread : nullptr) != 0) {
-    return false;
-  }
-  if (joinable) g_started_by = getpid();
-  return true;
+  ThreadStop* stop = settings.stoppable ? &g_stop : nullptr;
+  return ToolThread::Start(&Main, stop, 256 * 1024, stop) == 0;
 }
 
 bool SessionMonitor::Stop() {
-  // A forked child has no monitor: its copy of the descriptor would end its parent's.
-  if (g_started_by == 0 || g_started_by != getpid() || !g_stop.StillOurs()) return false;
-  g_started_by = 0;
-  const uint64_t one = 1;
-  if (write(g_stop.fd(), &one, sizeof(one)) != static_cast<ssize_t>(sizeof(one))) return false;
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_nsec += static_cast<long>(kStopWaitMs) * 1000000;
-  if (deadline.tv_nsec >= 1000000000) {
-    deadline.tv_sec += 1;
-    deadline.tv_nsec -= 1000000000;
-  }
-  return pthread_clockjoin_np(g_thread, nullptr, CLOCK_MONOTONIC, &deadline) == 0;
+  return g_stop.Stop(kStopWaitMs);
 }
 
 }  // namespace heapgraph

@@ -344,25 +344,29 @@ TEST(LeakCheckTriggerTest, AnEmptyHeapIsReportedCleanWithoutStoppingTheProgram) 
   std::filesystem::remove_all(root);
 }
 
-// The at-exit check ends the recorder's session thread first (SessionMonitor::Stop): a program
-// whose exiting thread is its only one is checked with no thread to stop. Its leak is still found
-// and its kept block still reachable.
+// The at-exit check ends the recorder's own threads first (SessionMonitor::Stop, and with a
+// memory limit to watch PressureWatcher::Stop): a program whose exiting thread is its only one is
+// checked with no thread to stop. Its leak is still found and its kept block still reachable.
 TEST(LeakCheckTriggerTest, TheAtExitCheckOfASingleThreadedProgramHasNoThreadToStop) {
   const std::string program = std::string(HEAPGRAPH_PROGRAM_DIR) + "/no_heap";
   std::string root = TempRoot(), out;
-  for (const char* mode : {"keep", "lose"}) {
-    const std::string json_path = root + "/report-" + mode + ".json";
-    int status = Shell(std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/r" + mode +
-                           " --json " + json_path + " -- " + program + " " + mode + " 2>&1",
-                       &out);
-    const bool lose = mode[0] == 'l';
-    EXPECT_EQ(status == 0, !lose) << out;
-    std::ifstream file(json_path);
-    nlohmann::json json = nlohmann::json::parse(file);
-    EXPECT_TRUE(json["scan"]["ok"].get<bool>()) << mode;
-    EXPECT_EQ(json["scan"]["threads"].get<int>(), 1) << mode;  // the exiting thread alone
-    EXPECT_EQ(json["summary"]["live_blocks"].get<int>(), 1) << mode;
-    EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), lose ? 1 : 0) << mode;
+  for (const char* watched : {"", "memory_limit=64G,watch_interval_ms=10"}) {
+    for (const char* mode : {"keep", "lose"}) {
+      const std::string name = std::string(mode) + (watched[0] != '\0' ? "-watched" : "");
+      const std::string json_path = root + "/report-" + name + ".json";
+      const std::string options = watched[0] != '\0' ? std::string(" --options ") + watched : "";
+      int status = Shell(std::string(HEAPGRAPH_CLI) + " run --dir " + root + "/r" + name + options +
+                             " --json " + json_path + " -- " + program + " " + mode + " 2>&1",
+                         &out);
+      const bool lose = mode[0] == 'l';
+      EXPECT_EQ(status == 0, !lose) << name << out;
+      std::ifstream file(json_path);
+      nlohmann::json json = nlohmann::json::parse(file);
+      EXPECT_TRUE(json["scan"]["ok"].get<bool>()) << name;
+      EXPECT_EQ(json["scan"]["threads"].get<int>(), 1) << name;  // the exiting thread alone
+      EXPECT_EQ(json["summary"]["live_blocks"].get<int>(), 1) << name;
+      EXPECT_EQ(json["summary"]["direct_blocks"].get<int>(), lose ? 1 : 0) << name;
+    }
   }
   std::filesystem::remove_all(root);
 }
