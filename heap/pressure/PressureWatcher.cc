@@ -109,6 +109,7 @@ void* PressureWatcher::Main(void* self) {
 
 void PressureWatcher::Loop() {
   start_ns_ = Now(CLOCK_MONOTONIC);
+  stop_fd_ = stop_.fd();
   while (file_.fd() >= 0) {
     ArmPsiWhenDue();
     const uint32_t trigger = Wait();
@@ -126,9 +127,10 @@ void PressureWatcher::ArmPsiWhenDue() {
 uint32_t PressureWatcher::Wait() {
   int timeout = static_cast<int>(config_.watch_interval_ms);
   // A negative descriptor is not watched: no PSI trigger, or not stoppable.
-  struct pollfd p[2] = {{limit_.pressure_fd(), POLLPRI, 0}, {stop_.fd(), POLLIN, 0}};
+  struct pollfd p[2] = {{limit_.pressure_fd(), POLLPRI, 0}, {stop_fd_, POLLIN, 0}};
   int n = poll(p, 2, timeout);
   if (n > 0 && (p[1].revents & POLLIN) != 0) return kStopped;
+  if (n > 0 && p[1].revents != 0) stop_fd_ = -1;  // closed by the program: never stopped
   return n > 0 && (p[0].revents & POLLPRI) != 0 ? format::kTriggerPsi : format::kTriggerPoll;
 }
 

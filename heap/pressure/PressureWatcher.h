@@ -70,6 +70,7 @@ class PressureWatcher {
   uint64_t start_ns_ = 0;
   bool psi_tried_ = false;
   ThreadStop stop_;
+  int stop_fd_ = -1;  // what Wait() watches of stop_ (-1 once the program closed it)
 };
 
 }  // namespace heapgraph

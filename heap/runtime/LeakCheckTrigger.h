@@ -23,8 +23,8 @@ namespace LeakCheckTrigger {
 // (one line on stderr says why) when it could not run: sampled recording, plugin not loadable, scan
 // failed. Reports and the at-exit verdict go to the recording directory of the moment (a forked
 // child's own once it has one), `recording_dir` when there is none. `before_exit_check` (may be
-// null) runs right before the at-exit check, once the check is known to run: the recorder stops
-// its session thread there.
+// null) runs right before the at-exit check, once the check is known to run: the recorder ends
+// its tool threads there.
 void Install(const Config& config, const char* recording_dir,
              void (*before_exit_check)() = nullptr);
 

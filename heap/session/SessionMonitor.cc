@@ -15,7 +15,7 @@ namespace heapgraph {
 namespace {
 
 SessionMonitor::Settings g_settings;
-ThreadStop g_stop;  // a stoppable monitor's
+constinit ThreadStop g_stop;  // a stoppable monitor's (used by the recorder's constructor)
 
 void Beat(bool read_cgroup = true) {
   const SessionMonitor::Settings& s = g_settings;
@@ -49,9 +49,9 @@ bool SleepMs(uint32_t ms, int* wake_fd, int* stop_fd) {
     struct pollfd watched[2] = {{*wake_fd, POLLIN, 0}, {*stop_fd, POLLIN, 0}};
     int ready = poll(watched, 2, timeout);  // a negative fd is ignored
     if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) {  // not expected with at most two descriptors; sleep without them
-      *wake_fd = *stop_fd = -1;
-      continue;
+    if (ready < 0) {  // not expected: as if both were refused
+      watched[0].revents = *wake_fd >= 0 ? POLLNVAL : 0;
+      watched[1].revents = *stop_fd >= 0 ? POLLNVAL : 0;
     }
     if (watched[1].revents != 0) {
       if ((watched[1].revents & POLLIN) != 0) return true;

@@ -3,12 +3,16 @@
 // fork, is not stopped.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "heap/session/SessionFile.h"
@@ -97,6 +101,38 @@ TEST(SessionMonitorTest, AForkedChildDoesNotStopItsParentsMonitor) {
   const uint64_t beats = Beats(session);
   EXPECT_TRUE(Eventually([&] { return Beats(session) >= beats + 3; }));  // still beating
   EXPECT_TRUE(SessionMonitor::Stop());
+}
+
+// The monitor's eventfd (a descriptor of its own above the host's numbers), -1 if none.
+int StopDescriptor() {
+  DIR* dir = opendir("/proc/self/fd");
+  int found = -1;
+  while (dirent* e = readdir(dir)) {
+    char path[300], target[PATH_MAX] = "";
+    snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+    if (readlink(path, target, sizeof(target) - 1) > 0 && strstr(target, "eventfd") != nullptr) {
+      found = atoi(e->d_name);
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
+// A program that closes heapgraph's descriptors (closefrom) leaves a monitor that beats on as
+// before, never stopped and never spinning on the closed descriptor.
+TEST(SessionMonitorTest, AMonitorWhoseStopDescriptorWasClosedBeatsOnUnstopped) {
+  TempDir dir;
+  SessionFile* session = NewSession(dir);
+  ASSERT_TRUE(SessionMonitor::Start(Beating(session, true)));
+  const int fd = StopDescriptor();
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const uint64_t beats = Beats(session);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const uint64_t later = Beats(session);
+  EXPECT_GE(later, beats + 3);
+  EXPECT_LE(later, beats + 40);  // every 10 ms, not in a loop
+  EXPECT_FALSE(SessionMonitor::Stop());
 }
 
 TEST(SessionMonitorTest, AMonitorThatIsNotStoppableIsNotStopped) {
