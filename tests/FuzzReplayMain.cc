@@ -7,6 +7,8 @@
 // readers over those inputs under ASan and UBSan.
 //
 // Usage: <name>_replay [--runs N] [--max-len BYTES] [FILE...]
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -33,9 +35,11 @@ uint64_t Next(uint64_t& state) {  // splitmix64
 // extremes).
 std::vector<uint8_t> Input(uint64_t i, size_t max_len) {
   uint64_t state = i * 0x2545F4914F6CDD1Dull + 1;
-  const unsigned bits = static_cast<unsigned>(Next(state) % 64);
-  size_t length = bits >= 63 ? max_len : static_cast<size_t>(Next(state) & ((1ull << bits) - 1));
-  if (length > max_len) length = max_len;
+  // A bit width up to max_len's, then a length of that many random bits.
+  const unsigned widest = static_cast<unsigned>(std::bit_width(max_len));
+  const unsigned bits = static_cast<unsigned>(Next(state) % (widest + 1));
+  const size_t length =
+      std::min<size_t>(max_len, static_cast<size_t>(Next(state) & ((uint64_t{1} << bits) - 1)));
   std::vector<uint8_t> bytes(length);
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(Next(state));
   if (i % 3 == 0 && length > 0) {
