@@ -8,6 +8,7 @@
 // errno, which is still not safe from the helper task; x86-64 and aarch64 have the asm path).
 #pragma once
 
+#include <linux/stat.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -51,6 +52,10 @@ inline long Wait4(pid_t tid, int* status, int options) {
 }
 inline long Open(const char* path, int flags) {
   return Call(SYS_openat, detail::kAtFdcwd, detail::Arg(path), flags, 0);
+}
+inline long Statx(const char* path, unsigned mask, struct statx* out) {
+  return Call(SYS_statx, detail::kAtFdcwd, detail::Arg(path), 0, static_cast<long>(mask),
+              detail::Arg(out));
 }
 inline long Close(int fd) {
   return Call(SYS_close, fd);

@@ -303,7 +303,7 @@ SignalSuspender::~SignalSuspender() {
 }
 
 bool SignalSuspender::Prepare(size_t slots) {
-  VectorState::CaptureSize();  // caches CPUID outside the handler
+  VectorState::LoadLayout();  // CPUID outside the handler (ZeroAbsentComponents)
   if (!arena_.Reserve(slots, VectorState::CaptureSize())) {
     error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;

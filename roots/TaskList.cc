@@ -124,6 +124,18 @@ long TaskList::ReadConsistent(std::span<pid_t> out, std::span<char> dirents, boo
 }
 
 long TaskList::CountThreads() const {
+  // The task directory's link count is 2 + the thread count (proc_task_getattr adds
+  // get_nr_threads, the figure "Threads:" prints): one statx instead of the kernel formatting
+  // the whole status file (≈ 1 µs against 5-7 µs here, and several per stop).
+  struct statx task = {};
+  if (RawSyscall::Statx(path_, STATX_NLINK, &task) == 0 && (task.stx_mask & STATX_NLINK) != 0 &&
+      task.stx_nlink > 2) {
+    return static_cast<long>(task.stx_nlink) - 2;
+  }
+  return CountThreadsFromStatus();
+}
+
+long TaskList::CountThreadsFromStatus() const {
   char path[48] = {};
   size_t length = 0;
   Append(path, &length, "/proc/");

@@ -20,11 +20,14 @@ class TaskList {
   long Read(std::span<pid_t> out, std::span<char> dirents) const;
   // Read(), sorted and deduplicated, repeated (a few times at most) until it is exact: readdir of
   // a task directory can skip or repeat live threads when others exit concurrently. Exact means
-  // the "Threads:" count of /proc/<pid>/status was the same before and after the listing and
+  // the thread count (CountThreads) was the same before and after the listing and
   // equals the number of distinct tids listed. *complete tells whether the last listing was.
   long ReadConsistent(std::span<pid_t> out, std::span<char> dirents, bool* complete) const;
-  // The "Threads:" count from /proc/<pid>/status, or -errno.
+  // The thread count, or -errno: the link count of /proc/<pid>/task less 2 (the kernel adds
+  // the thread count to the directory's 2), or where that is unavailable the "Threads:" line of
+  // /proc/<pid>/status (CountThreadsFromStatus). Both are the kernel's one counter.
   long CountThreads() const;
+  long CountThreadsFromStatus() const;
 
   // The state letter from /proc/<pid>/task/<tid>/stat ('R', 'S', 'Z', ...), or 0 when the thread
   // is gone or the file is unreadable.

@@ -475,6 +475,9 @@ bool ThreadCapture::StopAll() {
 
 bool ThreadCapture::Prepare(size_t slots, long threads) {
   const size_t vector_size = VectorState::CaptureSize();
+  // Other threads' vector registers are scanned with the XSAVE layout: read it (CPUID) now, not
+  // in the helper while they are stopped. A program whose only thread is the caller needs none.
+  if (threads != 1) VectorState::LoadLayout();
   if (!arena_.Reserve(slots, vector_size)) {
     error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;

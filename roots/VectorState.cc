@@ -1,9 +1,11 @@
 #include "roots/VectorState.h"
 
+#include <atomic>
 #include <cstring>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <sys/auxv.h>
 #endif
 
 namespace heapgraph::roots {
@@ -17,10 +19,12 @@ constexpr size_t kSt0Offset = 32;
 constexpr size_t kXmm0Offset = 160;
 constexpr size_t kMaxComponents = 19;  // XSAVE components enumerated by CPUID leaf 0xD
 
-// CPUID results, read once: CPUID can trap to a hypervisor, and the signal fallback consults
-// the layout in every suspended thread's handler. Only the components the kernel enabled (XCR0,
-// read with XGETBV, which does not trap) are asked for: the others never appear in a thread's
-// state. In a VM each CPUID was ≈ 9 µs, and the 19 of them a sixth of a small program's check.
+// CPUID results, read on first use: CPUID can trap to a hypervisor (≈ 9-20 µs each in a VM),
+// and the signal fallback consults the layout in every suspended thread's handler. Only the
+// components the kernel enabled (XCR0, read with XGETBV, which does not trap) are asked for: the
+// others never appear in a thread's state. Nothing asks for them when no thread but the caller is
+// captured (the caller keeps no vector state): a small program's at-exit check then executes no
+// CPUID at all (CaptureSize takes the kernel's bound instead).
 struct XsaveTable {
   bool has_xsave = false;
   uint32_t enabled_size = 0;  // CPUID(0xD, 0).EBX
@@ -46,8 +50,20 @@ XsaveTable ReadXsaveTable() {
   return table;
 }
 
-const XsaveTable& Table() {
-  static const XsaveTable table = ReadXsaveTable();
+// Published once, without a guard variable or a lock that could block or spin: usable in the
+// ptrace helper task and in signal handlers. A caller that finds it unpublished reads CPUID itself
+// and uses its own reading; the first to finish also publishes it (every reading is the same).
+constinit XsaveTable g_table;
+constinit std::atomic<int> g_table_state{0};  // 0 unread, 1 being published, 2 published
+
+XsaveTable Table() {
+  if (g_table_state.load(std::memory_order_acquire) == 2) return g_table;
+  const XsaveTable table = ReadXsaveTable();
+  int expected = 0;
+  if (g_table_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    g_table = table;
+    g_table_state.store(2, std::memory_order_release);
+  }
   return table;
 }
 #endif
@@ -124,10 +140,20 @@ VectorState::Component VectorState::Layout(int feature) {
 #endif
 }
 
+void VectorState::LoadLayout() {
+#if defined(__x86_64__)
+  Table();
+#endif
+}
+
 size_t VectorState::CaptureSize() {
 #if defined(__x86_64__)
-  if (!Table().has_xsave) return kLegacySize;
-  const size_t enabled_size = Table().enabled_size;
+  // The kernel's bound first (no CPUID): the user XSAVE area is part of every signal frame.
+  const unsigned long signal_frame = getauxval(AT_MINSIGSTKSZ);
+  if (signal_frame >= kHeaderOffset + kHeaderSize) return (signal_frame + 63) & ~size_t{63};
+  const XsaveTable table = Table();
+  if (!table.has_xsave) return kLegacySize;
+  const size_t enabled_size = table.enabled_size;
   const size_t size = enabled_size < kHeaderOffset + kHeaderSize ? kLegacySize : enabled_size;
   return (size + 63) & ~size_t{63};
 #else

@@ -35,10 +35,16 @@ class VectorState {
   // True if any naturally aligned 8-byte word of the raw bytes equals `value`.
   bool ContainsWord(uint64_t value) const;
 
-  // Size of the XSAVE area for the features the OS enabled in XCR0 (CPUID(0xD,0).EBX), rounded
-  // up to 64; 512 when XSAVE is unavailable. On aarch64 the size of user_fpsimd_state. The
-  // first call caches CPUID; make it before stopping the world or installing a signal handler.
+  // A buffer size that holds a thread's XSAVE area, rounded up to 64. x86-64: the kernel's
+  // AT_MINSIGSTKSZ (Linux 5.14 and later: a signal frame's size, which includes the whole user
+  // XSAVE area; no CPUID, which traps to the hypervisor in a VM), else the size for the features
+  // the OS enabled in XCR0 (CPUID(0xD,0).EBX), 512 when XSAVE is unavailable. On aarch64 the size
+  // of user_fpsimd_state. Call it before stopping the world or installing a signal handler.
   static size_t CaptureSize();
+  // Reads the XSAVE layout (CPUID, once per process) so that Layout and ZeroAbsentComponents
+  // execute none later: call it before the world is stopped or a handler may need the layout.
+  // Layout reads it on first use anyway, without a lock (safe in the helper and in handlers).
+  static void LoadLayout();
   // Standard-format offset and size of XSAVE component `feature` (0 size: not supported).
   struct Component {
     uint32_t offset = 0;

@@ -47,6 +47,24 @@ TEST(TaskListTest, ListsEveryThread) {
   EXPECT_NE(std::find(tids.begin(), tids.end(), other.load()), tids.end());
 }
 
+TEST(TaskListTest, CountThreadsIsTheStatusFilesCount) {
+  const long alone = TaskList().CountThreadsFromStatus();
+  ASSERT_GE(alone, 1);
+  EXPECT_EQ(TaskList().CountThreads(), alone);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&] {
+      while (!done) std::this_thread::yield();
+    });
+  }
+  EXPECT_EQ(TaskList().CountThreads(), alone + 3);
+  EXPECT_EQ(TaskList().CountThreadsFromStatus(), alone + 3);
+  done = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(TaskList(0x3fffffff).CountThreads(), -ENOENT);
+}
+
 TEST(TaskListTest, ReportsTooSmallBuffersAndMissingProcesses) {
   std::atomic<bool> done{false};
   std::thread thread([&] {

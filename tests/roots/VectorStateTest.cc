@@ -52,6 +52,18 @@ TEST(VectorStateTest, ExtendedComponentsFollowXstateBvAndCpuidLayout) {
   EXPECT_TRUE(state.HighZmm(15).empty());
 }
 
+TEST(VectorStateTest, CaptureSizeHoldsEveryEnabledComponent) {
+  const size_t size = VectorState::CaptureSize();
+  EXPECT_GE(size, 512u);
+  EXPECT_EQ(size % 64, 0u);
+  for (int feature = 2; feature < 19; ++feature) {
+    const VectorState::Component c = VectorState::Layout(feature);
+    if (c.size != 0) {
+      EXPECT_LE(c.offset + c.size, size) << "component " << feature;
+    }
+  }
+}
+
 TEST(VectorStateTest, ZeroAbsentComponentsClearsStaleBytesOnly) {
   if (VectorState::Layout(VectorState::kAvx).size == 0) GTEST_SKIP() << "no AVX";
   std::vector<uint8_t> raw(VectorState::CaptureSize(), 0xee);
