@@ -82,6 +82,7 @@ struct ThreadCapture::HelperState {
   int in_place_status = 0;
   bool in_place_ran = false;
   uint64_t caller_signal_mask = 0;  // the snapshot's mask (the helper blocks asynchronous signals)
+  const CpuPin* pin = nullptr;      // the caller's CPU pin: a snapshot process gets its set back
 
   // The first failure, claimed through `failed`; the caller turns it into a message once the
   // helpers have stopped writing.
@@ -371,6 +372,7 @@ bool CloneSnapshot(State* s) {
   const long pid = RawSyscall::CloneProcess(CLONE_PARENT);
   if (pid == 0) {
     RawSyscall::SetSignalMask(&s->caller_signal_mask);
+    if (s->pin != nullptr) s->pin->RestoreIn();
     RunSnapshot(s->snapshot_body, s->snapshot_argument);
   }
   const int64_t cloned = RawSyscall::MonotonicNs();
@@ -427,6 +429,7 @@ ThreadCapture::ThreadCapture(const Options& options) : options_(options) {}
 
 ThreadCapture::~ThreadCapture() {
   ReleaseAll();
+  pin_.Unpin();
 }
 
 std::span<const ThreadInfo> ThreadCapture::threads() const {
@@ -478,6 +481,7 @@ bool ThreadCapture::Prepare(size_t slots, long threads) {
   // Other threads' vector registers are scanned with the XSAVE layout: read it (CPUID) now, not
   // in the helper while they are stopped. A program whose only thread is the caller needs none.
   if (threads != 1) VectorState::LoadLayout();
+  prepared_threads_ = threads;
   if (!arena_.Reserve(slots, vector_size)) {
     error_ = "cannot map the capture arena for " + std::to_string(slots) + " threads";
     return false;
@@ -498,6 +502,7 @@ bool ThreadCapture::Prepare(size_t slots, long threads) {
   if (helpers > 1 && !second_) second_ = std::make_unique<PtracerThread>();
   state_ = std::make_unique<HelperState>();
   state_->caller_tid = RawSyscall::Gettid();
+  state_->pin = &pin_;
   for (uint8_t i = 0; i < 2; ++i) {
     HelperState::Worker& w = state_->workers[i];
     w.index = i;
@@ -566,7 +571,10 @@ bool ThreadCapture::StopWithPtrace() {
     state_->second_helper = nullptr;  // one helper does it all
     state_->workers[0].parity = -1;
   }
+  // The caller alone: the helper's work and the caller's wait never overlap (CpuPin).
+  if (state_->second_helper == nullptr && prepared_threads_ == 1) pin_.Pin();
   if (!helper_->Start(&HelperMain, state_.get())) {
+    pin_.Unpin();
     error_ = helper_->error();
     StopSecondHelper();
     RestoreDumpable();
@@ -580,6 +588,7 @@ bool ThreadCapture::StopWithPtrace() {
   stats_.helpers = state_->second_helper != nullptr ? 2 : 1;
   if (!stopped) {
     helper_->Join();
+    pin_.Unpin();
     StopSecondHelper();
     RestoreDumpable();
     return false;
@@ -594,6 +603,7 @@ bool ThreadCapture::StopWithPtrace() {
 
 void ThreadCapture::JoinHelper() {
   helper_->Join();
+  pin_.Unpin();
   if (state_->second_helper != nullptr) second_->Join();
   const HelperState& s = *state_;
   auto ms = [](int64_t from, int64_t to) { return static_cast<double>(to - from) / 1e6; };
@@ -744,7 +754,10 @@ pid_t ThreadCapture::CloneStoppedWorld(SnapshotBody body, void* argument,
 // fork-like clone of the calling thread, on its copy of this stack, with exit signal 0 too.
 pid_t ThreadCapture::CloneFromCaller(SnapshotBody body, void* argument) {
   const long pid = RawSyscall::CloneProcess(0);
-  if (pid == 0) RunSnapshot(body, argument);
+  if (pid == 0) {
+    pin_.RestoreIn();
+    RunSnapshot(body, argument);
+  }
   return static_cast<pid_t>(pid);
 }
 

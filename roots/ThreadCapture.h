@@ -16,7 +16,10 @@
 // (signal-delivery-stop) is remembered in ThreadInfo::pending_signal and handed back with
 // PTRACE_DETACH; signals that arrive later stay queued in the kernel, so none is lost. Group-stops
 // are left to the kernel (a job-control-stopped thread stays stopped). The calling thread's
-// registers are taken in-process (SelfRegisters); it keeps running.
+// registers are taken in-process (SelfRegisters); it keeps running. When the caller is the only
+// thread (a program's at-exit check), the caller and the helper share the caller's CPU until the
+// helper is joined (CpuPin: no cross-CPU wake-up either way); a snapshot process gets the
+// caller's CPU set back.
 //
 // If ptrace is denied (PTRACE_SEIZE of a live thread fails with EPERM: no CAP_SYS_PTRACE and not
 // dumpable, Yama, an existing debugger; or EACCES/ENOSYS: an LSM or seccomp policy, or an
@@ -60,6 +63,7 @@
 #include <vector>
 
 #include "roots/CaptureArena.h"
+#include "roots/CpuPin.h"
 #include "roots/PtracerThread.h"
 #include "roots/ScratchPages.h"
 #include "roots/SignalSuspender.h"
@@ -234,6 +238,9 @@ class ThreadCapture {
   SnapshotBody in_place_body_ = nullptr;
   Overlap* overlap_ = nullptr;  // set for the duration of CloneStoppedWorld()
   int saved_dumpable_ = -1;
+  long prepared_threads_ = 0;  // the thread count Prepare() sized the buffers for
+  // The caller and a lone helper on one CPU while the caller alone is stopped (CpuPin).
+  CpuPin pin_;
   Method method_used_ = Method::kPtrace;
   Stats stats_;
   std::string error_;
