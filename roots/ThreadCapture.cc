@@ -571,8 +571,10 @@ bool ThreadCapture::StopWithPtrace() {
     state_->second_helper = nullptr;  // one helper does it all
     state_->workers[0].parity = -1;
   }
-  // The caller alone: the helper's work and the caller's wait never overlap (CpuPin).
-  if (state_->second_helper == nullptr && prepared_threads_ == 1) pin_.Pin();
+  // The caller alone, with no work of its own to overlap with the helper's: the helper works
+  // while the caller waits, never beside it (CpuPin).
+  const bool overlaps = overlap_ != nullptr && !overlap_->ran;
+  if (state_->second_helper == nullptr && prepared_threads_ == 1 && !overlaps) pin_.Pin();
   if (!helper_->Start(&HelperMain, state_.get())) {
     pin_.Unpin();
     error_ = helper_->error();
