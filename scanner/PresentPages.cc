@@ -80,15 +80,6 @@ std::pair<uint64_t, uint64_t> PresentPages::NextGap(uint64_t begin, uint64_t end
   return {end, end};
 }
 
-bool PresentPages::Absent(uint64_t begin, uint64_t end) {
-  if (fd_ < 0 || begin >= end) return false;
-  const ProcessMappings::Mapping* m = mappings_.Find(begin);
-  if (m == nullptr || end > m->end || !PrivateAnonymous(*m)) return false;
-  const uint64_t limit = (end + page_size_ - 1) & ~(page_size_ - 1);
-  Region next;
-  return NextRegion(begin & ~(page_size_ - 1), limit, &next) && next.begin >= limit;
-}
-
 std::pair<uint64_t, uint64_t> PresentPages::NextGapInMapping(uint64_t begin, uint64_t end) {
   const uint64_t limit = (end + page_size_ - 1) & ~(page_size_ - 1);
   uint64_t at = begin & ~(page_size_ - 1);

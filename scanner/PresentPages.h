@@ -49,10 +49,6 @@ class PresentPages {
     return skipped;
   }
 
-  // True when [begin, end) lies in one private anonymous mapping and the kernel says none of its
-  // pages exists (it reads as zeros); false when any does, or it cannot tell.
-  bool Absent(uint64_t begin, uint64_t end);
-
   // False when pagemap could not be opened: every page is then read.
   bool available() const { return fd_ >= 0; }
   int fd() const { return fd_; }  // the pagemap descriptor, -1 if none

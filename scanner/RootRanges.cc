@@ -42,24 +42,12 @@ void RootRanges::ClipToBlock(uint64_t stack_pointer, const BlockIndex& blocks, u
 // static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
 // static_tls_size bytes.
 uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t static_tls_size,
-                               std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb,
-                               PresentPages* pages) {
+                               std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb) {
   *cached_tcb = 0;
   if (static_tls_size == 0 || m.size() < 2 * static_tls_size) return m.start;
   uint64_t top = m.end - static_tls_size - 64;
   top &= ~uint64_t{63};
-  constexpr uint64_t kPage = 4096;       // the smallest page: a query per 4 KiB is never too coarse
-  uint64_t unknown_page = ~uint64_t{0};  // the page last asked about, if it was not absent
   for (uint64_t tp = m.end - 64; tp >= top; tp -= 64) {
-    const uint64_t page = tp & ~(kPage - 1);
-    if (pages != nullptr && page != unknown_page) {
-      if (pages->Absent(page, page + kPage)) {  // all zero: no control block in it
-        if (page <= top) break;
-        tp = page;  // the loop steps on to the last line of the page below
-        continue;
-      }
-      unknown_page = page;
-    }
     auto* word = reinterpret_cast<const uint64_t*>(tp);
     if (word[0] != tp || word[2] != tp) continue;  // readable: m is readable and private
     bool live = std::find(live_tcbs.begin(), live_tcbs.end(), tp) != live_tcbs.end();
@@ -82,7 +70,7 @@ uint64_t RootRanges::StaticTlsSize() {
 void RootRanges::Compute(const ProcessMappings& mappings,
                          std::span<const roots::ThreadInfo> threads, const BlockIndex& blocks,
                          uint64_t caller_stack_pointer, std::span<const uint64_t> own_memory,
-                         uint64_t static_tls_size, PresentPages* pages) {
+                         uint64_t static_tls_size) {
   ranges_.clear();
   cached_tcbs_.clear();
   std::vector<const ProcessMappings::Mapping*, MmapAllocator<const ProcessMappings::Mapping*>>
@@ -142,7 +130,7 @@ void RootRanges::Compute(const ProcessMappings& mappings,
     bool anonymous = m.kind == ProcessMappings::Kind::kAnonymous;
     uint64_t cached_tcb = 0;
     ranges_.push_back(
-        {LiveStart(m, static_tls_size, live_tcbs, &cached_tcb, pages), m.end, false, anonymous});
+        {LiveStart(m, static_tls_size, live_tcbs, &cached_tcb), m.end, false, anonymous});
     if (cached_tcb != 0) cached_tcbs_.push_back(cached_tcb);
   }
 }

@@ -52,12 +52,9 @@ class RootRanges {
   // glibc's static TLS size, thread control block included (_dl_get_tls_static_info, GLIBC_PRIVATE,
   // as LeakSanitizer uses it): Compute's `static_tls_size`. 0 if unknown.
   static uint64_t StaticTlsSize();
-  // `pages` (optional): a page it says is absent is never read looking for a control block
-  // (reading it would fault in a zero page for nothing: a small program's check met ~40 such).
   void Compute(const roots::ProcessMappings& mappings, std::span<const roots::ThreadInfo> threads,
                const BlockIndex& blocks, uint64_t caller_stack_pointer,
-               std::span<const uint64_t> own_memory, uint64_t static_tls_size,
-               PresentPages* pages = nullptr);
+               std::span<const uint64_t> own_memory, uint64_t static_tls_size);
   // Removes [begin, end) of each of `own` from the ranges (cutting a range in two where needed):
   // heapgraph's own memory that shares no mapping boundary with the program's, e.g. the
   // recorder's scratch or a buffer the scan prepared, which may lie in a mapping the kernel
@@ -117,8 +114,7 @@ class RootRanges {
   // ld.so's, which the kernel may have merged with the program's anonymous memory below it).
   // `cached_tcb` receives the control block of the exited thread whose top part is kept, or 0.
   static uint64_t LiveStart(const roots::ProcessMappings::Mapping& m, uint64_t static_tls_size,
-                            std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb,
-                            PresentPages* pages);
+                            std::span<const uint64_t> live_tcbs, uint64_t* cached_tcb);
   // The thread pointer's side of it: [tp - static_tls_size, tp) on x86-64, [tp, tp + size) on
   // aarch64.
   static bool InStaticTls(uint64_t begin, uint64_t end, uint64_t thread_pointer,

@@ -346,7 +346,7 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
   const uint64_t own[] = {reinterpret_cast<uint64_t>(c_.capture->threads().data()),
                           c_.scan_stack_pointer};
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
-                c_.static_tls_size, &pages);
+                c_.static_tls_size);
   roots.Exclude(OwnBuffers(c_));
   roots.Exclude(OwnDataRanges(c_.view).span());
   roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only

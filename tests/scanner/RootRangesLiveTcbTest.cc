@@ -59,35 +59,5 @@ TEST(RootRangesLiveTcb, MemoryMergedBelowTheMainThreadsControlBlockIsARoot) {
   EXPECT_TRUE(covered);
 }
 
-// Looking for an exited thread's control block at the top of each mapping reads no page the
-// kernel says is absent: reading one would map a zero page (a fault, and memory) for nothing.
-TEST(RootRangesLiveTcb, TheTopOfAMappingNeverWrittenIsNotRead) {
-  const size_t page = static_cast<size_t>(getpagesize());
-  const size_t size = 64 * page;
-  auto* p = static_cast<unsigned char*>(
-      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(p, MAP_FAILED);
-  p[0] = 1;  // the first page exists, the top ones never do
-  roots::ProcessMappings mappings;
-  ASSERT_TRUE(mappings.Read());
-  PresentPages pages(mappings);
-  if (!pages.available()) GTEST_SKIP() << "no /proc/self/pagemap";
-  const auto top = reinterpret_cast<uint64_t>(p) + size - page;
-  EXPECT_TRUE(pages.Absent(top, top + page));
-  EXPECT_FALSE(pages.Absent(reinterpret_cast<uint64_t>(p), reinterpret_cast<uint64_t>(p) + page));
-  roots::ThreadInfo self;
-  self.tid = gettid();
-  self.is_caller = true;
-  self.stack_pointer = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  BlockIndex no_blocks({});
-  RootRanges roots;
-  roots.Compute(mappings, {&self, 1}, no_blocks, self.stack_pointer, {}, 4 * page, &pages);
-  unsigned char resident[64] = {};
-  ASSERT_EQ(mincore(p, size, resident), 0);
-  munmap(p, size);
-  EXPECT_EQ(resident[0] & 1, 1);
-  for (size_t i = 56; i < 64; ++i) EXPECT_EQ(resident[i] & 1, 0) << "page " << i << " was read";
-}
-
 }  // namespace
 }  // namespace heapgraph::scanner
