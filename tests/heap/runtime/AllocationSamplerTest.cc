@@ -45,6 +45,20 @@ TEST(AllocationSamplerTest, SizeIsSampledWithTheInclusionProbability) {
   }
 }
 
+// The probability is 1 - exp(-size / mean) to the last bits, as libm's -expm1 gives it, from
+// sizes far below the mean (where 1 - exp would lose every digit) to sizes far above it.
+TEST(AllocationSamplerTest, InclusionProbabilityIsMinusExpm1ToDoublePrecision) {
+  const uint64_t means[] = {1, 3000, 512 * 1024, uint64_t{1} << 30};
+  for (uint64_t mean : means) {
+    for (uint64_t size = 1; size < (uint64_t{1} << 50); size = size * 3 + 1) {
+      const double x = static_cast<double>(size) / static_cast<double>(mean);
+      const double expected = -std::expm1(-x);
+      EXPECT_NEAR(AllocationSampler::InclusionProbability(size, mean), expected, 4e-16 * expected)
+          << "size " << size << " mean " << mean;
+    }
+  }
+}
+
 TEST(AllocationSamplerTest, ZeroBytesAreNeverSampledAndHugeBlocksAlways) {
   AllocationSampler sampler{};
   sampler.Seed(1);
