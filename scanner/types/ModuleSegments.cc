@@ -59,6 +59,19 @@ int AddModule(dl_phdr_info* info, size_t, void* argument) {
 void ModuleSegments::Collect() {
   segments_.clear();
   modules_.clear();
+  // Room for every module and segment first: each growth of a vector costs an mmap, a fault
+  // and an munmap here (MmapAllocator), about 10 growths for a small program's map.
+  size_t counts[2] = {0, 0};  // modules, program headers (at most 3 segments for a PT_LOAD)
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* argument) {
+        auto* n = static_cast<size_t*>(argument);
+        n[0] += 1;
+        n[1] += 3 * static_cast<size_t>(info->dlpi_phnum);
+        return 0;
+      },
+      counts);
+  modules_.reserve(counts[0] + 8);  // modules loaded meanwhile merely grow the vectors
+  segments_.reserve(counts[1] + 24);
   Collector c{&segments_, &modules_};
   dl_iterate_phdr(AddModule, &c);
   Sort();
