@@ -19,13 +19,22 @@ bool ThreadStop::Prepare() {
 void ThreadStop::Started(pthread_t thread) {
   thread_ = thread;
   started_by_ = getpid();
+  requested_ = false;
+}
+
+bool ThreadStop::Request() {
+  if (started_by_ == 0 || started_by_ != getpid() || !stop_.StillOurs()) return false;
+  if (requested_) return true;
+  const uint64_t one = 1;
+  if (write(stop_.fd(), &one, sizeof(one)) != static_cast<ssize_t>(sizeof(one))) return false;
+  requested_ = true;
+  return true;
 }
 
 bool ThreadStop::Stop(uint32_t wait_ms) {
-  if (started_by_ == 0 || started_by_ != getpid() || !stop_.StillOurs()) return false;
+  if (!Request()) return false;
   started_by_ = 0;
-  const uint64_t one = 1;
-  if (write(stop_.fd(), &one, sizeof(one)) != static_cast<ssize_t>(sizeof(one))) return false;
+  requested_ = false;
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += wait_ms / 1000;

@@ -24,9 +24,13 @@ class ThreadStop {
   int fd() const { return fd_; }
   // After the thread started: `thread` (joinable) is the one Stop() ends.
   void Started(pthread_t thread);
-  // Ends the thread this process started: true once it has ended within `wait_ms`; false when
-  // there is none (never started, already stopped, started by a parent before a fork) or it did
-  // not end in time (it ends later, detached from nobody).
+  // Asks the thread this process started to end (writes fd()) and returns at once: the caller
+  // does other work while it ends, then Stop() joins it. False when there is none (never started,
+  // already stopped, started by a parent before a fork).
+  bool Request();
+  // Ends the thread this process started (Request() if not done yet): true once it has ended
+  // within `wait_ms`; false when there is none or it did not end in time (it ends later,
+  // detached from nobody).
   bool Stop(uint32_t wait_ms);
 
  private:
@@ -34,6 +38,7 @@ class ThreadStop {
   int fd_ = -1;
   pthread_t thread_{};
   pid_t started_by_ = 0;
+  bool requested_ = false;  // Request() wrote fd() for the thread started_by_ started
 };
 
 }  // namespace heapgraph

@@ -74,6 +74,10 @@ void PressureWatcher::Install(const Config& config, const Recording& recording, 
   g_watcher = self;
 }
 
+void PressureWatcher::RequestStop() {
+  if (g_watcher != nullptr) (void)g_watcher->stop_.Request();
+}
+
 bool PressureWatcher::Stop() {
   return g_watcher != nullptr && g_watcher->stop_.Stop(kStopWaitMs);
 }

@@ -43,6 +43,8 @@ class PressureWatcher {
   // running: it then ends later); true once it has ended. No reading follows.
   static constexpr uint32_t kStopWaitMs = 10;
   static bool Stop();
+  // The first half of Stop(): asks the thread to end and returns at once (ThreadStop::Request).
+  static void RequestStop();
 
  private:
   PressureWatcher(const Config& config, const Recording& recording);

@@ -30,8 +30,8 @@ namespace heapgraph {
 namespace {
 
 const Config* g_config = nullptr;
-void (*g_before_exit_check)() = nullptr;  // Install's before_exit_check
-char g_start_dir[600] = "";               // the recording directory at start
+void (*g_stop_tool_threads)(bool) = nullptr;  // Install's stop_tool_threads
+char g_start_dir[600] = "";                   // the recording directory at start
 
 // The recording directory now: a forked child writes its own once it lives (ForkSnapshot), and
 // its reports and verdict belong there, not in its parent's.
@@ -137,11 +137,12 @@ void WriteVerdict(int leaked, const heapgraph_leak_summary& summary) {
 // exitcode=0: leaks leave the program's own status (heapgraph run decides from the report).
 void AtExit() {
   if (g_checked_once.load() || LsanHooks::TurnedOff() || !ChosenForTheAtExitCheck()) return;
-  if (g_before_exit_check != nullptr) g_before_exit_check();
+  if (g_stop_tool_threads != nullptr) g_stop_tool_threads(false);
+  const uint64_t exit_caller = ExitCaller::StackPointer();
+  if (g_stop_tool_threads != nullptr) g_stop_tool_threads(true);
   heapgraph_leak_summary summary = {};
-  int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html,
-                   ExitCaller::StackPointer(), &summary, /*repeated=*/false,
-                   /*quiet_when_clean=*/true);
+  int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html, exit_caller,
+                   &summary, /*repeated=*/false, /*quiet_when_clean=*/true);
   WriteVerdict(leaked, summary);
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output
@@ -191,9 +192,9 @@ void* WatchSignals(void*) {
 }  // namespace
 
 void LeakCheckTrigger::Install(const Config& config, const char* recording_dir,
-                               void (*before_exit_check)()) {
+                               void (*stop_tool_threads)(bool wait)) {
   g_config = &config;
-  g_before_exit_check = before_exit_check;
+  g_stop_tool_threads = stop_tool_threads;
   snprintf(g_start_dir, sizeof(g_start_dir), "%s", recording_dir);
   if (config.leak_check_at_exit && config.detect_leaks) atexit(&AtExit);
   if (config.scan_signal == 0) return;

@@ -22,11 +22,12 @@ namespace LeakCheckTrigger {
 // at-exit check ends the process with `exitcode` when it finds leaks, and with `error_exitcode`
 // (one line on stderr says why) when it could not run: sampled recording, plugin not loadable, scan
 // failed. Reports and the at-exit verdict go to the recording directory of the moment (a forked
-// child's own once it has one), `recording_dir` when there is none. `before_exit_check` (may be
-// null) runs right before the at-exit check, once the check is known to run: the recorder ends
-// its tool threads there.
+// child's own once it has one), `recording_dir` when there is none. `stop_tool_threads` (may be
+// null) runs twice once the at-exit check is known to run: with false first (the recorder asks
+// its tool threads to end; they do while the check finds where exit() was called), with true
+// right before the check (it joins them).
 void Install(const Config& config, const char* recording_dir,
-             void (*before_exit_check)() = nullptr);
+             void (*stop_tool_threads)(bool wait) = nullptr);
 
 // The signal's thread waits for a signal that most programs never get: it is started only once
 // one came (the session thread watches SignalFd() and calls StartSignalWatcher, which reads the

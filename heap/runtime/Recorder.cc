@@ -859,7 +859,13 @@ bool AtExitCheckStopsToolThreads() {
   return g.config.leak_check_at_exit && g.config.detect_leaks;
 }
 
-void StopToolThreads() {
+// `wait` false: only asks them to end (they end while the check gets ready); true: joins them.
+void StopToolThreads(bool wait) {
+  if (!wait) {
+    SessionMonitor::RequestStop();
+    PressureWatcher::RequestStop();
+    return;
+  }
   (void)SessionMonitor::Stop();
   (void)PressureWatcher::Stop();
 }

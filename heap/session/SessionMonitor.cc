@@ -89,6 +89,10 @@ bool SessionMonitor::Start(const Settings& settings) {
   return ToolThread::Start(&Main, stop, 256 * 1024, stop) == 0;
 }
 
+void SessionMonitor::RequestStop() {
+  (void)g_stop.Request();
+}
+
 bool SessionMonitor::Stop() {
   return g_stop.Stop(kStopWaitMs);
 }

@@ -44,6 +44,8 @@ bool Start(const Settings& settings);
 // True once it has ended; false when there is none or it did not end in time (it ends later).
 inline constexpr uint32_t kStopWaitMs = 10;
 bool Stop();
+// The first half of Stop(): asks the thread to end and returns at once (ThreadStop::Request).
+void RequestStop();
 
 }  // namespace SessionMonitor
 

@@ -46,6 +46,20 @@ TEST(ThreadStopTest, StopEndsAndJoinsTheThread) {
   EXPECT_FALSE(stop.Stop(10));     // once
 }
 
+// Request() only asks: the thread ends while the caller goes on; Stop() then joins it.
+TEST(ThreadStopTest, RequestEndsTheThreadWithoutWaitingAndStopJoinsIt) {
+  ThreadStop stop;
+  EXPECT_FALSE(stop.Request());  // nothing started
+  ASSERT_EQ(ToolThread::Start(&WaitForStop, &stop, 0, &stop), 0);
+  ASSERT_TRUE(Eventually(1));
+  EXPECT_TRUE(stop.Request());
+  EXPECT_TRUE(stop.Request());  // asking twice writes once
+  EXPECT_TRUE(Eventually(0));   // it ended without a join
+  EXPECT_TRUE(stop.Stop(1000));
+  EXPECT_FALSE(stop.Request());  // stopped: nothing left to ask
+  EXPECT_FALSE(stop.Stop(10));
+}
+
 TEST(ThreadStopTest, AnEarlierStopDoesNotEndTheNextThread) {
   ThreadStop stop;
   ASSERT_EQ(ToolThread::Start(&WaitForStop, &stop, 0, &stop), 0);
