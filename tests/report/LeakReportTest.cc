@@ -873,6 +873,17 @@ TEST_F(LeakReportTest, JsonTextIsTheTreeDumpedByteForByte) {
   LeakReport none = report;
   none.leaks.clear();
   EXPECT_EQ(LeakReportJsonText(none), LeakReportToJson(none).dump(2));
+  // The categories are streamed too: with and without leaks, strings escaped like the tree's.
+  report.categories = {{"Malloc 2.00KiB", 1, 2048, 0, 0},
+                       {"Type<\"quoted\"> \xff", 3, 4, 5, 6},
+                       {"std::function<void ()>", 18446744073709551615ull, 0, 1, 1}};
+  none.categories = report.categories;
+  const auto dumped = [](const LeakReport& r) {
+    return LeakReportToJson(r).dump(2, ' ', false, json::error_handler_t::replace);
+  };
+  EXPECT_EQ(LeakReportJsonText(report), dumped(report));
+  EXPECT_EQ(LeakReportJsonText(none), dumped(none));
+  EXPECT_EQ(json::parse(LeakReportJsonText(report))["categories"].size(), 3u);
 }
 
 TEST_F(LeakReportTest, JsonTextEscapesStringsLikeTheTree) {
