@@ -59,8 +59,8 @@ int AddModule(dl_phdr_info* info, size_t, void* argument) {
 void ModuleSegments::Collect() {
   segments_.clear();
   modules_.clear();
-  // Room for every module and segment first: each growth of a vector costs an mmap, a fault
-  // and an munmap here (MmapAllocator), about 10 growths for a small program's map.
+  // Room for every module and segment first: each growth of the segments' vector cost an mmap, a
+  // fault and an munmap (MmapAllocator), about 10 growths for a small program's map.
   size_t counts[2] = {0, 0};  // modules, program headers (at most 3 segments for a PT_LOAD)
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* argument) {
