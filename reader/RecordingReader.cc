@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -271,9 +271,12 @@ ShardStats ReadHashShardHeader(const InputFile& file, TreeKind kind, const TreeH
     Fail(file.name(), where + "capacity " + Num(header.capacity) + " > shard_capacity " +
                           Num(h.shard_capacity) + ")");
   }
-  if (header.live_count > header.capacity) {
-    Fail(file.name(), where + "live_count " + Num(header.live_count) + " > capacity " +
-                          Num(header.capacity) + ")");
+  // The owner counts its inserts and its own frees, other threads their frees (SlabShard.h).
+  const uint64_t live_count = header.live_count - header.freed_elsewhere_count;
+  const uint64_t live_bytes = header.live_bytes - header.freed_elsewhere_bytes;
+  if (live_count > header.capacity) {
+    Fail(file.name(),
+         where + "live_count " + Num(live_count) + " > capacity " + Num(header.capacity) + ")");
   }
   if (header.writing > header.capacity && header.writing != format::kRehashing) {
     Fail(file.name(),
@@ -284,8 +287,8 @@ ShardStats ReadHashShardHeader(const InputFile& file, TreeKind kind, const TreeH
                     shard,
                     static_cast<uint32_t>(header.capacity),
                     h.shard_capacity,
-                    header.live_count,
-                    header.live_bytes,
+                    live_count,
+                    live_bytes,
                     header.dropped};
 }
 

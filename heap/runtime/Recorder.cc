@@ -15,6 +15,7 @@
 #include "heap/lag/LagWatchdog.h"
 #include "heap/lag/MonitoredThreads.h"
 #include "heap/platform/LoadedObject.h"
+#include "heap/platform/ProcessBarrier.h"
 #include "heap/platform/ScratchRegisters.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/platform/WarningLine.h"
@@ -98,6 +99,10 @@ constinit State g;
 constinit UnwinderMappings g_unwinder;
 // heapgraph_checkpoint()'s names.
 constinit Checkpoints g_checkpoints;
+// Its destructor gives a thread's own tree shard back when the thread exits; valid when
+// g_shard_key_made.
+pthread_key_t g_shard_key;
+bool g_shard_key_made = false;
 
 // Everything the recorder keeps per thread, in one static-TLS object so that a leak scan can
 // leave it out of every thread's roots (HeapgraphRecorderView::thread_state: it holds stack
@@ -116,6 +121,8 @@ struct ThreadState {
   uint64_t seq_end;
   // 1 + the live-allocation tree shard this thread inserts into (0: not chosen yet).
   uint32_t shard_plus_one;
+  // This thread owns that shard (LiveAllocationTree::Claim) until it exits.
+  bool owns_shard;
   // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
   AllocationSampler sampler;
   // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
@@ -191,6 +198,9 @@ uint32_t EffectiveMode(uint32_t mode) {
   return mode == kForkDeferred ? g.mode_before_fork : mode;
 }
 
+uint32_t OwnShard();
+void ReleaseOwnShard(void*);
+
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
 // or module update), copy the trees and the module map into memory files for the child
 // (ForkSnapshot). The copy is exactly the child's heap at the fork. A child that has no directory
@@ -230,6 +240,13 @@ void ForkChild() {
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
   // The parent's other threads, some maybe inside a timed lock wait, do not exist here.
   LockWait::Window().waiting.store(0, std::memory_order_relaxed);
+  // And owned tree shards; only this thread's keeps its owner. A child whose barrier cannot be
+  // registered has no owner at all.
+  if (g_shard_key_made && !ProcessBarrier::Register()) {
+    g_shard_key_made = false;
+    t_state.owns_shard = false;
+  }
+  g.heap.DisownAllBut(OwnShard());
   if (!g.fork_locked) return;
   g.fork_locked = false;
   uint32_t mode = EffectiveMode(g.mode.load(std::memory_order_acquire));
@@ -304,6 +321,10 @@ void Initialize() {
     return;
   }
   g.depth.store(g.config.depth, std::memory_order_relaxed);
+  // Threads own tree shards only with the barrier that lets a check or a fork freeze them, and
+  // a key whose destructor gives them back.
+  g_shard_key_made =
+      ProcessBarrier::Register() && pthread_key_create(&g_shard_key, &ReleaseOwnShard) == 0;
   StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
@@ -400,14 +421,34 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
 }
 
 // The shard of the live-allocation tree this thread inserts into: threads take shards in turn,
-// so that each inserts under a lock and into lines that other threads rarely touch.
+// and each owns its own when it can (no lock on its inserts and on its frees of its own blocks;
+// SlabShard), else inserts under a lock into lines that other threads rarely touch.
 uint32_t ThreadShard() {
   if (t_state.shard_plus_one == 0) {
     static constinit std::atomic<uint32_t> next{0};
-    t_state.shard_plus_one =
-        next.fetch_add(1, std::memory_order_relaxed) % g.heap.shard_count() + 1;
+    uint32_t shard = next.fetch_add(1, std::memory_order_relaxed) % g.heap.shard_count();
+    const uint32_t owned = g_shard_key_made ? g.heap.Claim(shard) : LiveAllocationTree::kNoShard;
+    if (owned != LiveAllocationTree::kNoShard) {
+      shard = owned;
+      t_state.owns_shard = true;
+      pthread_setspecific(g_shard_key, &t_state);  // any non-null value: the destructor runs
+    }
+    t_state.shard_plus_one = shard + 1;
   }
   return t_state.shard_plus_one - 1;
+}
+
+// The shard this thread owns, or kNoShard.
+uint32_t OwnShard() {
+  return t_state.owns_shard ? t_state.shard_plus_one - 1 : LiveAllocationTree::kNoShard;
+}
+
+// pthread key destructor at the thread's exit. The thread keeps inserting into the shard (under
+// its lock) if it allocates after this.
+void ReleaseOwnShard(void*) {
+  if (!t_state.owns_shard) return;
+  t_state.owns_shard = false;
+  g.heap.Release(t_state.shard_plus_one - 1);
 }
 
 // The slot a recorded heap block's tag names; false for a block that carries no tag.
@@ -422,9 +463,11 @@ bool TaggedSlot(void* address, LiveAllocationTree::Slot* slot) {
 // address.
 void InsertHeapBlock(void* address, const BlockRecord& block) {
   LiveAllocationTree::Slot slot;
-  if (TaggedSlot(address, &slot)) g.heap.Remove(slot, block.address, nullptr);
-  if (!g.heap.Insert(block, ThreadShard(), &slot)) return;
-  t_state.shard_plus_one = slot.shard + 1;  // a full shard sends the thread on to the next
+  if (TaggedSlot(address, &slot)) g.heap.Remove(slot, block.address, nullptr, OwnShard());
+  const uint32_t shard = ThreadShard();
+  if (!g.heap.Insert(block, shard, &slot, t_state.owns_shard)) return;
+  // A full shard sends a thread without a shard of its own on to the next.
+  if (!t_state.owns_shard) t_state.shard_plus_one = slot.shard + 1;
   block_tag::Write(address, slot.shard, slot.index);
 }
 
@@ -596,7 +639,9 @@ HEAPGRAPH_CLEARS_SCRATCH void RecordAlloc(void* address, size_t size, AllocFunct
 static bool RemoveHeapBlock(void* address, BlockRecord* removed) {
   LiveAllocationTree::Slot slot;
   block_tag::Read(address, &slot.shard, &slot.index);
-  if (!g.heap.Remove(slot, reinterpret_cast<uintptr_t>(address), removed)) return false;
+  if (!g.heap.Remove(slot, reinterpret_cast<uintptr_t>(address), removed, OwnShard())) {
+    return false;
+  }
   block_tag::Clear(address);
   return true;
 }

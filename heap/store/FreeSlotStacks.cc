@@ -7,7 +7,7 @@
 namespace heapgraph {
 
 bool FreeSlotStacks::Map(uint64_t shards, uint64_t slots_per_shard) {
-  const uint64_t bytes = shards * slots_per_shard * sizeof(uint32_t);
+  const uint64_t bytes = 2 * shards * slots_per_shard * sizeof(uint32_t);
   long r = syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == -1 || (r < 0 && r > -4096)) return false;

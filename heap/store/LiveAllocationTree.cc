@@ -1,5 +1,7 @@
 #include "heap/store/LiveAllocationTree.h"
 
+#include "heap/platform/ProcessBarrier.h"
+
 namespace heapgraph {
 
 template class ShardedTree<SlabShard, HashTreeLayout>;
@@ -14,7 +16,10 @@ bool LiveAllocationTree::Create(int dir_fd, const char* name, uint32_t shards,
     free_slots_.Unmap();  // no tree, no stacks (munmap leaves errno as the failed call set it)
     return false;
   }
-  for (uint32_t i = 0; i < shards; ++i) shard(i).UseFreeStack(free_slots_.stack(i));
+  for (uint32_t i = 0; i < shards; ++i) {
+    shard(i).UseFreeStack(free_slots_.stack(i), free_slots_.links(i));
+  }
+  owned_count_.store(0, std::memory_order_relaxed);
   return true;
 }
 
@@ -24,37 +29,68 @@ void LiveAllocationTree::MarkSampled(uint32_t mean) {
   header->file.version = mean == 0 ? format::kHashTreeVersion : format::kSampledTreeVersion;
 }
 
-bool LiveAllocationTree::Insert(const BlockRecord& block, uint32_t first, Slot* slot) {
+uint32_t LiveAllocationTree::Claim(uint32_t first) {
+  const uint32_t shards = shard_count();
+  if (shards < 2 || !ProcessBarrier::Available()) return kNoShard;
+  if (owned_count_.fetch_add(1, std::memory_order_relaxed) >= shards / 2) {
+    owned_count_.fetch_sub(1, std::memory_order_relaxed);
+    return kNoShard;
+  }
+  for (uint32_t n = 0; n < shards; ++n) {
+    const uint32_t i = (first + n) & (shards - 1);
+    if (shard(i).Claim()) return i;
+  }
+  owned_count_.fetch_sub(1, std::memory_order_relaxed);
+  return kNoShard;
+}
+
+void LiveAllocationTree::Release(uint32_t i) {
+  if (i >= shard_count()) return;
+  shard(i).Release();
+  owned_count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void LiveAllocationTree::DisownAllBut(uint32_t kept) {
+  uint32_t owned = 0;
+  for (uint32_t i = 0; i < shard_count(); ++i) {
+    if (i != kept) shard(i).Disown();
+    if (shard(i).owned()) ++owned;
+  }
+  owned_count_.store(owned, std::memory_order_relaxed);
+}
+
+bool LiveAllocationTree::Insert(const BlockRecord& block, uint32_t first, Slot* slot, bool owned) {
   const uint32_t shards = shard_count();
   if (shards == 0) return false;  // not created
   first &= shards - 1;
-  for (uint32_t n = 0; n < shards; ++n) {
+  if (owned) {
+    const uint32_t index = shard(first).InsertOwned(block);
+    if (index != SlabShard::kNoSlot) {
+      *slot = Slot{first, index};
+      return true;
+    }
+    if (block.address == 0) return false;
+  }
+  for (uint32_t n = owned ? 1 : 0; n < shards; ++n) {
     const uint32_t i = (first + n) & (shards - 1);
-    SlabShard& s = shard(i);
-    s.Lock();
-    const uint32_t index = s.Insert(block);
-    s.Unlock();
+    const uint32_t index = shard(i).InsertBesideOwner(block);
     if (index != SlabShard::kNoSlot) {
       *slot = Slot{i, index};
       return true;
     }
     if (block.address == 0) break;
   }
-  SlabShard& s = shard(first);  // no shard had room: the first one counts the drop
-  s.Lock();
-  s.CountDropped();
-  s.Unlock();
+  shard(first).CountDropped();  // no shard had room: the first one counts the drop
   return false;
 }
 
-bool LiveAllocationTree::Remove(Slot slot, uint64_t address, BlockRecord* removed) {
+bool LiveAllocationTree::Remove(Slot slot, uint64_t address, BlockRecord* removed,
+                                uint32_t own_shard) {
   if (slot.shard >= shard_count()) return false;
   SlabShard& s = shard(slot.shard);
   s.Prefetch(slot.index);  // the slot's line arrives while the lock is taken
-  s.Lock();
-  const bool found = s.Remove(slot.index, address, removed);
-  s.Unlock();
-  return found;
+  if (slot.shard == own_shard) return s.RemoveOwned(slot.index, address, removed);
+  return s.RemoveBesideOwner(slot.index, address, removed);
 }
 
 bool LiveAllocationTree::MarkIgnored(Slot slot, uint64_t address) {

@@ -8,6 +8,7 @@
 // by address and needing Floor(), is VmRegionTree.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "heap/store/FreeSlotStacks.h"
@@ -42,11 +43,25 @@ class LiveAllocationTree : public ShardedTree<SlabShard, HashTreeLayout> {
   // between sample points). Right after Create, before the first Insert.
   void MarkSampled(uint32_t mean);
 
-  // Puts the block in shard `shard` (taken modulo the shard count), or in the next shard with
-  // room when that one is full; false (counted as dropped by shard `shard`) if none has room.
-  bool Insert(const BlockRecord& block, uint32_t shard, Slot* slot);
-  // Removes the block in `slot` if it starts at `address`; false otherwise.
-  bool Remove(Slot slot, uint64_t address, BlockRecord* removed);
+  static constexpr uint32_t kNoShard = UINT32_MAX;
+
+  // Makes the calling thread the owner of shard `shard`, or of the next one without an owner
+  // (SlabShard::Claim), and returns it; kNoShard where owners cannot be (ProcessBarrier
+  // unavailable) or when half the shards have one already (the rest stay for threads without).
+  uint32_t Claim(uint32_t shard);
+  // The owner gives its shard up (thread exit).
+  void Release(uint32_t shard);
+  // A forked child: only `kept` (the forking thread's shard, or kNoShard) still has an owner.
+  // With every lock held (the fork's LockAll).
+  void DisownAllBut(uint32_t kept);
+
+  // Puts the block in shard `shard` (taken modulo the shard count; `owned`: the caller owns it),
+  // or in the next shard with room and no owner when that one is full; false (counted as dropped
+  // by shard `shard`) if none has room.
+  bool Insert(const BlockRecord& block, uint32_t shard, Slot* slot, bool owned = false);
+  // Removes the block in `slot` if it starts at `address`; false otherwise. `own_shard`: the
+  // shard the caller owns (kNoShard: none).
+  bool Remove(Slot slot, uint64_t address, BlockRecord* removed, uint32_t own_shard = kNoShard);
   // Sets the ignored flag (BlockRecord::ignored) of the block in `slot` if it starts at `address`.
   bool MarkIgnored(Slot slot, uint64_t address);
   // True when `slot` holds the block starting at `address` (no lock: a racy read of one word).
@@ -64,6 +79,7 @@ class LiveAllocationTree : public ShardedTree<SlabShard, HashTreeLayout> {
 
  private:
   FreeSlotStacks free_slots_;
+  std::atomic<uint32_t> owned_count_{0};
 };
 
 }  // namespace heapgraph

@@ -150,7 +150,9 @@ inline constexpr uint32_t kRehashing = UINT32_MAX;
 
 // Invariant (writer): while a slot changes, `writing` holds 1 + its index (kRehashing during an
 // old writer's rehash); otherwise 0 and every nonempty slot in [0, capacity) is one distinct live
-// block.
+// block. The one exception: a slot freed by a thread other than the shard's owner is cleared
+// without the marker, its address first, so a writer killed there leaves a slot whose address
+// is zero and whose other words are not (readers report it torn).
 struct alignas(64) HashShardHeader {
   std::atomic<uint32_t> lock;  // meaningless on disk
   uint32_t writing;
@@ -159,7 +161,11 @@ struct alignas(64) HashShardHeader {
   uint64_t live_bytes;
   uint64_t dropped;       // inserts refused: shard at its maximum capacity, or disk full
   uint64_t backed_bytes;  // bytes of this shard's region reserved on disk (fallocate)
-  uint64_t reserved0[2];
+  // Blocks of this shard freed by threads other than its owner (SlabShard.h), and their bytes:
+  // the shard holds live_count - freed_elsewhere_count blocks (each counter written by one side;
+  // zero in files of writers before session 25).
+  uint64_t freed_elsewhere_count;
+  uint64_t freed_elsewhere_bytes;
 };
 static_assert(sizeof(HashShardHeader) == 64);
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "heap/platform/ProcessBarrier.h"
 #include "heap/store/BlockRecord.h"
 #include "heap/store/MappedFile.h"
 #include "heap/store/PersistedFormat.h"
@@ -196,9 +197,18 @@ bool ShardedTree<Shard, Layout>::Format(int dir_fd, const char* name, uint32_t s
   return true;
 }
 
+// Shards with owner threads (SlabShard) are frozen with one process-wide barrier for all.
 template <typename Shard, typename Layout>
 void ShardedTree<Shard, Layout>::LockAll() {
-  for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].Lock();
+  if constexpr (requires(Shard & s) { s.BeginLock(); }) {
+    bool owned = false;
+    for (uint32_t i = 0; i < shard_count_; ++i) owned |= shards_[i].BeginLock();
+    if (!owned) return;
+    ProcessBarrier::Issue();
+    for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].AwaitOwner();
+  } else {
+    for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].Lock();
+  }
 }
 
 template <typename Shard, typename Layout>

@@ -1,7 +1,11 @@
 #include "heap/store/SlabShard.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 
+#include "heap/platform/ProcessBarrier.h"
 #include "heap/store/ShardLock.h"
 
 namespace heapgraph {
@@ -16,6 +20,8 @@ void SlabShard::Attach(format::HashShardHeader* header, HashSlot* slots, uint64_
   file_ = file;
   file_offset_ = file_offset;
   free_count_ = 0;
+  owned_ = false;
+  remote_head_.store(0, std::memory_order_relaxed);
 }
 
 void SlabShard::Reset() {
@@ -28,11 +34,128 @@ void SlabShard::Reset() {
 }
 
 void SlabShard::Lock() {
-  LockShard(header_->lock);
+  if (BeginLock()) {
+    ProcessBarrier::Issue();
+    AwaitOwner();
+  }
 }
 
 void SlabShard::Unlock() {
+  frozen_.store(0, std::memory_order_relaxed);
   UnlockShard(header_->lock);
+}
+
+bool SlabShard::BeginLock() {
+  LockShard(header_->lock);
+  if (!owned_) return false;
+  frozen_.store(1, std::memory_order_relaxed);
+  return true;
+}
+
+// The owner is inside one short operation (or was preempted there): spin, then yield.
+void SlabShard::AwaitOwner() const {
+  for (unsigned spins = 0; busy_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < shard_lock::kSpins) {
+      CpuRelax();
+    } else {
+      syscall(SYS_sched_yield);
+    }
+  }
+}
+
+bool SlabShard::Claim() {
+  LockShard(header_->lock);
+  const bool claimed = !owned_;
+  owned_ = true;
+  UnlockShard(header_->lock);
+  return claimed;
+}
+
+void SlabShard::Release() {
+  LockShard(header_->lock);
+  owned_ = false;
+  TakeFreedElsewhere();  // from now on every thread uses the stack, under the lock word
+  UnlockShard(header_->lock);
+}
+
+// Dekker's half with a compiler barrier only: a freezer stores frozen_ and issues a process-wide
+// barrier before it reads busy_, so either it sees this store or this load sees its store.
+bool SlabShard::EnterAsOwner() {
+  busy_.store(1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (frozen_.load(std::memory_order_relaxed) == 0) return true;
+  LeaveAsOwner();
+  return false;
+}
+
+uint32_t SlabShard::InsertOwned(const BlockRecord& block) {
+  if (EnterAsOwner()) {
+    const uint32_t index = Insert(block);
+    LeaveAsOwner();
+    return index;
+  }
+  LockShard(header_->lock);  // frozen: after the freezer
+  const uint32_t index = Insert(block);
+  UnlockShard(header_->lock);
+  return index;
+}
+
+bool SlabShard::RemoveOwned(uint32_t index, uint64_t address, BlockRecord* removed) {
+  if (EnterAsOwner()) {
+    const bool found = Remove(index, address, removed);
+    LeaveAsOwner();
+    return found;
+  }
+  LockShard(header_->lock);
+  const bool found = Remove(index, address, removed);
+  UnlockShard(header_->lock);
+  return found;
+}
+
+uint32_t SlabShard::InsertBesideOwner(const BlockRecord& block) {
+  LockShard(header_->lock);
+  const uint32_t index = owned_ ? kNoSlot : Insert(block);
+  UnlockShard(header_->lock);
+  return index;
+}
+
+bool SlabShard::RemoveBesideOwner(uint32_t index, uint64_t address, BlockRecord* removed) {
+  LockShard(header_->lock);
+  const bool found =
+      owned_ ? RemoveElsewhere(index, address, removed) : Remove(index, address, removed);
+  UnlockShard(header_->lock);
+  return found;
+}
+
+// The owner never writes a live slot, nor the freed_elsewhere_* counters; other removers are
+// excluded by the lock word. The address goes first: from then on the slot reads as free.
+bool SlabShard::RemoveElsewhere(uint32_t index, uint64_t address, BlockRecord* removed) {
+  if (!Holds(index, address)) return false;
+  HashSlot& slot = slots_[index];
+  if (removed != nullptr) *removed = ToRecord(slot);
+  const uint64_t size = slot.size();
+  slot.address = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  slot.size_function = 0;
+  slot.stack = 0;
+  slot.seq = 0;
+  ++header_->freed_elsewhere_count;
+  header_->freed_elsewhere_bytes += size;
+  uint32_t head = remote_head_.load(std::memory_order_relaxed);
+  do {
+    links_[index] = head;
+  } while (!remote_head_.compare_exchange_weak(head, index + 1, std::memory_order_release,
+                                               std::memory_order_relaxed));
+  return true;
+}
+
+void SlabShard::TakeFreedElsewhere() {
+  if (remote_head_.load(std::memory_order_relaxed) == 0) return;
+  uint32_t next = remote_head_.exchange(0, std::memory_order_acquire);
+  while (next != 0) {
+    free_[free_count_++] = next - 1;
+    next = links_[next - 1];
+  }
 }
 
 BlockRecord SlabShard::ToRecord(const HashSlot& slot) {
@@ -79,7 +202,7 @@ uint32_t SlabShard::Insert(const BlockRecord& block) {
   uint64_t index;
   if (block.address == 0) {
     index = max_capacity_;
-  } else if (free_count_ != 0) {
+  } else if (free_count_ != 0 || (TakeFreedElsewhere(), free_count_ != 0)) {
     index = free_[--free_count_];
   } else {
     index = header_->capacity;
@@ -106,6 +229,12 @@ bool SlabShard::Remove(uint32_t index, uint64_t address, BlockRecord* removed) {
   SetWriting(0);
   free_[free_count_++] = index;
   return true;
+}
+
+void SlabShard::CountDropped() {
+  LockShard(header_->lock);
+  ++header_->dropped;
+  UnlockShard(header_->lock);
 }
 
 bool SlabShard::MarkIgnored(uint32_t index, uint64_t address) {

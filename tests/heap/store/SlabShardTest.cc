@@ -45,7 +45,7 @@ class SlabShardTest : public testing::Test {
     ASSERT_TRUE(stacks_.Map(1, max_capacity));
     shard_.Attach(header_, reinterpret_cast<HashSlot*>(file_.data() + kSlotsOffset), max_capacity,
                   &file_, kSlotsOffset);
-    shard_.UseFreeStack(stacks_.stack(0));
+    shard_.UseFreeStack(stacks_.stack(0), stacks_.links(0));
     shard_.Reset();
   }
 
