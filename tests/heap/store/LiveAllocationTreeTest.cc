@@ -1,7 +1,8 @@
 // tests/heap: LiveAllocationTree (the slab-shard tree of heap.tree): what only it does, the sampled
 // mark (format version 3), its free-slot stacks, inserts into a named shard (and on to the next
-// when it is full) and removes by slot. What it shares with VmRegionTree is tested in
-// ShardedTreeTest.cc.
+// when it is full) and removes by slot, and shards owned by threads: at most half of them, given
+// back, forgotten by a forked child, passed over by inserts of threads without one. What it shares
+// with VmRegionTree is tested in ShardedTreeTest.cc.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "heap/platform/ProcessBarrier.h"
 #include "heap/store/LiveAllocationTree.h"
 #include "heap/store/PersistedFormat.h"
 #include "tests/TempDir.h"
@@ -132,6 +134,52 @@ TEST(LiveAllocationTreeTest, FindAndRemoveByAddressReadEveryShard) {
     EXPECT_FALSE(tree->Find(0x5555'0000'0000 + i * 4096, &slot)) << i;
   }
   EXPECT_EQ(kBlocks - (kBlocks + 6) / 7, tree->LiveCount());
+}
+
+// Half the shards at most have an owner; an owned shard serves its owner's inserts and frees,
+// other threads insert elsewhere and free beside it; a released shard can be claimed again.
+TEST(LiveAllocationTreeTest, ThreadsOwnAtMostHalfTheShardsAndInsertOnlyIntoTheirOwn) {
+  ASSERT_TRUE(ProcessBarrier::Register()) << "membarrier(2) is refused here";
+  TempDir dir;
+  auto tree = NewTree();
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 10));
+  EXPECT_EQ(1u, tree->Claim(1));
+  EXPECT_EQ(2u, tree->Claim(1)) << "the next one without an owner";
+  EXPECT_EQ(LiveAllocationTree::kNoShard, tree->Claim(3)) << "two of four";
+  LiveAllocationTree::Slot slot;
+  ASSERT_TRUE(tree->Insert(HeapBlock(0x7000, 24), 1, &slot, true));
+  EXPECT_EQ(1u, slot.shard);
+  LiveAllocationTree::Slot other;
+  ASSERT_TRUE(tree->Insert(HeapBlock(0x8000, 24), 1, &other));
+  EXPECT_EQ(3u, other.shard) << "past the owned shards 1 and 2";
+  ASSERT_TRUE(tree->Remove(slot, 0x7000, nullptr, 2)) << "freed beside the owner";
+  EXPECT_EQ(1u, tree->shard(1).header()->freed_elsewhere_count);
+  EXPECT_EQ(1u, tree->LiveCount());
+  ASSERT_TRUE(tree->Insert(HeapBlock(0x7000, 24), 1, &slot, true));
+  EXPECT_EQ(0u, slot.index) << "the owner took the slot back";
+  ASSERT_TRUE(tree->Remove(slot, 0x7000, nullptr, 1)) << "its own free";
+  EXPECT_EQ(1u, tree->shard(1).header()->freed_elsewhere_count);
+  tree->Release(2);
+  EXPECT_EQ(3u, tree->Claim(3)) << "a shard given back leaves room for another owner";
+}
+
+// A forked child keeps the owner of its own thread's shard only.
+TEST(LiveAllocationTreeTest, AForkedChildForgetsEveryOwnerButItsOwn) {
+  ASSERT_TRUE(ProcessBarrier::Register());
+  TempDir dir;
+  auto tree = NewTree();
+  ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 8, 10));
+  ASSERT_EQ(0u, tree->Claim(0));
+  ASSERT_EQ(1u, tree->Claim(1));
+  ASSERT_EQ(2u, tree->Claim(2));
+  tree->DisownAllBut(1);
+  EXPECT_FALSE(tree->shard(0).owned());
+  EXPECT_TRUE(tree->shard(1).owned());
+  EXPECT_FALSE(tree->shard(2).owned());
+  EXPECT_EQ(2u, tree->Claim(2));
+  EXPECT_EQ(3u, tree->Claim(2));
+  EXPECT_EQ(4u, tree->Claim(2)) << "four of eight";
+  EXPECT_EQ(LiveAllocationTree::kNoShard, tree->Claim(5));
 }
 
 }  // namespace
