@@ -45,12 +45,12 @@ TEST(LiveAllocationTreeTest, MarkSampledWritesVersion3AndTheMean) {
   EXPECT_EQ(0u, HeaderOf(*tree).sample_mean);
 }
 
-TEST(LiveAllocationTreeTest, CreateMapsAFreeSlotStackForEveryShard) {
+TEST(LiveAllocationTreeTest, CreateMapsAFreeSlotStackAndItsLinksForEveryShard) {
   TempDir dir;
   auto tree = NewTree();
   ASSERT_TRUE(tree->Create(dir.fd(), "heap.tree", 4, 12));
   EXPECT_NE(0u, tree->free_slots().begin());
-  EXPECT_EQ(4 * (uint64_t{1} << 12) * sizeof(uint32_t),
+  EXPECT_EQ(2 * 4 * (uint64_t{1} << 12) * sizeof(uint32_t),
             tree->free_slots().end() - tree->free_slots().begin());
 }
 
