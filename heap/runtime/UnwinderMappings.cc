@@ -9,8 +9,9 @@ bool UnwinderMappings::Claim(uint32_t i) {
 
 void UnwinderMappings::Widen(uint32_t slot, uint64_t begin, uint64_t end) {
   Group& g = groups_[slot / kGroup];
-  uint64_t low = g.low.load(std::memory_order_relaxed);
-  while (begin < low && !g.low.compare_exchange_weak(low, begin, std::memory_order_release)) {
+  uint64_t not_low = g.not_low.load(std::memory_order_relaxed);
+  while (begin < ~not_low &&
+         !g.not_low.compare_exchange_weak(not_low, ~begin, std::memory_order_release)) {
   }
   uint64_t high = g.high.load(std::memory_order_relaxed);
   while (end > high && !g.high.compare_exchange_weak(high, end, std::memory_order_release)) {
@@ -54,8 +55,7 @@ void UnwinderMappings::Forget(uint64_t begin, uint64_t end) {
   if (used > kCapacity) used = kCapacity;
   for (uint32_t first = 0; first < used; first += kGroup) {
     const Group& g = groups_[first / kGroup];
-    if (g.low.load(std::memory_order_acquire) >= end ||
-        g.high.load(std::memory_order_acquire) <= begin) {
+    if (g.low() >= end || g.high.load(std::memory_order_acquire) <= begin) {
       continue;
     }
     uint32_t last = first + kGroup < used ? first + kGroup : used;

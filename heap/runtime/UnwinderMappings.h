@@ -52,9 +52,12 @@ class UnwinderMappings {
   // Forget skips a group its range does not meet. Slots are claimed in time order and the kernel
   // hands out nearby addresses at nearby times, so most groups are skipped.
   static constexpr uint32_t kGroup = 64;
+  // low is kept complemented, so that an empty group is all zero and the registry, zero
+  // throughout, lies in .bss (a 532 KB object with one nonzero word went to .data, file-backed).
   struct Group {
-    std::atomic<uint64_t> low{UINT64_MAX};
+    std::atomic<uint64_t> not_low{0};  // ~low: 0 is low = UINT64_MAX (nothing published)
     std::atomic<uint64_t> high{0};
+    uint64_t low() const { return ~not_low.load(std::memory_order_acquire); }
   };
 
   bool Claim(uint32_t i);

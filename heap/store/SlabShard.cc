@@ -17,7 +17,7 @@ void SlabShard::Attach(format::HashShardHeader* header, HashSlot* slots, uint64_
                        MappedFile* file, uint64_t file_offset) {
   header_ = header;
   slots_ = slots;
-  max_capacity_ = max_capacity;
+  max_capacity_ = static_cast<uint32_t>(max_capacity);
   file_ = file;
   file_offset_ = file_offset;
   free_count_ = 0;
@@ -195,7 +195,7 @@ void SlabShard::Put(uint64_t index, const BlockRecord& block) {
 bool SlabShard::ReserveFor(uint64_t slots) {
   const uint64_t need = slots * sizeof(HashSlot);
   if (need <= header_->backed_bytes) return true;
-  const uint64_t region = max_capacity_ * sizeof(HashSlot);
+  const uint64_t region = uint64_t{max_capacity_} * sizeof(HashSlot);
   uint64_t target = (need + kReserveStep - 1) / kReserveStep * kReserveStep;
   if (target > region) target = region;
   if (!file_->Reserve(file_offset_ + header_->backed_bytes, target - header_->backed_bytes)) {

@@ -127,20 +127,23 @@ class alignas(64) SlabShard {
   // Reserves disk (whole kReserveStep steps, within the region) for slots [0, slots).
   bool ReserveFor(uint64_t slots);
 
+  // The owner's line.
   format::HashShardHeader* header_ = nullptr;
   format::HashSlot* slots_ = nullptr;
-  uint64_t max_capacity_ = 0;
   MappedFile* file_ = nullptr;
   uint64_t file_offset_ = 0;
   uint32_t* free_ = nullptr;
   uint32_t* links_ = nullptr;
+  uint32_t max_capacity_ = 0;        // at most 2^31 (ShardedTree::kMaxCapacityLog2)
   uint32_t free_count_ = 0;          // free_[0, free_count_) are the free slots below the extent
   std::atomic<uint32_t> busy_{0};    // the owner is inside an operation
   std::atomic<uint32_t> frozen_{0};  // a Lock() holder excludes the owner (set under the word)
-  bool owned_ = false;               // changed under the lock word
-  // 1 + the first slot freed beside the owner (links_ chains the rest), 0: none.
+  // The other threads' line. 1 + the first slot freed beside the owner (links_ chains the rest),
+  // 0: none.
   alignas(64) std::atomic<uint32_t> remote_head_{0};
+  bool owned_ = false;  // changed under the lock word
 };
+static_assert(sizeof(SlabShard) == 128);
 
 template <typename Visit>
 void SlabShard::ForEach(Visit&& visit) const {
