@@ -444,9 +444,11 @@ uint32_t OwnShard() {
 }
 
 // pthread key destructor at the thread's exit. The thread keeps inserting into the shard (under
-// its lock) if it allocates after this.
+// its lock) if it allocates after this. Guarded like a hook: a signal handler allocating on this
+// thread while Release holds the shard's lock word is not recorded (it would wait for itself).
 void ReleaseOwnShard(void*) {
-  if (!t_state.owns_shard) return;
+  if (!t_state.owns_shard || t_state.guard) return;
+  GuardScope guard;
   t_state.owns_shard = false;
   g.heap.Release(t_state.shard_plus_one - 1);
 }
