@@ -38,8 +38,4 @@ void ProcessBarrier::Issue() {
   Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 }
 
-void ProcessBarrier::Disable() {
-  registered.store(false, std::memory_order_release);
-}
-
 }  // namespace heapgraph

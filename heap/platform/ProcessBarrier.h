@@ -19,8 +19,6 @@ class ProcessBarrier {
   // A full memory barrier on every thread of the process that is running now (threads that are
   // not running pass through one when they are scheduled). Only after Register() succeeded.
   static void Issue();
-  // Available() false from now on (a forked child whose registration failed).
-  static void Disable();
 };
 
 }  // namespace heapgraph

@@ -51,8 +51,8 @@ class LiveAllocationTree : public ShardedTree<SlabShard, HashTreeLayout> {
   uint32_t Claim(uint32_t shard);
   // The owner gives its shard up (thread exit).
   void Release(uint32_t shard);
-  // A forked child: only `kept` (the forking thread's shard, or kNoShard) still has an owner.
-  // With every lock held (the fork's LockAll).
+  // A forked child, while it has one thread: only `kept` (the forking thread's shard, or
+  // kNoShard) still has an owner.
   void DisownAllBut(uint32_t kept);
 
   // Puts the block in shard `shard` (taken modulo the shard count; `owned`: the caller owns it),

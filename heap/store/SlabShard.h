@@ -66,8 +66,8 @@ class alignas(64) SlabShard {
 
   // Makes the calling thread the shard's owner: false when it has one. Only where
   // ProcessBarrier::Available(). The owner gives it up with Release (never inside its own
-  // operation); a forked child's copy forgets an owner that does not exist there (Disown, with
-  // the lock held by the fork).
+  // operation); a forked child's copy forgets an owner that does not exist there (Disown, while
+  // the child has one thread).
   bool Claim();
   void Release();
   void Disown() { owned_ = false; }
