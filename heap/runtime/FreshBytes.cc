@@ -9,6 +9,10 @@ namespace heapgraph {
 namespace {
 
 constexpr size_t kMemsetLimit = 64 * 1024;
+constexpr uintptr_t kLine = 64;
+// As many lines as a core's L1 has fill buffers (16 on recent x86-64 cores): more would wait for
+// a free buffer, and a memset's sequential stores start the hardware's streamer on the rest.
+constexpr uintptr_t kPrefetchLines = 16;
 
 // Writes only the words that are not zero already: a page never touched is read (the kernel maps
 // its shared zero page) but never written, so it costs no memory.
@@ -25,6 +29,18 @@ void ClearNonZeroWords(char* begin, char* end) {
 }
 
 }  // namespace
+
+void PrefetchFreshBytes(const void* block, size_t begin, size_t end) {
+  if (block == nullptr || begin >= end || end - begin > kMemsetLimit) return;
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(block) + begin) & ~(kLine - 1);
+  uintptr_t last = reinterpret_cast<uintptr_t>(block) + end;
+  if (last > first + kPrefetchLines * kLine) last = first + kPrefetchLines * kLine;
+  for (uintptr_t line = first; line < last; line += kLine) {
+    // PREFETCHT0 on x86-64 without -mprfchw (PREFETCHW measured no better: churn's process CPU
+    // 0.94x of the build without prefetches, PREFETCHT0 0.89x); PRFM PSTL1KEEP on aarch64.
+    __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 3);
+  }
+}
 
 void ClearFreshBytes(void* block, size_t begin, size_t end) {
   if (block == nullptr || begin >= end) return;

@@ -5,7 +5,8 @@
 // whose addresses a later allocation may get again. A conservative scan would take such a stale
 // word for a reference and keep the later block alive (yaml-cpp's suite: an uninitialised array
 // of a libstdc++ locale cache kept a leaked YAML::Node tree "reachable", docs/leak-scan.md).
-// Cost: one memset of the new bytes for blocks up to 64 KiB; a larger block that is a mapping of
+// Cost: one memset of the new bytes for blocks up to 64 KiB (their first lines prefetched while the
+// hook walks the stack: recycled blocks are often cold); a larger block that is a mapping of
 // its own (glibc's mmap'd chunks) is already zero and is not touched; a larger one carved from a
 // heap has its words read and only the non-zero ones written, so pages nobody touched stay
 // unbacked. No malloc, no lock, no syscall: safe in every hook.
@@ -18,5 +19,11 @@ namespace heapgraph {
 // Zeroes bytes [begin, end) of `block`, a live block from glibc's malloc. Nothing when begin >=
 // end.
 void ClearFreshBytes(void* block, size_t begin, size_t end);
+
+// Starts fetching, for writing, the first lines of bytes [begin, end) of `block` (up to 1 KiB),
+// the lines ClearFreshBytes will write, so that they arrive while the caller does other work (the
+// hook walks and interns the stack first). Never faults: a prefetch of an unmapped line is
+// dropped. Nothing for blocks ClearFreshBytes does not memset.
+void PrefetchFreshBytes(const void* block, size_t begin, size_t end);
 
 }  // namespace heapgraph

@@ -475,7 +475,8 @@ void InsertHeapBlock(void* address, const BlockRecord& block) {
 
 // Records the block: in the heap tree (heap = true; the block has room for its tag), or in the
 // VM-region tree; nowhere if !insert (an unsampled block that is still reported as large).
-void Record(bool heap, void* address, size_t size, AllocFunction function, bool insert = true) {
+void Record(bool heap, void* address, size_t size, AllocFunction function, bool insert = true,
+            size_t fresh_from = SIZE_MAX) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
   uint32_t depth =
       StackCapture::Capture(frames, g.depth.load(std::memory_order_relaxed), &t_state.walk_memo);
@@ -483,6 +484,7 @@ void Record(bool heap, void* address, size_t size, AllocFunction function, bool 
   block.address = reinterpret_cast<uintptr_t>(address);
   block.size = size > format::kMaxBlockSize ? format::kMaxBlockSize : size;
   block.stack = InternStack(frames, depth);
+  if (fresh_from < size) ClearFreshBytes(address, fresh_from, size);
   block.function = function;
   block.ignored = t_state.lsan_disabled != 0;
   if (insert) {
@@ -610,8 +612,12 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   }
   // No room for a tag: the hook did not pad the request (the recorder started during the call).
   if (!block_tag::Fits(address, size)) return;
-  if (mean == 0 && g.config.scrub) ClearFreshBytes(address, written, size);
-  Record(true, address, size, function);
+  if (mean == 0 && g.config.scrub && written < size) {
+    PrefetchFreshBytes(address, written, size);
+    Record(true, address, size, function, true, written);
+  } else {
+    Record(true, address, size, function);
+  }
 }
 
 size_t RequestSize(size_t size, bool aligned) {

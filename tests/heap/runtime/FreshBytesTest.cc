@@ -1,5 +1,6 @@
 // tests/heap/runtime: ClearFreshBytes zeroes exactly the range it is given, writes nothing into a
-// large block that is a mapping of its own, and clears a large heap block's non-zero words.
+// large block that is a mapping of its own, and clears a large heap block's non-zero words;
+// PrefetchFreshBytes changes no byte, faults no page in and survives lines it may not read.
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <sys/mman.h>
@@ -84,6 +85,32 @@ TEST(FreshBytesTest, LargeHeapBlockIsClearedInTheRange) {
   EXPECT_TRUE(AllBytesAre(p + size - 5, 5, 0x5a));
   EXPECT_EQ(glibc_chunk::UsableSize(p), malloc_usable_size(p));
   free(p);
+}
+
+// A prefetch is a hint: the bytes stay, a page never touched stays unbacked, and lines of a page
+// the process may not read (PROT_NONE) are dropped instead of faulting.
+TEST(FreshBytesTest, PrefetchChangesNothingAndNeverFaults) {
+  auto* p = Allocate(900);
+  memset(p, 0xcd, 900);
+  PrefetchFreshBytes(p, 0, 900);
+  PrefetchFreshBytes(p, 500, 100);  // empty: nothing
+  EXPECT_TRUE(AllBytesAre(p, 900, 0xcd));
+  free(p);
+
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* untouched =
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* forbidden = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(untouched, MAP_FAILED);
+  ASSERT_NE(forbidden, MAP_FAILED);
+  PrefetchFreshBytes(untouched, 0, 2 * page);
+  PrefetchFreshBytes(forbidden, 0, page);
+  unsigned char resident[2] = {1, 1};
+  ASSERT_EQ(mincore(untouched, 2 * page, resident), 0);
+  EXPECT_EQ(resident[0] & 1, 0);
+  EXPECT_EQ(resident[1] & 1, 0);
+  munmap(untouched, 2 * page);
+  munmap(forbidden, page);
 }
 
 }  // namespace
