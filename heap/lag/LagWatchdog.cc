@@ -172,7 +172,7 @@ void LagWatchdog::SampleRunning(uint64_t now) {
     MonitoredThread& t = MonitoredThreads::At(i);
     pid_t tid = t.tid.load(std::memory_order_acquire);
     uint64_t begin = t.begin_ns.load(std::memory_order_acquire);
-    if (tid == 0 || begin == 0 || now < begin + after) continue;  // also a unit begun since now
+    if (tid <= 0 || begin == 0 || now < begin + after) continue;  // also a unit begun since now
     ThreadState& s = state_[i];
     uint64_t unit = t.unit.load(std::memory_order_relaxed);
     if (s.missed_unit != unit) {  // counted per unit, from its first sampling period
@@ -197,7 +197,7 @@ void LagWatchdog::CheckThread(uint32_t index, uint64_t now, uint64_t elapsed_ns)
   MonitoredThread& t = MonitoredThreads::At(index);
   ThreadState& s = state_[index];
   pid_t tid = t.tid.load(std::memory_order_acquire);
-  if (tid == 0) return;
+  if (tid <= 0) return;  // free, or being claimed
   uint64_t cpu = 0;
   if (!ThreadCpuNs(tid, &cpu)) {  // the thread is gone
     // It exited during a lag: the lag ended with it (not in progress at the process's death).

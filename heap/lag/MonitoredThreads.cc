@@ -42,14 +42,17 @@ MonitoredThread* MonitoredThreads::Current(bool* claimed_now) {
     pid_t expected = 0;
     MonitoredThread& t = g_threads[i];
     if (t.tid.load(std::memory_order_relaxed) != 0) continue;
-    // Reset before publishing the tid: the watchdog reads a slot only once its tid is set.
+    // Claimed (-self) before the reset, so that a thread losing the race for this slot never
+    // resets it under its winner; published (self) after it: the watchdog reads a slot only once
+    // its tid is positive.
+    if (!t.tid.compare_exchange_strong(expected, -self, std::memory_order_acquire)) continue;
     t.begin_ns.store(0, std::memory_order_relaxed);
     t.unit.store(0, std::memory_order_relaxed);
     t.written.store(0, std::memory_order_relaxed);
     t.watched_unit.store(0, std::memory_order_relaxed);
     t.pending.store(0, std::memory_order_relaxed);
     t.depth = 0;
-    if (!t.tid.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) continue;
+    t.tid.store(self, std::memory_order_release);
     t_slot = static_cast<int>(i);
     t_tid = self;
     if (claimed_now != nullptr) *claimed_now = true;

@@ -25,7 +25,7 @@ struct LagSample {
 };
 
 struct MonitoredThread {
-  std::atomic<pid_t> tid{0};                  // 0: free slot
+  std::atomic<pid_t> tid{0};                  // 0: free; -tid: being claimed by tid
   std::atomic<uint64_t> begin_ns{0};          // CLOCK_MONOTONIC start of the running unit; 0: idle
   std::atomic<uint64_t> unit{0};              // number of the running (or last) unit, from 1
   std::atomic<uint64_t> last_duration_ns{0};  // of the last finished unit

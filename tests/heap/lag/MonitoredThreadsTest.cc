@@ -1,11 +1,17 @@
 // heap/lag/MonitoredThreads on the test's own thread: units counted, nested pairs one unit, an
 // unmatched end ignored, and the watched unit's whole run time kept even when many short units
 // follow it before the watchdog's next check (the end record's duration in a real event loop); a
-// released slot and a forked child's thread claim anew.
+// released slot and a forked child's thread claim anew; threads that claim slots at the same
+// moment never reset one another's running unit.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include "heap/lag/MonitoredThreads.h"
 
@@ -101,6 +107,42 @@ TEST(MonitoredThreadsTest, ForkedChildClaimsASlotOfItsOwn) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: parent's slot taken, 2: no claim, 4: wrong slot";
+}
+
+// Threads that start at once (an event loop's workers) claim slots at the same moment. A thread
+// that loses the race for a slot must not reset the slot the winner has claimed and begun a unit
+// in (the watchdog would see that unit idle and never report its lag: RecorderLagTest's two
+// lagging threads). Rounds of 8 threads released together by a barrier; after all have begun,
+// each still finds its own unit running in its own slot.
+TEST(MonitoredThreadsTest, ThreadsClaimingAtOnceKeepTheirRunningUnits) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 200;
+  std::atomic<int> lost{0};
+  for (int round = 0; round < kRounds && lost.load() == 0; ++round) {
+    pthread_barrier_t begun, start;
+    pthread_barrier_init(&start, nullptr, kThreads);
+    pthread_barrier_init(&begun, nullptr, kThreads);
+    std::vector<std::thread> threads;
+    std::vector<MonitoredThread*> slots(kThreads, nullptr);
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        pthread_barrier_wait(&start);
+        MonitoredThreads::BeginWork();
+        pthread_barrier_wait(&begun);  // every claim of this round is done
+        MonitoredThread* t = MonitoredThreads::CurrentIfClaimed();
+        if (t == nullptr || t->begin_ns.load() == 0 || t->unit.load() == 0) ++lost;
+        MonitoredThreads::EndWork();
+        slots[i] = t;
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (MonitoredThread* t : slots) {
+      if (t != nullptr) MonitoredThreads::Release(*t);  // as the watchdog does for exited threads
+    }
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&begun);
+  }
+  EXPECT_EQ(lost.load(), 0) << "a thread's running unit was reset by another thread's claim";
 }
 
 }  // namespace
