@@ -20,7 +20,7 @@ namespace heapgraph {
 // end.
 void ClearFreshBytes(void* block, size_t begin, size_t end);
 
-// Starts fetching, for writing, the first lines of bytes [begin, end) of `block` (up to 1 KiB),
+// Starts fetching the first lines of bytes [begin, end) of `block` into the cache (up to 1 KiB),
 // the lines ClearFreshBytes will write, so that they arrive while the caller does other work (the
 // hook walks and interns the stack first). Never faults: a prefetch of an unmapped line is
 // dropped. Nothing for blocks ClearFreshBytes does not memset.
