@@ -474,7 +474,9 @@ void InsertHeapBlock(void* address, const BlockRecord& block) {
 }
 
 // Records the block: in the heap tree (heap = true; the block has room for its tag), or in the
-// VM-region tree; nowhere if !insert (an unsampled block that is still reported as large).
+// VM-region tree; nowhere if !insert (an unsampled block that is still reported as large). Its
+// bytes from `fresh_from` on are cleared (FreshBytes) once the stack is interned, before the
+// insert.
 void Record(bool heap, void* address, size_t size, AllocFunction function, bool insert = true,
             size_t fresh_from = SIZE_MAX) {
   uintptr_t frames[format::kMaxStackDepth + StackCapture::kMaxOwnFrames];
@@ -612,12 +614,10 @@ static void RecordNewBlock(void* address, size_t size, AllocFunction function, s
   }
   // No room for a tag: the hook did not pad the request (the recorder started during the call).
   if (!block_tag::Fits(address, size)) return;
-  if (mean == 0 && g.config.scrub && written < size) {
-    PrefetchFreshBytes(address, written, size);
-    Record(true, address, size, function, true, written);
-  } else {
-    Record(true, address, size, function);
-  }
+  // The bytes to clear are fetched while Record walks and interns the stack.
+  const size_t fresh_from = mean == 0 && g.config.scrub ? written : SIZE_MAX;
+  PrefetchFreshBytes(address, fresh_from, size);
+  Record(true, address, size, function, true, fresh_from);
 }
 
 size_t RequestSize(size_t size, bool aligned) {
