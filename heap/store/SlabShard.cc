@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "heap/platform/ProcessBarrier.h"
@@ -157,12 +158,10 @@ bool SlabShard::RemoveElsewhere(uint32_t index, uint64_t address, BlockRecord* r
 // The list's first slot (freed last) ends on top of the stack, as if the owner had freed them.
 void SlabShard::TakeFreedElsewhere() {
   if (remote_head_.load(std::memory_order_relaxed) == 0) return;
-  const uint32_t head = remote_head_.exchange(0, std::memory_order_acquire);
-  uint32_t count = 0;
-  for (uint32_t next = head; next != 0; next = links_[next - 1]) ++count;
-  free_count_ += count;
-  uint32_t at = free_count_;
-  for (uint32_t next = head; next != 0; next = links_[next - 1]) free_[--at] = next - 1;
+  const uint32_t first = free_count_;
+  uint32_t next = remote_head_.exchange(0, std::memory_order_acquire);
+  for (; next != 0; next = links_[next - 1]) free_[free_count_++] = next - 1;
+  std::reverse(free_ + first, free_ + free_count_);
 }
 
 BlockRecord SlabShard::ToRecord(const HashSlot& slot) {
