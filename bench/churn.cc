@@ -8,7 +8,9 @@
 // pair. The ops run --depth frames deep: `--depth D` is the number of return addresses on the stack
 // at every malloc call (what backtrace() returns there, libc's thread-start frames included),
 // built from a chain of distinct noinline functions, so every frame is a real, distinct return
-// address. Four leaf call paths (two frames each) vary the innermost frames.
+// address. Four leaf call paths (two frames each) vary the innermost frames. The program writes one
+// byte of each new block; with --fill it writes all of them (memset), as a constructor or a buffer
+// fill would, so the lines of a new block are the program's to fetch whatever a recorder does.
 //
 // Output (stdout, one line): churn threads=N depth=D pairs=P ns_per_pair=X cpu_ns_per_pair=C
 //   P = pairs over all threads; X = per-thread (loop wall time / its pairs), averaged over threads;
@@ -40,6 +42,7 @@ struct Options {
   long working_set = 10'000;
   uint64_t seed = 1;
   bool print_depth = false;
+  bool fill = false;
 };
 
 struct Worker {
@@ -53,6 +56,7 @@ struct Worker {
   int chain = 0;
   pthread_barrier_t* barrier = nullptr;
   bool print_depth = false;
+  bool fill = false;
   volatile uint64_t sink = 0;
 };
 
@@ -90,7 +94,11 @@ __attribute__((noinline)) void LeafInner(Worker& w, long slot, size_t size) {
   }
   free(w.slots[slot]);
   auto* p = static_cast<unsigned char*>(malloc(size));
-  p[0] = static_cast<unsigned char>(K);  // touch the block as a program would
+  if (w.fill) {
+    std::memset(p, K, size);
+  } else {
+    p[0] = static_cast<unsigned char>(K);  // touch the block as a program would
+  }
   w.slots[slot] = p;
   KEEP_FRAME();
 }
@@ -166,7 +174,7 @@ void* ThreadEntry(void* arg) {
 [[noreturn]] void Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--threads N] [--depth D] [--ops M] [--working-set W] [--seed S] "
-               "[--print-depth]\n"
+               "[--print-depth] [--fill]\n"
                "  --depth D: frames on the stack at each malloc call, %d..%d\n",
                argv0, kFixedFrames, kFixedFrames + kMaxChain);
   std::exit(2);
@@ -200,6 +208,8 @@ int main(int argc, char** argv) {
       o.seed = static_cast<uint64_t>(ParseLong(argv[0], value()));
     } else if (std::strcmp(argv[i], "--print-depth") == 0) {
       o.print_depth = true;
+    } else if (std::strcmp(argv[i], "--fill") == 0) {
+      o.fill = true;
     } else {
       Usage(argv[0]);
     }
@@ -220,6 +230,7 @@ int main(int argc, char** argv) {
     w.chain = o.depth - kFixedFrames;
     w.barrier = &barrier;
     w.print_depth = o.print_depth;
+    w.fill = o.fill;
   }
   for (int t = 0; t < o.threads; ++t) {
     if (pthread_create(&ids[static_cast<size_t>(t)], nullptr, ThreadEntry, &workers[static_cast<size_t>(t)]) != 0) {

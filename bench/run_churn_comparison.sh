@@ -28,10 +28,12 @@
 #
 # Usage: run_churn_comparison.sh [--workload PATH] [--heapgraph PATH] [--reps N] [--ops M]
 #                                [--working-set W] [--extended] [--raw FILE] [--tools "A B ..."]
-#                                [--baseline PATH]
+#                                [--baseline PATH] [--fill]
 #   --tools replaces the set of tools (none is always measured first), e.g.
 #   --tools "heapgraph hg_sample" for the sampling figures.
 #   --raw FILE keeps every measurement as "tool threads depth rep ns cpu_ns" lines.
+#   --fill: the workload writes every byte of each new block (churn_workload --fill), as a program
+#   that initialises what it allocates does; by default it writes one byte.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +46,7 @@ extended=0
 raw_out=""
 only_tools=""
 baseline=""
+fill=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --workload) workload=$2; shift 2 ;;
@@ -55,7 +58,8 @@ while [ $# -gt 0 ]; do
     --raw) raw_out=$2; shift 2 ;;
     --tools) only_tools=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --fill) fill=(--fill); shift ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -86,7 +90,8 @@ results=$scratch/results
 # Runs one configuration; appends "tool threads depth rep ns cpu" to $results.
 run_one() {
   local tool=$1 threads=$2 depth=$3 rep=$4
-  local args=(--threads "$threads" --depth "$depth" --ops "$ops" --working-set "$working_set")
+  local args=(--threads "$threads" --depth "$depth" --ops "$ops" --working-set "$working_set"
+    "${fill[@]}")
   local out dir
   dir=$(mktemp -d "$scratch/run.XXXXXX")
   case $tool in
@@ -186,7 +191,7 @@ table() {
   done
 }
 
-echo "churn_workload: ops=$ops per thread, working set $working_set per thread, $(nproc) CPUs," \
+echo "churn_workload${fill[*]:+ --fill}: ops=$ops per thread, working set $working_set per thread, $(nproc) CPUs," \
      "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 table 5 "Wall time"
 table 6 "Thread CPU time"
