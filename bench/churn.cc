@@ -10,7 +10,7 @@
 // built from a chain of distinct noinline functions, so every frame is a real, distinct return
 // address. Four leaf call paths (two frames each) vary the innermost frames. The program writes one
 // byte of each new block; with --fill it writes all of them (memset), as a constructor or a buffer
-// fill would, so the lines of a new block are the program's to fetch whatever a recorder does.
+// fill would, so that the program fetches a new block's lines itself, whatever a recorder does.
 //
 // Output (stdout, one line): churn threads=N depth=D pairs=P ns_per_pair=X cpu_ns_per_pair=C
 //   P = pairs over all threads; X = per-thread (loop wall time / its pairs), averaged over threads;
