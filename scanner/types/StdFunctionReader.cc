@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "heap/plugin/RecorderEntries.h"
 #include "scanner/types/CxxTypeinfo.h"
 #include "scanner/types/DynamicSymbols.h"
 #include "scanner/types/ElfutilsLibrary.h"
@@ -71,11 +72,10 @@ bool SymtabNamesAHandler(int fd) {
   return false;
 }
 
-// The load address of the object holding this code: the scan plugin (libheapgraph_scan.so), or
-// the program itself when the scanner is linked into it (tests, tools); 0 if unknown.
-uint64_t OwnObjectBase() {
+// The load address of the object holding `code`; 0 if unknown (or for null).
+uint64_t ObjectBase(const void* code) {
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&OwnObjectBase), &info) == 0) return 0;
+  if (code == nullptr || dladdr(code, &info) == 0) return 0;
   return reinterpret_cast<uint64_t>(info.dli_fbase);
 }
 
@@ -129,13 +129,18 @@ bool StdFunctionReader::Prepare(const PrepareContext& context) {
   for (auto& [address, name] : DynamicSymbols::FindFunctions(kHandlerPrefix, IsManagerSymbol)) {
     AddManager(address, std::move(name));
   }
-  // The plugin's own symbol table (7,500 symbols unstripped, its own std::function handlers among
-  // them) names no functor of the program's: read on every check, it was most of this step. The
-  // first module is the program, read even when the scanner is linked into it.
-  const uint64_t own = OwnObjectBase();
+  // Two symbol tables name no functor of the program's and are not read: the plugin's own (7,500
+  // symbols unstripped, its own std::function handlers among them: read on every check, it was
+  // most of this step), where this code is, and the recorder's (libheapgraph.so uses nothing of
+  // libstdc++; unstripped, a third of a C program's step). The first module is the program, read
+  // even when the scanner is linked into it.
+  const uint64_t own = ObjectBase(reinterpret_cast<const void*>(&ObjectBase));
+  const uint64_t recorder =
+      ObjectBase(reinterpret_cast<const void*>(RecorderEntries::Get().sequence));
   const std::vector<Module>& modules = context.modules.modules();
   for (size_t i = 0; i < modules.size(); ++i) {
-    if (i == 0 || own == 0 || modules[i].bias != own) CollectModule(modules[i]);
+    const uint64_t bias = modules[i].bias;
+    if (i == 0 || bias == 0 || (bias != own && bias != recorder)) CollectModule(modules[i]);
   }
   return !managers_.empty();
 }
