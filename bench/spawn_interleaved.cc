@@ -1,10 +1,11 @@
 // bench/: one short command spawned many times under several environments, interleaved (round r
 // runs every variant once, odd rounds in reverse order), so that load from other work falls on
 // every variant alike; prints per variant the median and quartiles of wall and CPU time (user +
-// system of the command and its waited-for children, from wait4's rusage) and the ratio of the
-// medians to the first variant. A start-up cost of a few hundred microseconds moves a
-// `run_short_lived.sh` round by less than its noise on a shared machine; here each variant runs
-// hundreds of times side by side (docs/performance.md, session 24).
+// system of the command and its waited-for children, from wait4's rusage), the ratio of the
+// medians to the first variant, and the median and quartiles of the per-round ratio of CPU times
+// to the first variant's (paired: a round's load falls on both). A start-up cost of a few hundred
+// microseconds moves a `run_short_lived.sh` round by less than its noise on a shared machine; here
+// each variant runs hundreds of times side by side (docs/performance.md, session 24).
 //
 // Usage: spawn_interleaved ROUNDS VARIANT... -- PROGRAM [ARG...]
 //   VARIANT is NAME=ASSIGNMENT;ASSIGNMENT... where each ASSIGNMENT (VAR=VALUE) is added to this
@@ -128,12 +129,15 @@ int main(int argc, char** argv) {
   const double first_cpu = Quantile(variants[0].cpu_us, 0.5);
   for (const Variant& v : variants) {
     const double wall = Quantile(v.wall_us, 0.5), cpu = Quantile(v.cpu_us, 0.5);
+    std::vector<double> paired;  // CPU over the first variant's in the same round
+    for (size_t r = 0; r < v.cpu_us.size(); ++r)
+      paired.push_back(v.cpu_us[r] / variants[0].cpu_us[r]);
     std::printf(
         "%-12s wall median %8.0f us (quartiles %8.0f %8.0f) x%.2f   CPU median %8.0f us "
-        "(quartiles %8.0f %8.0f) x%.2f\n",
+        "(quartiles %8.0f %8.0f) x%.2f   paired CPU x%.3f (quartiles %.3f %.3f)\n",
         v.name.c_str(), wall, Quantile(v.wall_us, 0.25), Quantile(v.wall_us, 0.75),
-        wall / first_wall, cpu, Quantile(v.cpu_us, 0.25), Quantile(v.cpu_us, 0.75),
-        cpu / first_cpu);
+        wall / first_wall, cpu, Quantile(v.cpu_us, 0.25), Quantile(v.cpu_us, 0.75), cpu / first_cpu,
+        Quantile(paired, 0.5), Quantile(paired, 0.25), Quantile(paired, 0.75));
   }
   return 0;
 }
