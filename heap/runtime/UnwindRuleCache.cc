@@ -26,33 +26,47 @@ UnwindRule UnwindRuleCache::Packed::Unpack() const {
 }
 
 bool UnwindRuleCache::Initialize() {
-  size_t size = sizeof(Slot) << kSlotsLog2;
+  size_t size = sizeof(Slot) * kTableSlots;
   void* table = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (table == MAP_FAILED) return false;
   slots_ = static_cast<Slot*>(table);
   return true;
 }
 
-UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t generation,
-                                               const UnwindRule& rule) {
-  Packed packed = Packed::Of(rule, generation);
-  if (slots_ == nullptr || address == 0) return packed;
-  for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
-    Slot& slot = slots_[index & kMask];
+template <uint32_t kStep>
+UnwindRuleCache::Slot* UnwindRuleCache::Claim(uint32_t first, uintptr_t address) {
+  for (uint32_t probe = 0; probe < kMaxProbes; ++probe) {
+    const uint32_t index = Probed<kStep>(first, probe);
+    Slot& slot = slots_[index];
     // On a page never written the first access is the CAS, a write: the kernel maps a fresh page.
-    const bool written = Written(index & kMask);
+    const bool written = Written(index);
     uintptr_t key = written ? slot.key.load(std::memory_order_acquire) : 0;
     if (key == 0 && slot.key.compare_exchange_strong(key, address, std::memory_order_acq_rel)) {
       key = address;
     }
-    if (!written) MarkWritten(index & kMask);
-    if (key != address) continue;
-    // Rules of one address and one generation are equal, so racing stores agree; a store of an
-    // older generation that lands last only costs one more read of .eh_frame.
-    slot.value.store(packed.bits(), std::memory_order_release);
-    break;
+    if (!written) MarkWritten(index);
+    if (key == address) return &slot;
   }
+  return nullptr;
+}
+
+UnwindRuleCache::Packed UnwindRuleCache::Store(uintptr_t address, uint32_t generation,
+                                               const UnwindRule& rule) {
+  Packed packed = Packed::Of(rule, generation);
+  if (slots_ == nullptr || address == 0) return packed;
+  const uint32_t near = NearSlot(address);
+  Slot* slot = Claim<kNearStep>(near, address);
+  if (slot == nullptr) slot = Claim<kSpreadStep>(SpreadSlot(address, near), address);
+  // Rules of one address and one generation are equal, so racing stores agree; a store of an
+  // older generation that lands last only costs one more read of .eh_frame.
+  if (slot != nullptr) slot->value.store(packed.bits(), std::memory_order_release);
   return packed;
+}
+
+bool UnwindRuleCache::FindSpilled(uintptr_t address, uint32_t near, uint32_t generation,
+                                  Packed* rule) const {
+  bool full = false;
+  return FindAlong<kSpreadStep>(SpreadSlot(address, near), address, generation, rule, &full);
 }
 
 void UnwindRuleCache::MarkWritten(uint32_t index) {

@@ -11,7 +11,13 @@
 // Pages: a page of the table is read only once a Store has written it (one bit a page). A read of a
 // never-written page of an anonymous mapping maps the zero page, and the write that follows then
 // copies it and flushes the TLBs of every core the process runs on (an IPI while another thread
-// runs): in a short program (`cmake --version`, ~250 pages filled) that was ~7 % of its CPU.
+// runs): in a short program (`cmake --version`, ~250 pages filled) that was ~7 % of its CPU. And
+// an address's probe sequence starts in the page of its code region (NearSlot), so that the few
+// dozen addresses of a short program fill a few pages, not one each; only when those kMaxProbes
+// slots all hold other addresses does it go elsewhere (SpreadSlot: one slot in each of kMaxProbes
+// pages, so that a region's full page blocks one probe at most): a key, once claimed, never
+// changes, so a full near sequence stays full and a Find that meets an empty slot there knows the
+// address is nowhere else.
 #pragma once
 
 #include <atomic>
@@ -54,7 +60,7 @@ class UnwindRuleCache {
   // The table's mapping (unwind data only, never a pointer of the program's): empty before
   // Initialize.
   uintptr_t begin() const { return reinterpret_cast<uintptr_t>(slots_); }
-  uintptr_t end() const { return slots_ == nullptr ? 0 : begin() + (sizeof(Slot) << kSlotsLog2); }
+  uintptr_t end() const { return slots_ == nullptr ? 0 : begin() + sizeof(Slot) * kTableSlots; }
 
   // The current generation (read once per capture and passed to Find and Store).
   uint32_t Generation() const { return generation_.load(std::memory_order_acquire); }
@@ -64,22 +70,10 @@ class UnwindRuleCache {
   // with it); a reader that sees the key before its value reads 0 or an older generation: a miss.
   bool Find(uintptr_t address, uint32_t generation, Packed* rule) const {
     if (slots_ == nullptr) return false;
-    uint64_t expected = generation & kGenerationMask;
-    for (uint32_t probe = 0, index = SlotOf(address); probe < kMaxProbes; ++probe, ++index) {
-      if (!Written(index & kMask)) return false;  // every key there is still 0
-      const Slot& slot = slots_[index & kMask];
-      uintptr_t key = slot.key.load(std::memory_order_relaxed);
-      if (key == address) {
-        // An unpublished 0 matches only generation 0 (after 2^24 Forgets) and is neither
-        // simple() nor end(): the caller takes libunwind's path, never a wrong rule.
-        Packed value(slot.value.load(std::memory_order_relaxed));
-        if (value.generation() != expected) return false;
-        *rule = value;
-        return true;
-      }
-      if (key == 0) return false;
-    }
-    return false;
+    const uint32_t near = NearSlot(address);
+    bool full = false;
+    if (FindAlong<kNearStep>(near, address, generation, rule, &full)) return true;
+    return full && FindSpilled(address, near, generation, rule);
   }
   // Keeps `rule` for `address` (dropped when its probe sequence is full); returns it packed.
   Packed Store(uintptr_t address, uint32_t generation, const UnwindRule& rule);
@@ -97,6 +91,14 @@ class UnwindRuleCache {
 
   static constexpr uint32_t kSlotsPerPageLog2 = 8;  // 4 KiB of 16-byte slots
   static constexpr uint32_t kPages = (1u << kSlotsLog2) >> kSlotsPerPageLog2;
+  // The near sequences of the last page run on past it (kMaxProbes - 1 slots at most): no wrap, no
+  // mask on the walk's path.
+  static constexpr uint32_t kTableSlots = (1u << kSlotsLog2) + kMaxProbes;
+  // A code region of 16 KiB has its page of the table (2^kRegionLog2 bytes of code to 256 slots):
+  // the return addresses of one function or its neighbours share a page, so a short program
+  // touches a page per region it runs instead of one per address (docs/performance.md, session
+  // 28). Larger regions fill their page in dense code and spill more.
+  static constexpr uint32_t kRegionLog2 = 14;
 
   // Relaxed: a bit seen late only makes a miss, and a slot's own loads order what it holds.
   bool Written(uint32_t index) const {
@@ -105,13 +107,67 @@ class UnwindRuleCache {
   }
   void MarkWritten(uint32_t index);
 
-  static uint32_t SlotOf(uintptr_t address) {
-    return static_cast<uint32_t>((address * 0x9e3779b97f4a7c15ull) >> (64 - kSlotsLog2));
+  // Where an address's probe sequence starts: in the page of its code region (regions 4 MiB apart
+  // share one), at a slot of that page by a hash of the address. No second multiply: the walk
+  // pays this once a frame, one after the other.
+  static uint32_t NearSlot(uintptr_t address) {
+    const uint32_t page_bits = static_cast<uint32_t>(address >> (kRegionLog2 - kSlotsPerPageLog2)) &
+                               ((kPages - 1) << kSlotsPerPageLog2);
+    const uint32_t slot =
+        static_cast<uint32_t>((address * 0x9e3779b97f4a7c15ull) >> (64 - kSlotsPerPageLog2));
+    return page_bits | slot;
+  }
+  // Anywhere but `near`'s page, which is full when the spill is needed (half the table away); its
+  // probes step from page to page (a region's full page blocks one of them at most).
+  static constexpr uint32_t kNearStep = 1, kSpreadStep = (1u << kSlotsPerPageLog2) + 1;
+  static uint32_t SpreadSlot(uintptr_t address, uint32_t near) {
+    const uint32_t spread =
+        static_cast<uint32_t>((address * 0xc2b2ae3d27d4eb4full) >> (64 - kSlotsLog2));
+    const bool same_page = ((spread ^ near) >> kSlotsPerPageLog2) == 0;
+    return same_page ? spread ^ (1u << (kSlotsLog2 - 1)) : spread;
+  }
+
+  // *rule from `slot` when it is of `generation`. An unpublished 0 matches only generation 0
+  // (after 2^24 Forgets) and is neither simple() nor end(): the caller takes libunwind's path,
+  // never a wrong rule.
+  static bool Current(const Slot& slot, uint32_t generation, Packed* rule) {
+    Packed value(slot.value.load(std::memory_order_relaxed));
+    if (value.generation() != (generation & kGenerationMask)) return false;
+    *rule = value;
+    return true;
+  }
+  // Find along the probe sequence from `first` by kStep; *full when its kMaxProbes slots all hold
+  // other addresses (an empty one means the address is in no slot).
+  template <uint32_t kStep>
+  bool FindAlong(uint32_t first, uintptr_t address, uint32_t generation, Packed* rule,
+                 bool* full) const {
+    for (uint32_t probe = 0; probe < kMaxProbes; ++probe) {
+      const uint32_t index = Probed<kStep>(first, probe);
+      if (!Written(index)) return false;  // every key there is still 0
+      const Slot& slot = slots_[index];
+      uintptr_t key = slot.key.load(std::memory_order_relaxed);
+      if (key == address) return Current(slot, generation, rule);
+      if (key == 0) return false;
+    }
+    *full = true;
+    return false;
+  }
+  // Find along the spilled sequence (out of line: Find, inline in the walk, stays small).
+  bool FindSpilled(uintptr_t address, uint32_t near, uint32_t generation, Packed* rule) const;
+  // The slot of `address` in the sequence from `first` by kStep (Find's), claimed if need be;
+  // null when it is full.
+  template <uint32_t kStep>
+  Slot* Claim(uint32_t first, uintptr_t address);
+  // The probe-th slot of the sequence from `first` by kStep: a near sequence runs on into the
+  // table's tail, a spilled one wraps around.
+  template <uint32_t kStep>
+  static uint32_t Probed(uint32_t first, uint32_t probe) {
+    return kStep == kNearStep ? first + probe : (first + probe * kStep) & kMask;
   }
 
   Slot* slots_ = nullptr;
   std::atomic<uint32_t> generation_{1};
-  std::atomic<uint64_t> written_[kPages / 64] = {};  // bit p: page p of slots_ has been written
+  std::atomic<uint64_t> written_[kPages / 64 + 1] = {};  // bit p: page p of slots_ was written
 };
 
 }  // namespace heapgraph

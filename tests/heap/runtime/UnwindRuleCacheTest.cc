@@ -2,7 +2,7 @@
 // earlier rule a miss and a new store of the same address wins; and with real threads storing and
 // finding the same addresses at once while another thread starts new generations, a found rule is
 // always the one stored for its address in the generation the finder asked for. Misses map no page
-// that no store wrote.
+// that no store wrote; one code region's addresses share a page until it is full.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -100,6 +100,25 @@ TEST(UnwindRuleCacheTest, MissesReadNoPageThatNoStoreWrote) {
   EXPECT_EQ(MappedPages(cache), after_one);
   ASSERT_TRUE(cache.Find(0x401000, generation, &rule));
   ExpectSame(rule.Unpack(), RuleFor(0x401000));
+}
+
+// The return addresses of one code region (16 KiB) share a page of the table: a short program
+// touches a page per region it runs, not one per address. A region with more addresses than its
+// page holds spills into the rest of the table, and every address is still found.
+TEST(UnwindRuleCacheTest, OneCodeRegionFillsOnePageThenSpills) {
+  UnwindRuleCache cache;
+  ASSERT_TRUE(cache.Initialize());
+  const uint32_t generation = cache.Generation();
+  const uintptr_t region = 0x7f1234560000;  // 16 KiB aligned
+  for (uintptr_t i = 0; i < 100; ++i) cache.Store(region + i * 16, generation, RuleFor(i));
+  EXPECT_LE(MappedPages(cache), 2u);  // its page, and the next if a probe run crosses into it
+  for (uintptr_t i = 100; i < 1000; ++i) cache.Store(region + i * 16, generation, RuleFor(i));
+  EXPECT_GT(MappedPages(cache), 2u);
+  UnwindRuleCache::Packed rule;
+  for (uintptr_t i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(cache.Find(region + i * 16, generation, &rule)) << i;
+    ExpectSame(rule.Unpack(), RuleFor(i));
+  }
 }
 
 TEST(UnwindRuleCacheTest, ForgetStartsANewGeneration) {
