@@ -24,8 +24,8 @@ constexpr uint64_t kLowMask = (uint64_t{1} << kStackLowBits) - 1;
 constexpr uint64_t kPrefixTableSize = uint64_t{1} << (48 - kStackLowBits);
 // Past this fill ratio (9/10) new nodes are refused so probe chains stay short.
 constexpr uint64_t kMaxFillNumerator = 9, kMaxFillDenominator = 10;
-// The index's first level has 2^12..2^14 slots (32-128 KiB), each next one 2^3 times more.
-constexpr uint32_t kFirstLevelMinBits = 12, kLevelStepBits = 3;
+// The index's first level has 2^10..2^12 slots (8-32 KiB), each next one 2^3 times more.
+constexpr uint32_t kFirstLevelMinBits = 10, kLevelStepBits = 3;
 // An older level's empty slot that ended a search once a newer level took new nodes.
 constexpr uint64_t kClosed = ~uint64_t{0};
 

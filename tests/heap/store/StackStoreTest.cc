@@ -326,8 +326,8 @@ TEST_F(StackStoreTest, FullTableReturnsZeroAndCountsDropped) {
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(Stack{kExe + i * 16}, Frames(ids[i]));
 }
 
-// slot_bits 16: the index's levels of 2^13 and 2^16 slots. Every node stays findable when new
-// ones go to the second level, and the table still takes 90% of 2^16 nodes, as one level did.
+// slot_bits 16: the index's levels of 2^10, 2^13 and 2^16 slots. Every node stays findable when
+// new ones go to the next level, and the table still takes 90% of 2^16 nodes, as one level did.
 TEST_F(StackStoreTest, GrowingIndexKeepsTheFullCapacity) {
   ASSERT_NO_FATAL_FAILURE(Create(16));
   const uint64_t max_nodes = 65536 / 10 * 9;
@@ -342,10 +342,10 @@ TEST_F(StackStoreTest, GrowingIndexKeepsTheFullCapacity) {
   }
 }
 
-// Threads interning the same single-frame stacks at once, through the switch to the second level
-// (at 4,096 entries, half of the first level), 100 times: each node is published once, whatever
-// level each thread thought was current (without the closing of older levels' chain ends this
-// failed in each of 3 runs).
+// Threads interning the same single-frame stacks at once, through the switches to the second and
+// third levels (at 512 and 4,096 entries, half of the first two), 100 times: each node is
+// published once, whatever level each thread thought was current (without the closing of older
+// levels' chain ends this failed in each of 3 runs).
 TEST_F(StackStoreTest, ConcurrentInterningAcrossTheLevelSwitchGivesOneIdPerNode) {
   constexpr int kThreads = 4, kStacks = 4400, kRounds = 100;
   for (int round = 0; round < kRounds; ++round) {
