@@ -35,7 +35,12 @@ bool LooksLikeHeapInfo(uint64_t start, const uint64_t (&words)[4]) {
   return prev % kHeapMax == 0 && prev != start && IsArenaOfHeap(ar_ptr, ar_ptr & ~(kHeapMax - 1));
 }
 
-Ranges Find(const roots::ProcessMappings& mappings) {
+Ranges Find(const roots::ProcessMappings& mappings,
+            std::span<const std::pair<uint64_t, uint64_t>> own) {
+  auto is_own = [&](uint64_t address) {
+    return std::any_of(own.begin(), own.end(),
+                       [&](const auto& r) { return address >= r.first && address < r.second; });
+  };
   Ranges heaps;
   for (const roots::ProcessMappings::Mapping& m : mappings.mappings()) {
     if (!m.readable || !m.writable || m.shared ||
@@ -47,7 +52,7 @@ Ranges Find(const roots::ProcessMappings& mappings) {
     for (uint64_t start = (m.start + kHeapMax - 1) & ~(kHeapMax - 1); start < m.end;
          start += kHeapMax) {
       uint64_t words[4];
-      if (!ReadWords(start, words) || !LooksLikeHeapInfo(start, words)) continue;
+      if (is_own(start) || !ReadWords(start, words) || !LooksLikeHeapInfo(start, words)) continue;
       uint64_t end = start + std::max(words[2], words[3]);
       heaps.push_back({start, std::min<uint64_t>(end, m.end)});
     }

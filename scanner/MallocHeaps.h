@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -29,7 +30,10 @@ using Ranges =
 inline constexpr uint64_t kHeapMax = uint64_t{64} << 20;
 
 // Each heap's [start, start + its read-write size), clipped to the mapping that holds its start.
-Ranges Find(const roots::ProcessMappings& mappings);
+// An aligned address inside one of `own` (heapgraph's memory, never malloc's: the recorder's 2 GiB
+// of free-slot stacks, 32 such addresses) is not read: each read of a page never written maps it.
+Ranges Find(const roots::ProcessMappings& mappings,
+            std::span<const std::pair<uint64_t, uint64_t>> own = {});
 
 // Whether the first words of a candidate at `start` (64 MiB-aligned) are a heap_info: ar_ptr,
 // prev, size, mprotect_size.

@@ -347,9 +347,11 @@ RootRanges SnapshotProcess::ComputeRoots(const BlockIndex& index,
                           c_.scan_stack_pointer};
   roots.Compute(*c_.mappings, c_.capture->threads(), index, c_.caller_stack_pointer, own,
                 c_.static_tls_size);
-  roots.Exclude(OwnBuffers(c_));
+  const auto own_buffers = OwnBuffers(c_);
+  roots.Exclude(own_buffers);
   roots.Exclude(OwnDataRanges(c_.view).span());
-  roots.Exclude(MallocHeaps::Find(*c_.mappings));  // malloc's memory: reached through blocks only
+  // malloc's memory: reached through blocks only.
+  roots.Exclude(MallocHeaps::Find(*c_.mappings, own_buffers));
   if (c_.view.unwinder != nullptr) roots.ExcludeUnwinderMemory(*c_.view.unwinder, *c_.mappings);
   roots.ExcludeThreadState({c_.view.thread_state_offset, c_.view.thread_state_size},
                            c_.capture->threads(), c_.static_tls_size);

@@ -1,7 +1,9 @@
-// tests/scanner: MallocHeaps finds glibc's thread-arena heaps in this process's real mappings, and
-// its heap_info shape check refuses what is not one. Not sanitized (ASan replaces glibc's malloc).
+// tests/scanner: MallocHeaps finds glibc's thread-arena heaps in this process's real mappings
+// without reading heapgraph's own, and its heap_info shape check refuses what is not one. Not
+// sanitized (ASan replaces glibc's malloc).
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -42,7 +44,9 @@ TEST(MallocHeapsTest, FindsTheHeapOfAThreadArena) {
 }
 
 TEST(MallocHeapsTest, NeverTakesTheMainArenaOrAProgramBuffer) {
-  void* block = std::malloc(100);  // the main arena: the brk heap, not a thread heap
+  // The main arena: the brk heap, not a thread heap. Not ThreadBlock's size: the other tests free
+  // their thread-arena blocks on this thread, into its cache of blocks of that size.
+  void* block = std::malloc(232);
   roots::ProcessMappings mappings;
   ASSERT_TRUE(mappings.Read()) << mappings.error();
   auto address = reinterpret_cast<uint64_t>(block);
@@ -50,6 +54,35 @@ TEST(MallocHeapsTest, NeverTakesTheMainArenaOrAProgramBuffer) {
     EXPECT_FALSE(address >= begin && address < end);
   }
   std::free(block);
+}
+
+// heapgraph's own reservations (the recorder's free-slot stacks are 2 GiB) hold no heap: their
+// aligned addresses are not read, so their pages stay unmapped (a read of a page never written
+// maps it).
+TEST(MallocHeapsTest, ReadsNoAlignedAddressOfHeapgraphsOwnMemory) {
+  const size_t size = 8 * MallocHeaps::kHeapMax;
+  void* own = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(own, MAP_FAILED);
+  const auto begin = reinterpret_cast<uint64_t>(own);
+  const std::pair<uint64_t, uint64_t> own_ranges[] = {{begin, begin + size}};
+  void* block = ThreadBlock();
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read()) << mappings.error();
+  bool found = false;
+  for (auto [heap_begin, heap_end] : MallocHeaps::Find(mappings, own_ranges)) {
+    const auto address = reinterpret_cast<uint64_t>(block);
+    found = found || (address >= heap_begin && address < heap_end);
+  }
+  EXPECT_TRUE(found) << "no heap holds " << block;
+  const uint64_t first = (begin + MallocHeaps::kHeapMax - 1) & ~(MallocHeaps::kHeapMax - 1);
+  for (uint64_t at = first; at < begin + size; at += MallocHeaps::kHeapMax) {
+    unsigned char resident = 1;
+    ASSERT_EQ(0, mincore(reinterpret_cast<void*>(at), 4096, &resident));
+    EXPECT_EQ(0, resident & 1) << std::hex << at;
+  }
+  std::free(block);
+  munmap(own, size);
 }
 
 TEST(MallocHeapsTest, ShapeOfAHeapInfo) {
