@@ -2,11 +2,10 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 
+#include "heap/platform/ResidentPages.h"
 #include "roots/ThreadStacks.h"
 
 namespace heapgraph::scanner {
@@ -41,21 +40,16 @@ void RootRanges::ClipToBlock(uint64_t stack_pointer, const BlockIndex& blocks, u
 
 namespace {
 
-// Whether a page of [begin, end) is in memory (mincore); true when the kernel cannot say. A top
-// that is not was never written (or is swapped out): reading it for a control block mapped a zero
-// page and its page table, in most mappings of a small program (the recorder's reservations, the
+// Whether a page of [begin, end) is in memory; true when the kernel cannot say. A top that is
+// not was never written (or is swapped out): reading it for a control block mapped a zero page
+// and its page table, in most mappings of a small program (the recorder's reservations, the
 // scan's buffers). A swapped-out control block is missed so: that mapping is scanned whole, as
 // one with no control block is.
 bool AnyPageInMemory(uint64_t begin, uint64_t end) {
-  const uint64_t page = static_cast<uint64_t>(getpagesize());
-  const uint64_t first = begin & ~(page - 1);
   unsigned char resident[32];
-  const uint64_t pages = (end - first + page - 1) / page;
-  if (pages > sizeof(resident) ||
-      mincore(reinterpret_cast<void*>(first), pages * page, resident) != 0) {
-    return true;
-  }
-  return std::any_of(resident, resident + pages, [](unsigned char r) { return (r & 1) != 0; });
+  const size_t pages = ResidentPages(begin, end, resident, sizeof(resident));
+  return pages == 0 ||
+         std::any_of(resident, resident + pages, [](unsigned char r) { return (r & 1) != 0; });
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "heap/platform/ResidentPages.h"
+
 namespace heapgraph {
 namespace {
 
@@ -18,8 +20,7 @@ constexpr size_t kMinPage = 4096;
 // kernel could not say which pages are in memory (the caller zeroes them all).
 bool ClearPages(uintptr_t first, size_t count, size_t page) {
   unsigned char resident[kArea / kMinPage];
-  if (count > sizeof(resident) ||
-      mincore(reinterpret_cast<void*>(first), count * page, resident) != 0) {
+  if (ResidentPages(first, first + count * page, resident, sizeof(resident)) != count) {
     return false;
   }
   size_t absent_from = count;  // the start of the current run of pages not in memory
