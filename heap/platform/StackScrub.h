@@ -10,8 +10,9 @@ namespace heapgraph {
 // Zeroes 64 KiB of stack below the caller's frame (needs that much stack left; a check needs
 // more). Never inlined, so the area lies below the caller. A whole page of it that is not in
 // memory (mincore) is dropped instead (MADV_DONTNEED), not faulted in: a never-written page reads
-// as zeros already, and a swapped-out one is discarded with its stale words. A check on a fresh
-// stack, or a program whose stack never went that deep, faults in none of the 16 pages.
+// as zeros already, and a swapped-out one of private memory is discarded with its stale words (a
+// stack in shared memory, swapped out, keeps them). A check on a fresh stack, or a program whose
+// stack never went that deep, faults in none of the 16 pages.
 void ScrubStackBelow();
 
 }  // namespace heapgraph
