@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -38,22 +39,6 @@ void RootRanges::ClipToBlock(uint64_t stack_pointer, const BlockIndex& blocks, u
   *end = std::min(*end, b.begin + b.size);
 }
 
-namespace {
-
-// Whether a page of [begin, end) is in memory; true when the kernel cannot say. A top that is
-// not was never written (or is swapped out): reading it for a control block mapped a zero page
-// and its page table, in most mappings of a small program (the recorder's reservations, the
-// scan's buffers). A swapped-out control block is missed so: that mapping is scanned whole, as
-// one with no control block is.
-bool AnyPageInMemory(uint64_t begin, uint64_t end) {
-  unsigned char resident[32];
-  const size_t pages = ResidentPages(begin, end, resident, sizeof(resident));
-  return pages == 0 ||
-         std::any_of(resident, resident + pages, [](unsigned char r) { return (r & 1) != 0; });
-}
-
-}  // namespace
-
 // glibc puts a thread's control block (struct pthread, whose tcbhead_t starts with `tcb` and has
 // `self` two words later, both pointing to itself) at the top of its stack mapping, with the
 // static TLS blocks right below it. On x86-64 and aarch64 alike the TCB lies within the last
@@ -64,8 +49,20 @@ uint64_t RootRanges::LiveStart(const ProcessMappings::Mapping& m, uint64_t stati
   if (static_tls_size == 0 || m.size() < 2 * static_tls_size) return m.start;
   uint64_t top = m.end - static_tls_size - 64;
   top &= ~uint64_t{63};
-  if (!AnyPageInMemory(top, m.end)) return m.start;
+  // Only the pages of the top that are in memory are read (all of them when the kernel cannot
+  // say): reading one that is not mapped a zero page and its page table, in most mappings of a
+  // small program (the recorder's reservations, the scan's buffers), for nothing, since a control
+  // block is written. A swapped-out control block is missed so: that mapping is scanned whole, as
+  // one with no control block is.
+  const uint64_t page = static_cast<uint64_t>(getpagesize());
+  const uint64_t first_page = top & ~(page - 1);
+  unsigned char resident[32];
+  const size_t pages = ResidentPages(top, m.end, resident, sizeof(resident));
   for (uint64_t tp = m.end - 64; tp >= top; tp -= 64) {
+    if (pages != 0 && (resident[(tp - first_page) / page] & 1) == 0) {
+      tp &= ~(page - 1);  // on to the last line of the page below
+      continue;
+    }
     auto* word = reinterpret_cast<const uint64_t*>(tp);
     if (word[0] != tp || word[2] != tp) continue;  // readable: m is readable and private
     bool live = std::find(live_tcbs.begin(), live_tcbs.end(), tp) != live_tcbs.end();

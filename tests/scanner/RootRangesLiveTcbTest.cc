@@ -1,8 +1,9 @@
 // tests/scanner: RootRanges on this process's own map. The main thread's control block and static
 // TLS live in a mapping of ld.so's; program memory mapped right below it merges with it into one
 // mapping, whose top then holds a thread control block like the cached stack of an exited
-// thread. It belongs to a live thread: the whole mapping is a root, not only its top. And a top
-// never written is not read. (To fold into RootRangesTest.cc once that file exists on main.)
+// thread. It belongs to a live thread: the whole mapping is a root, not only its top. And the
+// pages of a top that were never written are not read. (To fold into RootRangesTest.cc once that
+// file exists on main.)
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -87,6 +88,40 @@ TEST(RootRangesLiveTcb, AMappingsUnwrittenTopIsNotRead) {
   ASSERT_EQ(0, mincore(reinterpret_cast<void*>(begin + size - sizeof(resident) * 4096),
                        sizeof(resident) * 4096, resident));
   for (unsigned char r : resident) EXPECT_EQ(0, r & 1);
+  munmap(p, size);
+}
+
+// Nor is a page of the top that is not in memory when another one is: only the written last page
+// is read.
+TEST(RootRangesLiveTcb, OnlyTheTopsPagesInMemoryAreRead) {
+  const uint64_t tls_size = std::max<uint64_t>(RootRanges::StaticTlsSize(), 16384);
+  const size_t size = 1 << 20, page = 4096;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  madvise(p, size, MADV_NOHUGEPAGE);
+  const auto begin = reinterpret_cast<uint64_t>(p);
+  std::memset(static_cast<char*>(p) + size - page, 0, page);
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read());
+  const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
+  ASSERT_NE(m, nullptr);
+  if (m->start != begin || m->end != begin + size) {
+    munmap(p, size);
+    GTEST_SKIP() << "the kernel merged the mapping with another";
+  }
+  BlockIndex no_blocks({});
+  RootRanges roots;
+  roots.Compute(mappings, {}, no_blocks, reinterpret_cast<uint64_t>(__builtin_frame_address(0)), {},
+                tls_size);
+  bool whole = false;
+  for (const RootRange& r : roots.ranges()) whole |= r.begin == begin && r.end == begin + size;
+  EXPECT_TRUE(whole);
+  unsigned char resident[4] = {1, 1, 1, 1};
+  ASSERT_EQ(0, mincore(reinterpret_cast<void*>(begin + size - sizeof(resident) * page),
+                       sizeof(resident) * page, resident));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(0, resident[i] & 1) << "page " << i;
+  EXPECT_EQ(1, resident[3] & 1);
   munmap(p, size);
 }
 
