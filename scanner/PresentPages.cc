@@ -54,10 +54,7 @@ PresentPages::PresentPages(const ProcessMappings& mappings, bool use_scan_ioctl)
       scan_works_(use_scan_ioctl) {
   long fd = RawSyscall::Open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   fd_ = RawSyscall::Failed(fd) ? -1 : static_cast<int>(fd);
-  if (fd_ >= 0) {
-    regions_.resize(kRegions);
-    entries_.resize(kEntries);
-  }
+  if (fd_ >= 0) regions_.resize(kRegions);
 }
 
 PresentPages::~PresentPages() {
@@ -86,7 +83,9 @@ std::pair<uint64_t, uint64_t> PresentPages::NextGapInMapping(uint64_t begin, uin
   while (at < limit) {
     Region next;
     if (!NextRegion(at, limit, &next)) break;  // unknown from here on: read
-    if (next.begin - at >= kMinGapPages * page_size_) {
+    // A gap at either edge only shortens the run; one inside splits it in two.
+    const bool edge = at <= begin || next.begin >= end;
+    if (next.begin > at && (edge || next.begin - at >= kMinGapPages * page_size_)) {
       return {std::max(begin, at), std::min(end, next.begin)};
     }
     at = next.end;
@@ -166,6 +165,7 @@ bool PresentPages::NextRegionRead(uint64_t at, uint64_t limit, Region* region) {
 bool PresentPages::Entry(uint64_t page_index, uint64_t last_index, uint64_t* entry) {
   if (page_index < window_first_ || page_index >= window_first_ + window_count_) {
     uint64_t want = std::min<uint64_t>(kEntries, last_index - page_index);
+    if (entries_.empty()) entries_.resize(kEntries);  // only where PAGEMAP_SCAN does not answer
     long got = RawSyscall::Call(SYS_pread64, fd_, reinterpret_cast<long>(entries_.data()),
                                 static_cast<long>(want * sizeof(uint64_t)),
                                 static_cast<long>(page_index * sizeof(uint64_t)));

@@ -9,9 +9,11 @@
 // instead cost a zero-page fault and a scan per page (≈ 20 s per 4 GiB). In a snapshot process the
 // page tables are the program's, copied by the clone. Everything else is always read: file
 // mappings (an absent page there holds the file's bytes), shared mappings, and all memory when
-// pagemap cannot be opened or read. Gaps shorter than kMinGapPages are read too (a few zero-page
-// faults cost less than cutting a range). No allocation after construction (MmapAllocator); one
-// thread at a time.
+// pagemap cannot be opened or read. Gaps shorter than kMinGapPages inside a range are read too (a
+// few zero-page faults cost less than cutting a range in two); a gap at either end of a range (of
+// the part of it in one mapping) is skipped whatever its length: skipping it only shortens the run.
+// Allocates through MmapAllocator only, after construction only the entries' window (on first use:
+// kernels without PAGEMAP_SCAN); one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +37,8 @@ class PresentPages {
   PresentPages& operator=(const PresentPages&) = delete;
 
   // Calls visit(run_begin, run_end) for each part of [begin, end) to read, in address order, and
-  // returns the number of pages skipped: the absent runs of at least kMinGapPages pages.
+  // returns the number of pages skipped: the absent runs at either end of [begin, end) (or of its
+  // part in one mapping) and those of at least kMinGapPages pages inside it.
   template <typename Visit>
   uint64_t ForEachRun(uint64_t begin, uint64_t end, Visit&& visit) {
     uint64_t skipped = 0;

@@ -1,6 +1,7 @@
 // tests/scanner: PresentPages on this process's own memory: the untouched pages of a private
-// anonymous mapping are skipped (runs of at least kMinGapPages), written pages and short gaps are
-// read, a file mapping is always read, and runs are clipped to the range asked for.
+// anonymous mapping are skipped (runs of at least kMinGapPages inside a range, any run at its
+// ends), written pages and short gaps inside are read, a file mapping is always read, and runs are
+// clipped to the range asked for.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -78,6 +79,21 @@ TEST_P(PresentPagesTest, GapsShorterThanTheMinimumAreRead) {
   EXPECT_EQ(runs,
             (std::vector<Span>{{A(area), A(area) + PresentPages::kMinGapPages * kSystemPage}}));
   EXPECT_EQ(skipped, 256 - PresentPages::kMinGapPages);
+}
+
+// Skipping a short gap at either end of a range shortens the run, it adds none: such gaps are
+// skipped, and so is a range that lies wholly in absent pages (the tail of a page a buffer ends
+// in).
+TEST_P(PresentPagesTest, ShortGapsAtTheEndsOfARangeAreSkipped) {
+  char* area = Map(8);
+  ASSERT_NE(area, nullptr);
+  area[3 * kSystemPage] = 1;
+  auto [runs, skipped] = Runs(area + 8, area + 8 * kSystemPage);
+  EXPECT_EQ(runs, (std::vector<Span>{{A(area) + 3 * kSystemPage, A(area) + 4 * kSystemPage}}));
+  EXPECT_EQ(skipped, 7u);
+  auto [tail, one] = Runs(area + 5 * kSystemPage + 16, area + 6 * kSystemPage);
+  EXPECT_TRUE(tail.empty());
+  EXPECT_EQ(one, 1u);
 }
 
 TEST_P(PresentPagesTest, RunsAreClippedToTheRangeAskedFor) {
