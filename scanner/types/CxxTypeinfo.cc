@@ -23,7 +23,10 @@ bool CxxTypeinfo::Prepare() {
 void CxxTypeinfo::PrepareWith(uint64_t class_vtable, uint64_t si_vtable, uint64_t vmi_vtable) {
   uint64_t tables[3] = {class_vtable, si_vtable, vmi_vtable};
   for (int i = 0; i < 3; ++i) type_info_vptrs_[i] = tables[i] != 0 ? tables[i] + 16 : 0;
-  cache_.reset(static_cast<CacheEntry*>(std::calloc(kCacheEntries, sizeof(CacheEntry))));
+  // Without libstdc++'s vtables nothing validates (Read returns at once): no table.
+  cache_.reset(type_info_vptrs_[0] != 0
+                   ? static_cast<CacheEntry*>(std::calloc(kCacheEntries, sizeof(CacheEntry)))
+                   : nullptr);
 }
 
 bool CxxTypeinfo::Read(const SnapshotMemory& memory, uint64_t address, Found* out) const {

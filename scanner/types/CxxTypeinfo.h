@@ -5,7 +5,8 @@
 // object in a module, whose own vptr is one of libstdc++'s three __cxxabiv1 class type_info
 // vtables and whose name pointer is a readable NUL-terminated string in a module. Typeinfo names
 // survive stripping, so this works on stripped binaries. Results are cached per vptr in a table
-// allocated by Prepare (the snapshot child writes it copy-on-write, never allocates).
+// allocated by Prepare when libstdc++'s vtables are there (the snapshot child writes it
+// copy-on-write, never allocates).
 // May include heap/, roots/ and scanner/.
 #pragma once
 

@@ -1,7 +1,8 @@
 // tests/scanner/types: CxxTypeinfo validates real vtable pointers of this process and rejects
 // fake ones (vptr outside read-only data, offset-to-top not 0, a typeinfo whose own vptr is not a
-// __cxxabiv1 vtable, a vptr into the heap).
+// __cxxabiv1 vtable, a vptr into the heap), and allocates its cache only when there are vtables.
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <typeinfo>
 
@@ -83,6 +84,24 @@ TEST(CxxTypeinfoTest, WithoutTheAbiVtablesNothingValidates) {
   CxxTypeinfo::Found found;
   EXPECT_FALSE(ti.Read(*blocks.memory, Address(shape), &found));
   delete shape;
+}
+
+// Its cache is a 192 KiB table: a process without libstdc++'s vtables (a C program's check) gets
+// none.
+size_t AllocatedBytes() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+TEST(CxxTypeinfoTest, WithoutTheAbiVtablesNoCacheIsAllocated) {
+  const size_t before = AllocatedBytes();
+  CxxTypeinfo without;
+  without.PrepareWith(0, 0, 0);
+  EXPECT_EQ(AllocatedBytes(), before);
+  CxxTypeinfo with;
+  ASSERT_TRUE(with.Prepare());
+  if (AllocatedBytes() == before) GTEST_SKIP() << "malloc does not count what it hands out";
+  EXPECT_GE(AllocatedBytes(), before + 4096 * sizeof(uint64_t));
 }
 
 TEST(CxxTypeinfoTest, DemangleKeepsWhatDoesNotDemangle) {
