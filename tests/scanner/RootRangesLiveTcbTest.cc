@@ -60,69 +60,63 @@ TEST(RootRangesLiveTcb, MemoryMergedBelowTheMainThreadsControlBlockIsARoot) {
   EXPECT_TRUE(covered);
 }
 
+// A 1 MiB private anonymous mapping (no huge pages) whose last `written_pages` pages are written,
+// given to RootRanges::Compute with `tls_size`: `whole` says whether it came out a root whole, and
+// `resident` holds mincore's answer for its last four pages afterwards. False when the kernel
+// merged the mapping with another (the caller skips).
+bool ComputeOnTopWritten(size_t written_pages, uint64_t tls_size, bool* whole,
+                         unsigned char (&resident)[4]) {
+  constexpr size_t kSize = 1 << 20, kPage = 4096;
+  void* p = mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  EXPECT_NE(p, MAP_FAILED);
+  if (p == MAP_FAILED) return false;
+  madvise(p, kSize, MADV_NOHUGEPAGE);
+  std::memset(static_cast<char*>(p) + kSize - written_pages * kPage, 0, written_pages * kPage);
+  const auto begin = reinterpret_cast<uint64_t>(p);
+  roots::ProcessMappings mappings;
+  EXPECT_TRUE(mappings.Read());
+  const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
+  const bool alone = m != nullptr && m->start == begin && m->end == begin + kSize;
+  if (alone) {
+    BlockIndex no_blocks({});
+    RootRanges roots;
+    roots.Compute(mappings, {}, no_blocks, reinterpret_cast<uint64_t>(__builtin_frame_address(0)),
+                  {}, tls_size);
+    *whole = false;
+    for (const RootRange& r : roots.ranges()) *whole |= r.begin == begin && r.end == begin + kSize;
+    EXPECT_EQ(0, mincore(reinterpret_cast<void*>(begin + kSize - sizeof(resident) * kPage),
+                         sizeof(resident) * kPage, resident));
+  }
+  munmap(p, kSize);
+  return alone;
+}
+
 // A mapping whose top was never written holds no control block: its top is not read (a read
 // maps a zero page and a page table) and the mapping is a root whole.
 TEST(RootRangesLiveTcb, AMappingsUnwrittenTopIsNotRead) {
-  const uint64_t tls_size = std::max<uint64_t>(RootRanges::StaticTlsSize(), 8192);
-  const size_t size = 1 << 20;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-  ASSERT_NE(p, MAP_FAILED);
-  const auto begin = reinterpret_cast<uint64_t>(p);
-  roots::ProcessMappings mappings;
-  ASSERT_TRUE(mappings.Read());
-  const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
-  ASSERT_NE(m, nullptr);
-  if (m->start != begin || m->end != begin + size) {
-    munmap(p, size);
+  bool whole = false;
+  unsigned char resident[4] = {1, 1, 1, 1};
+  if (!ComputeOnTopWritten(0, std::max<uint64_t>(RootRanges::StaticTlsSize(), 8192), &whole,
+                           resident)) {
     GTEST_SKIP() << "the kernel merged the mapping with another";
   }
-  BlockIndex no_blocks({});
-  RootRanges roots;
-  roots.Compute(mappings, {}, no_blocks, reinterpret_cast<uint64_t>(__builtin_frame_address(0)), {},
-                tls_size);
-  bool whole = false;
-  for (const RootRange& r : roots.ranges()) whole |= r.begin == begin && r.end == begin + size;
   EXPECT_TRUE(whole);
-  unsigned char resident[4] = {1, 1, 1, 1};
-  ASSERT_EQ(0, mincore(reinterpret_cast<void*>(begin + size - sizeof(resident) * 4096),
-                       sizeof(resident) * 4096, resident));
   for (unsigned char r : resident) EXPECT_EQ(0, r & 1);
-  munmap(p, size);
 }
 
 // Nor is a page of the top that is not in memory when another one is: only the written last page
 // is read.
 TEST(RootRangesLiveTcb, OnlyTheTopsPagesInMemoryAreRead) {
-  const uint64_t tls_size = std::max<uint64_t>(RootRanges::StaticTlsSize(), 16384);
-  const size_t size = 1 << 20, page = 4096;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-  ASSERT_NE(p, MAP_FAILED);
-  madvise(p, size, MADV_NOHUGEPAGE);
-  const auto begin = reinterpret_cast<uint64_t>(p);
-  std::memset(static_cast<char*>(p) + size - page, 0, page);
-  roots::ProcessMappings mappings;
-  ASSERT_TRUE(mappings.Read());
-  const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
-  ASSERT_NE(m, nullptr);
-  if (m->start != begin || m->end != begin + size) {
-    munmap(p, size);
+  bool whole = false;
+  unsigned char resident[4] = {1, 1, 1, 1};
+  if (!ComputeOnTopWritten(1, std::max<uint64_t>(RootRanges::StaticTlsSize(), 16384), &whole,
+                           resident)) {
     GTEST_SKIP() << "the kernel merged the mapping with another";
   }
-  BlockIndex no_blocks({});
-  RootRanges roots;
-  roots.Compute(mappings, {}, no_blocks, reinterpret_cast<uint64_t>(__builtin_frame_address(0)), {},
-                tls_size);
-  bool whole = false;
-  for (const RootRange& r : roots.ranges()) whole |= r.begin == begin && r.end == begin + size;
   EXPECT_TRUE(whole);
-  unsigned char resident[4] = {1, 1, 1, 1};
-  ASSERT_EQ(0, mincore(reinterpret_cast<void*>(begin + size - sizeof(resident) * page),
-                       sizeof(resident) * page, resident));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(0, resident[i] & 1) << "page " << i;
   EXPECT_EQ(1, resident[3] & 1);
-  munmap(p, size);
 }
 
 }  // namespace
