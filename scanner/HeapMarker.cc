@@ -15,7 +15,6 @@ HeapMarker::HeapMarker(const BlockIndex& index, bool interior_pointers, uint8_t*
     marks_ = own_marks_.data();
   }
   work_.reserve(1024);
-  buffer_.reserve(kChunkBytes / sizeof(uint64_t));  // mapped, not written: see ScanRoot
 }
 
 void HeapMarker::ResolveBatch() {
@@ -66,11 +65,14 @@ void HeapMarker::ScanWords(const uint64_t* words, size_t count) {
 void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
   begin = (begin + 7) & ~uint64_t{7};
   pid_t self = getpid();
-  // The read buffer's size follows the largest chunk read so far, within the capacity reserved:
-  // zeroing all of it up front wrote (and faulted in) 16 pages that a small program's roots
-  // never fill.
-  if (begin < end && buffer_.size() < std::min<uint64_t>(end - begin, kChunkBytes) / 8) {
-    buffer_.resize(std::min<uint64_t>(end - begin, kChunkBytes) / 8);
+  // The read buffer is reserved whole (mapped, not written) by the first root read, and its size
+  // follows the largest chunk read so far: zeroing all of it up front wrote (and faulted in) 16
+  // pages that a small program's roots never fill, and a marker that reads no root (a scan's
+  // second, which only reads the final marks) maps none.
+  const size_t words = std::min<uint64_t>(end > begin ? end - begin : 0, kChunkBytes) / 8;
+  if (buffer_.size() < words) {
+    buffer_.reserve(kChunkBytes / sizeof(uint64_t));
+    buffer_.resize(words);
   }
   while (begin + sizeof(uint64_t) <= end) {
     size_t want = end - begin < kChunkBytes ? end - begin : kChunkBytes;
