@@ -22,6 +22,7 @@
 #include "scanner/MmapAllocator.h"
 #include "scanner/PagePool.h"
 #include "scanner/PresentPages.h"
+#include "scanner/QueuedFrees.h"
 #include "scanner/ResultChannel.h"
 #include "scanner/RootRanges.h"
 #include "scanner/SharedMarking.h"
@@ -256,6 +257,8 @@ int SnapshotProcess::Run(PagePool& pool) {
   MmapVector<LeakedBlock> blocks;
   MmapVector<BlockRange> ranges = SortBlocks(unsorted, &blocks);  // blocks[i] is ranges[i]'s block
   MmapVector<LeakedBlock>().swap(own_copy);
+  // Freed by the program, not yet by the recorder: as if their frees were applied.
+  QueuedFrees::Drop(QueuedFrees::Read(c_.view), &blocks, &ranges);
   uint64_t live_bytes = TotalBytes(ranges);
   BlockIndex index(std::move(ranges));
   if (!maps_ok) return Fail("cannot read /proc/self/maps", c_.mappings->error());

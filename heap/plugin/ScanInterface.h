@@ -46,6 +46,18 @@ struct HeapgraphRootRegion {
   uint64_t size;
 };
 
+// A thread's frees that the recorder has not applied yet (heap/runtime/DeferredFrees.h): the
+// blocks address[0..count) were freed by the program and are still in the live-allocation tree
+// and in glibc's heap; a check drops them from its blocks. The recorder raises count after writing
+// an entry and lowers it after taking that entry's block out of the tree, so a queue read while its
+// thread is stopped names only freed blocks, and every freed block still in the tree.
+#define HEAPGRAPH_DEFERRED_FREES 16
+struct HeapgraphDeferredFrees {
+  uint32_t count;  // <= HEAPGRAPH_DEFERRED_FREES
+  uint32_t reserved;
+  uint64_t address[HEAPGRAPH_DEFERRED_FREES];
+};
+
 // An address range [begin, end).
 struct HeapgraphMemoryRange {
   uint64_t begin;
@@ -118,6 +130,11 @@ struct HeapgraphRecorderView {
   // own_data_ranges ranges.
   const struct HeapgraphMemoryRange* own_data;
   int own_data_ranges;
+  // The queues of frees not applied yet (HeapgraphDeferredFrees), one per thread that has one:
+  // deferred_queue_slots slots, a null slot is free. Each queue lies in its thread's static TLS;
+  // a thread applies its queue and frees its slot before it exits.
+  struct HeapgraphDeferredFrees* const* deferred_queues;
+  int deferred_queue_slots;
 };
 
 // Holds every recorder lock and stops recording on the calling thread until EndSnapshot: no

@@ -1,7 +1,8 @@
 // heap/runtime/: the interposed allocation functions of libheapgraph.so. Each forwards to glibc's
 // __libc_* entry point (no dlsym bootstrap: these exist before any constructor runs) and then
 // tells the Recorder. Frees are recorded before the block is released, so its address cannot be
-// handed out and recorded by another thread first. operator new/delete reach these through
+// handed out and recorded by another thread first; a small block's free may wait in its thread's
+// batch, which the recorder records and releases together (heap/runtime/DeferredFrees.h). operator new/delete reach these through
 // libstdc++. Anonymous mmap/munmap/mremap are recorded as VM regions via raw syscalls.
 // dl_iterate_phdr is interposed so that the unwinder's calls never take the loader's lock
 // (StackCapture::AnswerUnwinderLookup), dlclose so that the module map learns what went away.
@@ -79,6 +80,10 @@ HEAPGRAPH_EXPORT void* malloc(size_t size) {
 HEAPGRAPH_EXPORT void free(void* address) {
   if (address == nullptr) return;
   int saved = errno;
+  if (recorder::QueueFree(address)) {
+    errno = saved;
+    return;
+  }
   heapgraph::glibc_chunk::PrefetchHeader(address);  // fetched while the recorder removes it
   recorder::RecordFree(address);
   __libc_free(address);

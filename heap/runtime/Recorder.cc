@@ -28,6 +28,7 @@
 #include "heap/runtime/CheckEntrants.h"
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/Checkpoints.h"
+#include "heap/runtime/DeferredFrees.h"
 #include "heap/runtime/ForkSnapshot.h"
 #include "heap/runtime/FreshBytes.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
@@ -67,6 +68,7 @@ enum Mode : uint32_t {
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
 constexpr uint32_t kVmCapacityLog2 = 18;
 constexpr uint32_t kStackCacheEntries = 1024;  // per thread, direct-mapped (16 KiB of TLS)
+constexpr uint32_t kNoQueue = UINT32_MAX;      // ThreadState::deferred_slot
 
 struct StackCacheEntry {
   uint64_t hash;
@@ -99,8 +101,8 @@ constinit State g;
 constinit UnwinderMappings g_unwinder;
 // heapgraph_checkpoint()'s names.
 constinit Checkpoints g_checkpoints;
-// Its destructor gives a thread's own tree shard back when the thread exits; valid when
-// g_shard_key_made.
+// Its destructor applies a thread's deferred frees and gives its own tree shard back when the
+// thread exits (ThreadExit); valid when g_shard_key_made.
 pthread_key_t g_shard_key;
 bool g_shard_key_made = false;
 
@@ -123,6 +125,10 @@ struct ThreadState {
   uint32_t shard_plus_one;
   // This thread owns that shard (LiveAllocationTree::Claim) until it exits.
   bool owns_shard;
+  // The frees this thread has not applied yet (DeferredFrees), and its registry slot: 1 + the
+  // slot, 0 not registered yet, kNoQueue never (no slot, no key, or the thread is exiting).
+  uint32_t deferred_slot;
+  HeapgraphDeferredFrees deferred;
   // Sampling mode (config.sample_mean != 0): this thread's countdown to its next sampled block.
   AllocationSampler sampler;
   // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
@@ -199,7 +205,8 @@ uint32_t EffectiveMode(uint32_t mode) {
 }
 
 uint32_t OwnShard();
-void ReleaseOwnShard(void*);
+void ThreadExit(void*);
+void ApplyOtherThreadsQueues(LiveAllocationTree* tree);
 
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
 // or module update), copy the trees and the module map into memory files for the child
@@ -247,7 +254,10 @@ void ForkChild() {
     t_state.owns_shard = false;
   }
   g.heap.DisownAllBut(OwnShard());
-  if (!g.fork_locked) return;
+  if (!g.fork_locked) {
+    ApplyOtherThreadsQueues(nullptr);
+    return;
+  }
   g.fork_locked = false;
   uint32_t mode = EffectiveMode(g.mode.load(std::memory_order_acquire));
   bool ok = g.fork_snapshot_ok && g.fork_snapshot.AdoptInChild(Stores());
@@ -255,11 +265,13 @@ void ForkChild() {
   if (!ok) {
     // Still mapping some of the parent's files: never write them again.
     g.mode.store(kDisabled, std::memory_order_release);
+    ApplyOtherThreadsQueues(nullptr);
     Complain("cannot set up the recording of a forked child", "(memory copy of the trees)");
     return;
   }
   g.heap.ReleaseCopiedLocks();
   g.vm.ReleaseCopiedLocks();
+  ApplyOtherThreadsQueues(&g.heap);
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
   g.deferred_pid = static_cast<int32_t>(syscall(SYS_getpid));
@@ -324,7 +336,7 @@ void Initialize() {
   // Threads own tree shards only with the barrier that lets a check or a fork freeze them, and
   // a key whose destructor gives them back.
   g_shard_key_made =
-      ProcessBarrier::Register() && pthread_key_create(&g_shard_key, &ReleaseOwnShard) == 0;
+      ProcessBarrier::Register() && pthread_key_create(&g_shard_key, &ThreadExit) == 0;
   StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
@@ -443,12 +455,59 @@ uint32_t OwnShard() {
   return t_state.owns_shard ? t_state.shard_plus_one - 1 : LiveAllocationTree::kNoShard;
 }
 
-// pthread key destructor at the thread's exit. The thread keeps inserting into the shard (under
-// its lock) if it allocates after this. Guarded like a hook: a signal handler allocating on this
-// thread while Release holds the shard's lock word is not recorded (it would wait for itself).
-void ReleaseOwnShard(void*) {
-  if (!t_state.owns_shard || t_state.guard) return;
+// Applies a queue of deferred frees: out of the tree while the recorder still applies frees, then
+// glibc's free.
+void ApplyQueue(HeapgraphDeferredFrees& queue) {
+  DeferredFrees::Apply(queue, Recording(FreeMode()) ? &g.heap : nullptr, OwnShard());
+}
+
+// Applies this thread's deferred frees (inside a hook: later).
+void ApplyOwnQueue() {
+  if (t_state.deferred.count == 0 || t_state.guard) return;
   GuardScope guard;
+  ApplyQueue(t_state.deferred);
+}
+
+// This thread's queue joins the registry, where checks and forks find it, and the key's destructor
+// will apply it at the thread's exit; false (and never again) without a slot or a key.
+bool JoinDeferredFrees() {
+  uint32_t slot;
+  if (!g_shard_key_made || !DeferredFrees::Register(&t_state.deferred, &slot)) {
+    t_state.deferred_slot = kNoQueue;
+    return false;
+  }
+  t_state.deferred_slot = slot + 1;
+  pthread_setspecific(g_shard_key, &t_state);  // any non-null value: the destructor runs
+  return true;
+}
+
+// Fork, child side: the parent's other threads do not exist here. Their queued frees are applied
+// (out of the child's tree when `tree`) and their registry slots freed. A thread that was between
+// writing an entry and counting it leaves that block in the child's tree, as a thread inside
+// free() before the recorder saw it always did.
+void ApplyOtherThreadsQueues(LiveAllocationTree* tree) {
+  DeferredFrees::ForEachRegistered([&](HeapgraphDeferredFrees& queue, uint32_t slot) {
+    if (&queue == &t_state.deferred) return;
+    DeferredFrees::Apply(queue, tree, OwnShard());
+    DeferredFrees::Unregister(slot);
+  });
+}
+
+// pthread key destructor at the thread's exit: its deferred frees are applied and its queue leaves
+// the registry (later frees are applied at once), then its own shard is given back (the thread
+// keeps inserting into the shard, under its lock, if it allocates after this). Guarded like a
+// hook: a signal handler allocating on this thread while Release holds the shard's lock word is
+// not recorded (it would wait for itself); inside a hook the queue is freed without the tree.
+void ThreadExit(void*) {
+  const bool entered = !t_state.guard;
+  GuardScope guard;
+  DeferredFrees::Apply(t_state.deferred, entered && Recording(FreeMode()) ? &g.heap : nullptr,
+                       OwnShard());
+  if (t_state.deferred_slot != 0 && t_state.deferred_slot != kNoQueue) {
+    DeferredFrees::Unregister(t_state.deferred_slot - 1);
+  }
+  t_state.deferred_slot = kNoQueue;
+  if (!t_state.owns_shard || !entered) return;
   t_state.owns_shard = false;
   g.heap.Release(t_state.shard_plus_one - 1);
 }
@@ -595,6 +654,7 @@ void BeforeThreadCreate() {
 }
 
 void RecordExit(format::ExitKind kind, int status) {
+  ApplyOwnQueue();
   SettleForkedChild();  // a child that exits has lived
   if (Recording(g.mode.load(std::memory_order_acquire))) g.session.RecordExit(kind, status);
 }
@@ -660,6 +720,20 @@ HEAPGRAPH_CLEARS_SCRATCH void RecordFree(void* address) {
   if (!Recording(FreeMode())) return;
   RemoveHeapBlock(address, nullptr);
   ClearVectorScratch();
+}
+
+HEAPGRAPH_CLEARS_SCRATCH bool QueueFree(void* address) {
+  if (t_state.guard || t_state.ignored || t_state.deferred_slot == kNoQueue) return false;
+  const uint32_t mode = g.mode.load(std::memory_order_acquire);
+  if ((mode != kActive && mode != kPaused) || !g.config.batch_frees) return false;
+  if (!DeferredFrees::Queues(address)) return false;
+  GuardScope guard;
+  if (t_state.deferred_slot == 0 && !JoinDeferredFrees()) return false;
+  if (DeferredFrees::Push(t_state.deferred, address)) {
+    DeferredFrees::Apply(t_state.deferred, &g.heap, OwnShard());
+    ClearVectorScratch();
+  }
+  return true;
 }
 
 HEAPGRAPH_CLEARS_SCRATCH ReallocTicket BeginRealloc(void* old_address) {
@@ -812,6 +886,7 @@ HEAPGRAPH_API void heapgraph_work_end(void) {
 }
 
 HEAPGRAPH_API void heapgraph_sync(void) {
+  ApplyOwnQueue();
   g.heap.file().Sync();
   g.vm.file().Sync();
   g.stacks.file().Sync();
@@ -851,6 +926,7 @@ HEAPGRAPH_API void heapgraph_internal_end_check(void) {
 }
 
 HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view) {
+  ApplyOwnQueue();  // other threads' queues: the check reads them (deferred_queues)
   uint32_t mode = SettleMode();
   if (!Recording(mode)) return -1;
   g.guard_before_snapshot = t_state.guard;
@@ -884,6 +960,8 @@ HEAPGRAPH_API int heapgraph_internal_begin_snapshot(HeapgraphRecorderView* view)
   view->preview_bytes = g.config.leak_preview;
   view->lock_waits = &LockWait::Window();
   view->own_data = OwnLibraryData::Ranges(&view->own_data_ranges);
+  view->deferred_queues = DeferredFrees::Slots();
+  view->deferred_queue_slots = DeferredFrees::kSlots;
   return 0;
 }
 
@@ -957,6 +1035,7 @@ __attribute__((constructor(101))) void StartRecorder() {
 }
 
 __attribute__((destructor(101))) void StopRecorder() {
+  ApplyOwnQueue();
   SettleForkedChild();
   if (Recording(g.mode.load(std::memory_order_acquire))) g.session.MarkExited();
 }

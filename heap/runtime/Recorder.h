@@ -22,6 +22,9 @@ size_t RequestSize(size_t size, bool aligned);
 size_t UsableSize(void* address);
 void RecordAlloc(void* address, size_t size, format::AllocFunction function);
 void RecordFree(void* address);
+// free, first: true when the recorder took the free over (queued, and applied with its batch:
+// heap/runtime/DeferredFrees.h); false when the caller records and frees the block itself.
+bool QueueFree(void* address);
 // realloc of a non-null block: BeginRealloc takes the old block out of the tree before the
 // allocator may hand its address to another thread; EndRealloc records the result, or puts the
 // old block back if the allocator failed and the old block is still valid.

@@ -64,6 +64,10 @@ class LiveAllocationTree : public ShardedTree<SlabShard, HashTreeLayout> {
   bool Remove(Slot slot, uint64_t address, BlockRecord* removed, uint32_t own_shard = kNoShard);
   // Sets the ignored flag (BlockRecord::ignored) of the block in `slot` if it starts at `address`.
   bool MarkIgnored(Slot slot, uint64_t address);
+  // Starts fetching `slot`'s line for writing; only a hint (no lock, any slot).
+  void Prefetch(Slot slot) const {
+    if (slot.shard < shard_count()) shard(slot.shard).Prefetch(slot.index);
+  }
   // True when `slot` holds the block starting at `address` (no lock: a racy read of one word).
   bool Holds(Slot slot, uint64_t address) const {
     return slot.shard < shard_count() && shard(slot.shard).Holds(slot.index, address);

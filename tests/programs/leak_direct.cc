@@ -252,6 +252,11 @@ SITE void ReleaseHolderAndTarget(uintptr_t* holder, uintptr_t* target) {
   *target = reinterpret_cast<uintptr_t>(t);
   free(t);
   free(h);
+  // Frees of another size after them: the recorder applies a thread's frees 16 at a time
+  // (batch_frees), last queued first, so glibc holds the two chunks once these are queued too.
+  void* others[16];
+  for (void*& other : others) other = malloc(200);
+  for (void* other : others) free(other);
 }
 
 SITE void* KeptBlank() {
