@@ -2,8 +2,9 @@
 // __libc_* entry point (no dlsym bootstrap: these exist before any constructor runs) and then
 // tells the Recorder. Frees are recorded before the block is released, so its address cannot be
 // handed out and recorded by another thread first; a small block's free may wait in its thread's
-// batch, which the recorder records and releases together (heap/runtime/DeferredFrees.h). operator new/delete reach these through
-// libstdc++. Anonymous mmap/munmap/mremap are recorded as VM regions via raw syscalls.
+// batch, which the recorder records and releases together (heap/runtime/DeferredFrees.h).
+// operator new/delete reach these through libstdc++. Anonymous mmap/munmap/mremap are recorded
+// as VM regions via raw syscalls.
 // dl_iterate_phdr is interposed so that the unwinder's calls never take the loader's lock
 // (StackCapture::AnswerUnwinderLookup), dlclose so that the module map learns what went away.
 #include <dlfcn.h>
