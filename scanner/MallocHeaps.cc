@@ -9,6 +9,8 @@ namespace heapgraph::scanner::MallocHeaps {
 namespace {
 
 constexpr uint64_t kPage = 4096;
+// libc's writable file-backed segment (.data, .got): 8 KiB on Debian 12; more is not libc's.
+constexpr uint64_t kMaxLibcData = uint64_t{1} << 20;
 
 // sizeof(heap_info): 32 bytes up to glibc 2.34, 48 since (a pagesize field and padding).
 bool IsArenaOfHeap(uint64_t ar_ptr, uint64_t heap) {
@@ -23,6 +25,81 @@ bool ReadWords(uint64_t address, uint64_t (&words)[4]) {
   iovec local = {words, sizeof(words)};
   iovec remote = {reinterpret_cast<void*>(address), sizeof(words)};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(words);
+}
+
+// glibc's struct malloc_state (2.26 and later, 64-bit): mutex, flags, have_fastchunks and padding
+// (16 bytes), fastbinsY[10], top, last_remainder, bins[254], binmap[4], next, next_free,
+// attached_threads, system_mem, max_system_mem.
+constexpr uint64_t kBinsOffset = 112;
+constexpr uint64_t kBinsBytes = 254 * 8;
+constexpr uint64_t kNextOffset = kBinsOffset + kBinsBytes + 16;
+constexpr uint64_t kArenaBytes = kNextOffset + 5 * 8;
+constexpr int kMinEmptyBins = 16;
+
+// Empty bins in `words` (read from `begin`): pairs at a 16-byte step whose two words both hold the
+// pair's own address less 16 (an empty bin's list head points at itself as a fake chunk).
+bool IsEmptyBin(std::span<const uint64_t> words, uint64_t begin, size_t i) {
+  const uint64_t self = begin + i * 8 - 16;
+  return i + 1 < words.size() && words[i] == self && words[i + 1] == self;
+}
+
+}  // namespace
+
+// The bins array ends after its last empty bin (the largest bins, of chunks glibc maps by
+// themselves, are empty), or a few bins later: that places the struct. Its `next` must be the
+// struct itself (one arena) or one of `arenas`, every empty bin must lie on the bins' grid, and
+// there must be kMinEmptyBins of them.
+std::pair<uint64_t, uint64_t> MainArenaIn(std::span<const uint64_t> words, uint64_t begin,
+                                          std::span<const uint64_t> arenas) {
+  size_t last = 0;
+  int empty = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (!IsEmptyBin(words, begin, i)) continue;
+    last = i;
+    ++empty;
+  }
+  if (empty < kMinEmptyBins) return {0, 0};
+  const uint64_t end = begin + words.size() * 8;
+  for (uint64_t beyond = 0; beyond < kBinsBytes; beyond += 16) {  // non-empty bins after the last
+    const uint64_t bins_end = begin + last * 8 + 16 + beyond;
+    if (bins_end < begin + kBinsOffset + kBinsBytes) continue;
+    const uint64_t bins = bins_end - kBinsBytes;
+    const uint64_t arena = bins - kBinsOffset;
+    if (arena + kArenaBytes > end) break;
+    const uint64_t next = words[(arena + kNextOffset - begin) / 8];
+    if (next != arena && std::find(arenas.begin(), arenas.end(), next) == arenas.end()) continue;
+    bool on_grid = true;
+    for (size_t i = 0; i < words.size() && on_grid; ++i) {
+      const uint64_t at = begin + i * 8;
+      if (IsEmptyBin(words, begin, i))
+        on_grid = at >= bins && at < bins_end && (at - bins) % 16 == 0;
+    }
+    if (on_grid) return {arena, arena + kArenaBytes};
+  }
+  return {0, 0};
+}
+
+namespace {
+
+// glibc's main_arena: found in libc's writable file-backed segment.
+std::pair<uint64_t, uint64_t> FindMainArena(const roots::ProcessMappings& mappings,
+                                            std::span<const uint64_t> arenas) {
+  for (const roots::ProcessMappings::Mapping& m : mappings.mappings()) {
+    if (!m.readable || !m.writable || m.shared ||
+        m.name.find("/libc.so") == std::string_view::npos || m.size() > kMaxLibcData) {
+      continue;
+    }
+    MmapVector<uint64_t> words(m.size() / 8);
+    iovec local = {words.data(), words.size() * 8};
+    iovec remote = {reinterpret_cast<void*>(m.start), words.size() * 8};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+        static_cast<ssize_t>(local.iov_len)) {
+      continue;
+    }
+    const auto arena = MainArenaIn(words, m.start, arenas);
+    if (arena.first != 0) return arena;
+  }
+  return {0, 0};
 }
 
 }  // namespace
@@ -42,6 +119,7 @@ Ranges Find(const roots::ProcessMappings& mappings,
                        [&](const auto& r) { return address >= r.first && address < r.second; });
   };
   Ranges heaps;
+  MmapVector<uint64_t> arenas;
   for (const roots::ProcessMappings::Mapping& m : mappings.mappings()) {
     if (!m.readable || !m.writable || m.shared ||
         m.kind != roots::ProcessMappings::Kind::kAnonymous) {
@@ -55,8 +133,11 @@ Ranges Find(const roots::ProcessMappings& mappings,
       if (is_own(start) || !ReadWords(start, words) || !LooksLikeHeapInfo(start, words)) continue;
       uint64_t end = start + std::max(words[2], words[3]);
       heaps.push_back({start, std::min<uint64_t>(end, m.end)});
+      if (words[1] == 0) arenas.push_back(words[0]);  // an arena's first heap holds the arena
     }
   }
+  const auto main_arena = FindMainArena(mappings, arenas);
+  if (main_arena.first != 0) heaps.push_back(main_arena);
   return heaps;
 }
 

@@ -1,12 +1,17 @@
 // tests/scanner: MallocHeaps finds glibc's thread-arena heaps in this process's real mappings
-// without reading heapgraph's own, and its heap_info shape check refuses what is not one. Not
-// sanitized (ASan replaces glibc's malloc).
+// without reading heapgraph's own, and its heap_info shape check refuses what is not one; it finds
+// main_arena in libc's data by its bins, and refuses a struct of another shape. Not sanitized
+// (ASan replaces glibc's malloc).
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "scanner/MallocHeaps.h"
 
@@ -36,7 +41,11 @@ TEST(MallocHeapsTest, FindsTheHeapOfAThreadArena) {
   auto address = reinterpret_cast<uint64_t>(block);
   bool found = false;
   for (auto [begin, end] : MallocHeaps::Find(mappings)) {
-    EXPECT_EQ(begin % MallocHeaps::kHeapMax, 0u);
+    const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
+    const bool libc = m != nullptr && m->name.find("/libc.so") != std::string_view::npos;
+    if (!libc) {  // a heap; else main_arena
+      EXPECT_EQ(begin % MallocHeaps::kHeapMax, 0u);
+    }
     found = found || (address >= begin && address < end);
   }
   EXPECT_TRUE(found) << "no heap holds " << block;
@@ -107,4 +116,60 @@ TEST(MallocHeapsTest, ShapeOfAHeapInfo) {
 }
 
 }  // namespace
+// A fake main_arena (glibc's struct malloc_state) at word `at` of `words`: every bin empty (its
+// two words point 16 bytes before themselves) but the last `full` ones, `next` as given.
+struct FakeLibcData {
+  static constexpr size_t kAt = 128;  // words before the struct
+  std::vector<uint64_t> words = std::vector<uint64_t>(1024, 0);
+  uint64_t Address(size_t word) const { return reinterpret_cast<uint64_t>(&words[word]); }
+  uint64_t arena() const { return Address(kAt); }
+  FakeLibcData(int full, uint64_t next) {
+    for (size_t bin = 0; bin < 127; ++bin) {
+      const size_t w = kAt + 14 + 2 * bin;
+      const bool empty = bin + full < 127;
+      words[w] = words[w + 1] = empty ? Address(w) - 16 : 0x5555'0000'1000 + 32 * bin;
+    }
+    words[kAt + 270] = next == 0 ? arena() : next;  // at 2160 bytes
+  }
+  std::pair<uint64_t, uint64_t> Find(std::span<const uint64_t> arenas = {}) const {
+    return MallocHeaps::MainArenaIn(words, Address(0), arenas);
+  }
+};
+
+TEST(MallocHeapsTest, TheMainArenaIsFoundByItsEmptyBins) {
+  FakeLibcData one(0, 0);
+  EXPECT_EQ(one.Find(), std::make_pair(one.arena(), one.arena() + 2200));
+  FakeLibcData largest_bins_full(3, 0);  // the bins end three bins after the last empty one
+  EXPECT_EQ(largest_bins_full.Find(),
+            std::make_pair(largest_bins_full.arena(), largest_bins_full.arena() + 2200));
+  const uint64_t thread_arena = 0x7f00'0000'0030;
+  FakeLibcData two(0, thread_arena);
+  EXPECT_EQ(two.Find(), std::make_pair(uint64_t{0}, uint64_t{0})) << "next is no known arena";
+  const uint64_t arenas[] = {thread_arena};
+  EXPECT_EQ(two.Find(arenas), std::make_pair(two.arena(), two.arena() + 2200));
+  FakeLibcData few(120, 0);  // 7 empty bins: not the shape
+  EXPECT_EQ(few.Find(), std::make_pair(uint64_t{0}, uint64_t{0}));
+}
+
+// In this process: main_arena's bytes lie in libc's writable data, and its `top` (at 96) is a chunk
+// of the brk heap.
+TEST(MallocHeapsTest, TakesTheMainArenaOutOfLibcsData) {
+  void* block = std::malloc(232);
+  roots::ProcessMappings mappings;
+  ASSERT_TRUE(mappings.Read()) << mappings.error();
+  int found = 0;
+  for (auto [begin, end] : MallocHeaps::Find(mappings)) {
+    const roots::ProcessMappings::Mapping* m = mappings.Find(begin);
+    if (m == nullptr || m->name.find("/libc.so") == std::string_view::npos) continue;
+    ++found;
+    EXPECT_EQ(end - begin, 2200u);
+    const uint64_t top = *reinterpret_cast<const uint64_t*>(begin + 96);
+    const roots::ProcessMappings::Mapping* heap = mappings.Find(top);
+    ASSERT_NE(heap, nullptr);
+    EXPECT_EQ(heap->name, "[heap]");
+  }
+  EXPECT_EQ(found, 1);
+  std::free(block);
+}
+
 }  // namespace heapgraph::scanner
