@@ -1,9 +1,8 @@
 #include "scanner/MallocHeaps.h"
 
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner::MallocHeaps {
 namespace {
@@ -19,12 +18,6 @@ bool IsArenaOfHeap(uint64_t ar_ptr, uint64_t heap) {
 
 bool IsHeapSize(uint64_t size) {
   return size != 0 && size <= kHeapMax && size % kPage == 0;
-}
-
-bool ReadWords(uint64_t address, uint64_t (&words)[4]) {
-  iovec local = {words, sizeof(words)};
-  iovec remote = {reinterpret_cast<void*>(address), sizeof(words)};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(words);
 }
 
 // glibc's struct malloc_state (2.26 and later, 64-bit): mutex, flags, have_fastchunks and padding
@@ -47,14 +40,17 @@ bool IsEmptyBin(std::span<const uint64_t> words, uint64_t begin, size_t i) {
 
 // The bins array ends after its last empty bin (the largest bins, of chunks glibc maps by
 // themselves, are empty), or a few bins later: that places the struct. Its `next` must be the
-// struct itself (one arena) or one of `arenas`, every empty bin must lie on the bins' grid, and
-// there must be kMinEmptyBins of them.
+// struct itself (one arena) or one of `arenas`, every empty bin must lie on the bins' grid (an
+// even number of words from the others, none before the array), and there must be kMinEmptyBins
+// of them.
 std::pair<uint64_t, uint64_t> MainArenaIn(std::span<const uint64_t> words, uint64_t begin,
                                           std::span<const uint64_t> arenas) {
-  size_t last = 0;
+  size_t first = 0, last = 0;
   int empty = 0;
   for (size_t i = 0; i < words.size(); ++i) {
     if (!IsEmptyBin(words, begin, i)) continue;
+    if (empty == 0) first = i;
+    if ((i - first) % 2 != 0) return {0, 0};  // off the grid of the first
     last = i;
     ++empty;
   }
@@ -65,16 +61,11 @@ std::pair<uint64_t, uint64_t> MainArenaIn(std::span<const uint64_t> words, uint6
     if (bins_end < begin + kBinsOffset + kBinsBytes) continue;
     const uint64_t bins = bins_end - kBinsBytes;
     const uint64_t arena = bins - kBinsOffset;
-    if (arena + kArenaBytes > end) break;
+    if (arena + kArenaBytes > end || begin + first * 8 < bins) break;  // and so for the next ones
     const uint64_t next = words[(arena + kNextOffset - begin) / 8];
-    if (next != arena && std::find(arenas.begin(), arenas.end(), next) == arenas.end()) continue;
-    bool on_grid = true;
-    for (size_t i = 0; i < words.size() && on_grid; ++i) {
-      const uint64_t at = begin + i * 8;
-      if (IsEmptyBin(words, begin, i))
-        on_grid = at >= bins && at < bins_end && (at - bins) % 16 == 0;
+    if (next == arena || std::find(arenas.begin(), arenas.end(), next) != arenas.end()) {
+      return {arena, arena + kArenaBytes};
     }
-    if (on_grid) return {arena, arena + kArenaBytes};
   }
   return {0, 0};
 }
@@ -90,12 +81,7 @@ std::pair<uint64_t, uint64_t> FindMainArena(const roots::ProcessMappings& mappin
       continue;
     }
     MmapVector<uint64_t> words(m.size() / 8);
-    iovec local = {words.data(), words.size() * 8};
-    iovec remote = {reinterpret_cast<void*>(m.start), words.size() * 8};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-        static_cast<ssize_t>(local.iov_len)) {
-      continue;
-    }
+    if (!roots::RawSyscall::ReadOwnMemory(m.start, words.data(), words.size() * 8)) continue;
     const auto arena = MainArenaIn(words, m.start, arenas);
     if (arena.first != 0) return arena;
   }
@@ -130,7 +116,10 @@ Ranges Find(const roots::ProcessMappings& mappings,
     for (uint64_t start = (m.start + kHeapMax - 1) & ~(kHeapMax - 1); start < m.end;
          start += kHeapMax) {
       uint64_t words[4];
-      if (is_own(start) || !ReadWords(start, words) || !LooksLikeHeapInfo(start, words)) continue;
+      if (is_own(start) || !roots::RawSyscall::ReadOwnMemory(start, words, sizeof(words)) ||
+          !LooksLikeHeapInfo(start, words)) {
+        continue;
+      }
       uint64_t end = start + std::max(words[2], words[3]);
       heaps.push_back({start, std::min<uint64_t>(end, m.end)});
       if (words[1] == 0) arenas.push_back(words[0]);  // an arena's first heap holds the arena

@@ -1,34 +1,25 @@
 #include "scanner/QueuedFrees.h"
 
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 
+#include "roots/RawSyscall.h"
+
 namespace heapgraph::scanner::QueuedFrees {
-namespace {
 
-// `bytes` at `address` of this process into `out`; false when any of it is unreadable.
-bool ReadOwn(uint64_t address, void* out, size_t bytes) {
-  iovec local = {out, bytes};
-  iovec remote = {reinterpret_cast<void*>(address), bytes};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
-}
-
-}  // namespace
+using roots::RawSyscall::ReadOwnMemory;
 
 MmapVector<uint64_t> Read(const HeapgraphRecorderView& view) {
   MmapVector<uint64_t> queued;
   if (view.deferred_queues == nullptr || view.deferred_queue_slots <= 0) return queued;
   const auto slots = static_cast<size_t>(view.deferred_queue_slots);
   MmapVector<uint64_t> queues(slots);
-  if (!ReadOwn(reinterpret_cast<uint64_t>(view.deferred_queues), queues.data(),
-               slots * sizeof(uint64_t))) {
+  if (!ReadOwnMemory(reinterpret_cast<uint64_t>(view.deferred_queues), queues.data(),
+                     slots * sizeof(uint64_t))) {
     return queued;
   }
   for (uint64_t where : queues) {
     HeapgraphDeferredFrees queue;
-    if (where == 0 || !ReadOwn(where, &queue, sizeof(queue))) continue;
+    if (where == 0 || !ReadOwnMemory(where, &queue, sizeof(queue))) continue;
     const uint32_t count = std::min<uint32_t>(queue.count, HEAPGRAPH_DEFERRED_FREES);
     queued.insert(queued.end(), queue.address, queue.address + count);
   }
