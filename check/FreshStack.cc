@@ -19,9 +19,10 @@ void Trampoline() {
 
 }  // namespace
 
-bool FreshStack::Run(void (*body)(void*), void* argument, size_t size) {
+bool FreshStack::Run(void (*body)(void*), void* argument, size_t size, bool process_exits) {
   GuardedStack stack(size);
   if (!stack.valid()) return false;
+  if (process_exits) stack.LeaveToExit();
   Call call = {body, argument};
   Call* outer = t_call;
   t_call = &call;

@@ -14,8 +14,9 @@ namespace FreshStack {
 inline constexpr size_t kDefaultSize = 16u << 20;
 
 // Runs body(argument) on a fresh stack and returns true; false (nothing run) if no stack could
-// be mapped.
-bool Run(void (*body)(void*), void* argument, size_t size = kDefaultSize);
+// be mapped. `process_exits`: the stack is left mapped for the exit (GuardedStack::LeaveToExit).
+bool Run(void (*body)(void*), void* argument, size_t size = kDefaultSize,
+         bool process_exits = false);
 
 }  // namespace FreshStack
 

@@ -15,7 +15,7 @@ GuardedStack::GuardedStack(size_t size) : size_(size) {
 }
 
 GuardedStack::~GuardedStack() {
-  if (mapping_ != nullptr) syscall(SYS_munmap, mapping_, size_ + kGuard);
+  if (mapping_ != nullptr && !leave_to_exit_) syscall(SYS_munmap, mapping_, size_ + kGuard);
 }
 
 }  // namespace heapgraph::report

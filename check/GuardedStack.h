@@ -17,6 +17,10 @@ class GuardedStack {
   GuardedStack& operator=(const GuardedStack&) = delete;
 
   bool valid() const { return mapping_ != nullptr; }
+  // The stack stays mapped after destruction: the process is about to exit, whose teardown unmaps
+  // everything at once (an munmap now would flush the TLB of every other core the process ran on,
+  // one IPI each).
+  void LeaveToExit() { leave_to_exit_ = true; }
   // The lowest usable byte (just above the guard page) and the usable size.
   char* base() const { return mapping_ + kGuard; }
   size_t size() const { return size_; }
@@ -25,6 +29,7 @@ class GuardedStack {
   static constexpr size_t kGuard = 4096;
   char* mapping_ = nullptr;  // guard page first
   size_t size_;
+  bool leave_to_exit_ = false;
 };
 
 }  // namespace heapgraph::report

@@ -217,6 +217,7 @@ LeakReport CheckOnThisStack(const LeakCheckOptions& options, uint64_t program_st
     scan_options.types_only_if_leaked = options.repeated;
     scan_options.hold_allocations_while_marking = options.repeated;
     scan_options.in_stopped_world = options.repeated;
+    scan_options.process_exits = options.process_exits;
     scan_options.in_place_max_live_blocks = kInPlaceMaxLiveBlocks;
     scan_options.in_place_max_live_bytes = kInPlaceMaxLiveBytes;
     CloseSymbolFiles close_files;
@@ -348,7 +349,7 @@ LeakReport RunExclusiveLeakCheck(const LeakCheckOptions& options, uint64_t progr
         auto* c = static_cast<FreshStackCall*>(argument);
         c->report = CheckOnThisStack(*c->options, c->program_stack_pointer);
       },
-      &call);
+      &call, FreshStack::kDefaultSize, options.process_exits);
   if (!ran) call.report = CheckOnThisStack(options, 0);
   return std::move(call.report);
 }
@@ -429,5 +430,6 @@ extern "C" HEAPGRAPH_API int heapgraph_internal_check_leaks(const HeapgraphCheck
   }
   options.repeated = request->repeated != 0;
   options.quiet_when_clean = request->quiet_when_clean != 0;
+  options.process_exits = request->process_exits != 0;
   return CheckFromC(options, request->summary, request->program_stack_pointer);
 }

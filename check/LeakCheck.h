@@ -41,6 +41,9 @@ struct LeakCheckOptions {
   // (report::SaysOnlyNoLeaks), as LeakSanitizer prints nothing then: the checks the recorder
   // starts itself (at exit, __lsan_do_*leak_check). Files are always written.
   bool quiet_when_clean = false;
+  // The process ends after this check (the at-exit check): the check's stack and the scan's
+  // buffers are not unmapped (scanner::ScanOptions::process_exits); the exit unmaps them at once.
+  bool process_exits = false;
 };
 
 // Runs the check on a FreshStack; the calling thread's stack is scanned from the caller's frame

@@ -54,14 +54,14 @@ void* PagePool::TakeKept(size_t bytes) {
 }
 
 // No kept extent is large enough: the largest one's pages are moved into a mapping of the size
-// asked for. An extent merged from two mappings may span two VMAs, which mremap refuses: then a
-// fresh mapping.
+// asked for, when it is worth a move (kMinMoveBytes). An extent merged from two mappings may span
+// two VMAs, which mremap refuses: then a fresh mapping.
 void* PagePool::Grow(size_t bytes) {
   size_t largest = count_;
   for (size_t i = 0; i < count_; ++i) {
     if (largest == count_ || extents_[i].bytes > extents_[largest].bytes) largest = i;
   }
-  if (largest != count_) {
+  if (largest != count_ && extents_[largest].bytes >= kMinMoveBytes) {
     Extent e = extents_[largest];
     void* p = Mapped(syscall(SYS_mremap, e.begin, e.bytes, bytes, MREMAP_MAYMOVE, 0));
     if (p != nullptr) {

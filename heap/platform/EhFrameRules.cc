@@ -427,39 +427,62 @@ UnwindRule RuleOf(const FrameState& state) {
   return rule;
 }
 
-}  // namespace
+// The FDE of `pc` opened: its CIE read, its code range, `reader` at its call-frame instructions.
+struct OpenFde {
+  Reader reader{nullptr, nullptr};
+  Cie cie;
+  uintptr_t begin = 0;
+  uintptr_t range = 0;
+};
 
-UnwindRule EhFrameRules::Find(uintptr_t pc) {
+// False when `pc` has no object, no FDE, or an FDE or CIE this reader does not handle.
+bool Open(uintptr_t pc, OpenFde* fde) {
   LoadedObject object;
-  if (!LoadedObject::Find(pc, &object)) return UnwindRule();
-  const uint8_t* fde = FindFde(object, pc);
-  if (fde == nullptr) return UnwindRule();
+  if (!LoadedObject::Find(pc, &object)) return false;
+  const uint8_t* at = FindFde(object, pc);
+  if (at == nullptr) return false;
   const auto* image_end = reinterpret_cast<const uint8_t*>(object.map_end);
-  Reader reader{fde, image_end};
+  Reader& reader = fde->reader;
+  reader = Reader{at, image_end};
   uint32_t length = reader.Fixed<uint32_t>();
-  if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return UnwindRule();
+  if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return false;
   reader.end = reader.at + length;
   const uint8_t* cie_field = reader.at;
   uint32_t cie_offset = reader.Fixed<uint32_t>();
-  if (cie_offset == 0) return UnwindRule();  // a CIE, not an FDE
-  Cie cie;
+  if (cie_offset == 0) return false;  // a CIE, not an FDE
   const uint8_t* cie_at = cie_field - cie_offset;
-  if (reinterpret_cast<uintptr_t>(cie_at) < object.map_start || !ReadCie(cie_at, image_end, &cie)) {
-    return UnwindRule();
+  if (reinterpret_cast<uintptr_t>(cie_at) < object.map_start ||
+      !ReadCie(cie_at, image_end, &fde->cie)) {
+    return false;
   }
-  uintptr_t begin = reader.Encoded(cie.fde_encoding);
-  uintptr_t range = reader.Encoded(cie.fde_encoding & 0x0f);
-  if (reader.bad || pc < begin || pc - begin >= range) return UnwindRule();
-  if (cie.has_augmentation_data) reader.Skip(reader.Uleb());
-  if (reader.bad) return UnwindRule();
+  fde->begin = reader.Encoded(fde->cie.fde_encoding);
+  fde->range = reader.Encoded(fde->cie.fde_encoding & 0x0f);
+  if (reader.bad || pc < fde->begin || pc - fde->begin >= fde->range) return false;
+  if (fde->cie.has_augmentation_data) reader.Skip(reader.Uleb());
+  return !reader.bad;
+}
+
+}  // namespace
+
+UnwindRule EhFrameRules::Find(uintptr_t pc) {
+  OpenFde fde;
+  if (!Open(pc, &fde)) return UnwindRule();
   FrameState initial;
   initial.ra = RegisterRule{RegisterRule::kOther, 0};  // kNotSimple unless the CIE places it
-  CfiProgram cie_program(cie, begin, ~uintptr_t{0}, nullptr);
-  if (!cie_program.Run(Reader{cie.instructions, cie.end}, &initial)) return UnwindRule();
+  CfiProgram cie_program(fde.cie, fde.begin, ~uintptr_t{0}, nullptr);
+  if (!cie_program.Run(Reader{fde.cie.instructions, fde.cie.end}, &initial)) return UnwindRule();
   FrameState state = initial;
-  CfiProgram fde_program(cie, begin, pc, &initial);
-  if (!fde_program.Run(reader, &state)) return UnwindRule();
+  CfiProgram fde_program(fde.cie, fde.begin, pc, &initial);
+  if (!fde_program.Run(fde.reader, &state)) return UnwindRule();
   return RuleOf(state);
+}
+
+bool EhFrameRules::FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end) {
+  OpenFde fde;
+  if (!Open(pc, &fde)) return false;
+  *begin = fde.begin;
+  *end = fde.begin + fde.range;
+  return true;
 }
 
 }  // namespace heapgraph

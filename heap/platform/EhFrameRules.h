@@ -39,6 +39,10 @@ inline constexpr uint32_t kMaxCfaOffset = (1u << 20) - 1;
 inline constexpr uint32_t kMaxRbpDepth = 0xffff;
 
 UnwindRule Find(uintptr_t pc);
+// The code range [*begin, *end) of the FDE that covers `pc`: the function's, or the part of it
+// (a .cold split has an FDE of its own); false where Find has no FDE to read (no object, no
+// .eh_frame_hdr, JIT code, an FDE or CIE this reader does not handle).
+bool FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end);
 
 }  // namespace EhFrameRules
 

@@ -204,6 +204,9 @@ struct HeapgraphCheckRequest {
   // 1: a text report to stderr is left out when nothing leaked (LeakCheckOptions::
   // quiet_when_clean): the checks the recorder starts itself, as LeakSanitizer's are silent then.
   int quiet_when_clean;
+  // 1: the process ends after this check (the at-exit check): what the check mapped is left to
+  // the exit (LeakCheckOptions::process_exits).
+  int process_exits;
 };
 // Returns the leaked blocks (of the window), or -1 when the check could not run.
 HEAPGRAPH_INTERNAL_ENTRY int heapgraph_internal_check_leaks(

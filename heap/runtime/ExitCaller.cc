@@ -1,11 +1,12 @@
 #include "heap/runtime/ExitCaller.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <stdlib.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+
+#include "heap/platform/EhFrameRules.h"
 
 namespace heapgraph::ExitCaller {
 namespace {
@@ -15,15 +16,15 @@ struct CodeRange {
   bool Holds(uintptr_t address) const { return address >= begin && address < end; }
 };
 
-// The code of the function at `function`, from its dynamic symbol; empty if unknown.
+// The code of the function at `function`, from its FDE (EhFrameRules: a binary search of
+// .eh_frame_hdr, where dladdr would read the object's whole symbol table); empty if unknown.
 CodeRange FunctionCode(void* function) {
-  Dl_info info;
-  void* entry = nullptr;  // dladdr1 stores a const ElfW(Sym)* here
-  if (function == nullptr || dladdr1(function, &info, &entry, RTLD_DL_SYMENT) == 0) return {};
-  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
-  if (symbol == nullptr || info.dli_saddr == nullptr || symbol->st_size == 0) return {};
-  const auto begin = reinterpret_cast<uintptr_t>(info.dli_saddr);
-  return {begin, begin + symbol->st_size};
+  CodeRange code;
+  if (function == nullptr ||
+      !EhFrameRules::FunctionRange(reinterpret_cast<uintptr_t>(function), &code.begin, &code.end)) {
+    return {};
+  }
+  return code;
 }
 
 }  // namespace

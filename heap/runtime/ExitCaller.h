@@ -2,8 +2,9 @@
 // point (exit's own, glibc's exit handlers', the at-exit check's) were laid over the dead frames of
 // the program's earlier calls, and their unwritten slots still hold what those calls left there:
 // block addresses that would keep leaks alive. LeakSanitizer likewise scans the exiting thread's
-// stack only from where exit was entered. Only for a thread inside exit(); uses libunwind and
-// dladdr (not for hooks). No allocation.
+// stack only from where exit was entered. Only for a thread inside exit(); uses libunwind (the
+// frames of an at-exit handler include crtstuff's, which have no FDE for the recorder's rule walk)
+// and .eh_frame's function ranges (EhFrameRules), not for hooks. No allocation.
 #pragma once
 
 #include <cstdint>

@@ -58,10 +58,11 @@ bool LsanCheckWanted() {
 // when it is 0. "%p" in the paths is this process's id. `repeated`: a check the program may make
 // again and again (HeapgraphCheckRequest::repeated). `quiet_when_clean`: no text on stderr when
 // nothing leaked (HeapgraphCheckRequest::quiet_when_clean), for the checks LeakSanitizer would run.
+// `process_exits`: the at-exit check (HeapgraphCheckRequest::process_exits).
 __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pattern,
                                   const char* html_pattern, uint64_t program_stack_pointer = 0,
                                   heapgraph_leak_summary* out = nullptr, bool repeated = false,
-                                  bool quiet_when_clean = false) {
+                                  bool quiet_when_clean = false, bool process_exits = false) {
   if (program_stack_pointer == 0) {
     program_stack_pointer = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
   }
@@ -91,6 +92,7 @@ __attribute__((noinline)) int Run(const char* json_pattern, const char* text_pat
   request.window = HEAPGRAPH_WINDOW_ALL;
   request.repeated = repeated ? 1 : 0;
   request.quiet_when_clean = quiet_when_clean ? 1 : 0;
+  request.process_exits = process_exits ? 1 : 0;
   int leaked = -1;
   if (!CheckCall::Run(request, &leaked)) return -1;
   if (leaked < 0) WarningLine::Print("leak check failed", summary.error);
@@ -142,7 +144,7 @@ void AtExit() {
   if (g_stop_tool_threads != nullptr) g_stop_tool_threads(true);
   heapgraph_leak_summary summary = {};
   int leaked = Run(g_config->leak_json, g_config->leak_text, g_config->leak_html, exit_caller,
-                   &summary, /*repeated=*/false, /*quiet_when_clean=*/true);
+                   &summary, /*repeated=*/false, /*quiet_when_clean=*/true, /*process_exits=*/true);
   WriteVerdict(leaked, summary);
   if (leaked == 0 || (leaked > 0 && g_config->leak_exitcode == 0)) return;
   fflush(nullptr);  // _exit skips stdio: keep the program's output

@@ -55,6 +55,18 @@ TEST(GuardedStackTest, DestructionUnmapsTheStackAndTheGuard) {
   EXPECT_FALSE(Mapped(base + 15 * 4096, 4096));
 }
 
+TEST(GuardedStackTest, AStackLeftToTheExitStaysMapped) {
+  char* base = nullptr;
+  {
+    GuardedStack stack(16 * 4096);
+    ASSERT_TRUE(stack.valid());
+    base = stack.base();
+    stack.LeaveToExit();
+  }
+  EXPECT_TRUE(Mapped(base - 4096, 17 * 4096));
+  munmap(base - 4096, 17 * 4096);
+}
+
 TEST(GuardedStackTest, AnImpossibleSizeIsInvalidNotACrash) {
   GuardedStack stack(size_t{1} << 62);
   EXPECT_FALSE(stack.valid());

@@ -73,23 +73,40 @@ TEST(PagePoolTest, MergesAdjacentExtents) {
 
 // Too large for any kept extent: the largest one is grown (mremap), its pages and contents kept.
 TEST(PagePoolTest, GrowsTheLargestExtentKeepingItsPages) {
+  constexpr size_t kMove = PagePool::kMinMoveBytes;
   PagePool pool;
-  pool.Give(pool.Take(7 * kPage), 7 * kPage);  // carved in order below: no stray adjacency
+  pool.Give(pool.Take(kMove + 3 * kPage), kMove + 3 * kPage);  // carved in order below
   void* small = pool.Take(2 * kPage);
   void* guard = pool.Take(kPage);  // keeps the two extents apart
-  auto* p = static_cast<uint8_t*>(pool.Take(4 * kPage));
-  std::memset(p, 0x5a, 4 * kPage);
+  auto* p = static_cast<uint8_t*>(pool.Take(kMove));
+  std::memset(p, 0x5a, kMove);
   pool.Give(small, 2 * kPage);
-  pool.Give(p, 4 * kPage);
-  auto* q = static_cast<uint8_t*>(pool.Take(64 * kPage));
+  pool.Give(p, kMove);
+  auto* q = static_cast<uint8_t*>(pool.Take(4 * kMove));
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q[0], 0x5a);
-  EXPECT_EQ(q[4 * kPage - 1], 0x5a);
-  EXPECT_EQ(q[4 * kPage], 0);  // the grown tail is fresh
-  q[64 * kPage - 1] = 1;
+  EXPECT_EQ(q[kMove - 1], 0x5a);
+  EXPECT_EQ(q[kMove], 0);  // the grown tail is fresh
+  q[4 * kMove - 1] = 1;
   EXPECT_EQ(pool.kept_bytes(), 2 * kPage);  // the small one is still kept
-  pool.Give(q, 64 * kPage);
+  pool.Give(q, 4 * kMove);
   pool.Give(guard, kPage);
+}
+
+// Below kMinMoveBytes a larger Take maps fresh pages and leaves the kept extent where it is.
+TEST(PagePoolTest, ASmallExtentIsNotMovedToGrow) {
+  PagePool pool;
+  auto* p = static_cast<uint8_t*>(pool.Take(3 * kPage));
+  std::memset(p, 0x5a, 3 * kPage);
+  pool.Give(p, 3 * kPage);
+  auto* q = static_cast<uint8_t*>(pool.Take(16 * kPage));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(pool.kept_bytes(), 3 * kPage);
+  EXPECT_EQ(p[0], 0x5a);  // still mapped, with its contents
+  EXPECT_EQ(pool.Take(3 * kPage), p);
+  pool.Give(p, 3 * kPage);
+  pool.Give(q, 16 * kPage);
 }
 
 TEST(PagePoolTest, KeepsAtMostMaxExtentsDroppingTheSmallest) {

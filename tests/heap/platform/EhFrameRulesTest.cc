@@ -4,7 +4,9 @@
 // finds the next return address at CFA - 8 and the caller's rbp where libgcc finds it. Frames
 // kept by rbp (alloca), the outermost frame of a thread (kEnd), a signal frame and code without
 // an FDE (kNotSimple) give what the contract says.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unwind.h>
@@ -161,6 +163,35 @@ TEST(EhFrameRulesTest, CodeWithoutAnObjectOrFdeIsNotSimple) {
   munmap(page, 4096);
   EXPECT_EQ(EhFrameRules::Find(0).kind, UnwindRule::kNotSimple);
   EXPECT_EQ(EhFrameRules::Find(~uintptr_t{0}).kind, UnwindRule::kNotSimple);
+  uintptr_t begin = 1, end = 1;
+  EXPECT_FALSE(EhFrameRules::FunctionRange(0, &begin, &end));
+  EXPECT_EQ(begin, 1u);
+}
+
+// A function's FDE covers what its dynamic symbol does (dladdr1's start and st_size), from any
+// address inside it: glibc's, and one of this binary (not exported: its FDE starts at its entry).
+TEST(EhFrameRulesTest, FunctionRangeIsTheSymbolsCode) {
+  const auto own = reinterpret_cast<uintptr_t>(&LibgccFrames);
+  uintptr_t own_begin = 0, own_end = 0;
+  ASSERT_TRUE(EhFrameRules::FunctionRange(own + 1, &own_begin, &own_end));
+  EXPECT_EQ(own_begin, own);
+  EXPECT_GT(own_end, own + 1);
+  for (void* function :
+       {dlsym(RTLD_DEFAULT, "exit"), dlsym(RTLD_DEFAULT, "qsort"), dlsym(RTLD_DEFAULT, "strtol")}) {
+    ASSERT_NE(function, nullptr);
+    Dl_info info;
+    void* entry = nullptr;
+    ASSERT_NE(dladdr1(function, &info, &entry, RTLD_DL_SYMENT), 0);
+    const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+    ASSERT_NE(symbol, nullptr);
+    const auto start = reinterpret_cast<uintptr_t>(info.dli_saddr);
+    for (uintptr_t pc : {start, start + symbol->st_size / 2, start + symbol->st_size - 1}) {
+      uintptr_t begin = 0, end = 0;
+      ASSERT_TRUE(EhFrameRules::FunctionRange(pc, &begin, &end)) << info.dli_sname;
+      EXPECT_EQ(begin, start) << info.dli_sname;
+      EXPECT_EQ(end, start + symbol->st_size) << info.dli_sname;
+    }
+  }
 }
 
 }  // namespace
