@@ -1,10 +1,11 @@
 #include "check/LeakPreview.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::report {
 namespace {
@@ -29,9 +30,7 @@ void AddLeakPreviews(LeakReport& report, uint32_t bytes) {
     uint64_t block = r.block_size != 0 ? r.block_size : r.size / r.count;
     size_t want = static_cast<size_t>(std::min<uint64_t>(bytes, block));
     if (want == 0) continue;
-    iovec local{buffer.data(), want};
-    iovec remote{reinterpret_cast<void*>(r.examples.front()), want};
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    long got = roots::RawSyscall::ReadOwnMemoryPart(r.examples.front(), buffer.data(), want);
     if (got > 0) r.preview = Hex(buffer.data(), static_cast<size_t>(got));
   }
 }

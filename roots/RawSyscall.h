@@ -88,13 +88,17 @@ inline long SchedYield() {
 inline long Prctl(int option, unsigned long a2, unsigned long a3 = 0) {
   return Call(SYS_prctl, option, static_cast<long>(a2), static_cast<long>(a3), 0, 0);
 }
-// Copies `bytes` at `address` of this process into `out` (process_vm_readv on itself): true when
-// every byte was readable, never a fault. In a snapshot process "this process" is the copy.
-inline bool ReadOwnMemory(uint64_t address, void* out, size_t bytes) {
+// Copies up to `bytes` at `address` of this process into `out` (process_vm_readv on itself),
+// never a fault: the bytes copied before the first unreadable page (the kernel copies page by
+// page), or a negative errno when none could be. In a snapshot process "this process" is the copy.
+inline long ReadOwnMemoryPart(uint64_t address, void* out, size_t bytes) {
   iovec local = {out, bytes};
   iovec remote = {reinterpret_cast<void*>(address), bytes};
-  return Call(SYS_process_vm_readv, Getpid(), detail::Arg(&local), 1, detail::Arg(&remote), 1, 0) ==
-         static_cast<long>(bytes);
+  return Call(SYS_process_vm_readv, Getpid(), detail::Arg(&local), 1, detail::Arg(&remote), 1, 0);
+}
+// ReadOwnMemoryPart() that is true only when every byte was readable.
+inline bool ReadOwnMemory(uint64_t address, void* out, size_t bytes) {
+  return ReadOwnMemoryPart(address, out, bytes) == static_cast<long>(bytes);
 }
 // Blocks while *word == expected, for at most `timeout` (relative; nullptr = forever).
 inline long FutexWait(const std::atomic<uint32_t>* word, uint32_t expected,

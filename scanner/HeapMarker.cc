@@ -1,9 +1,10 @@
 #include "scanner/HeapMarker.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner {
 
@@ -64,7 +65,6 @@ void HeapMarker::ScanWords(const uint64_t* words, size_t count) {
 
 void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
   begin = (begin + 7) & ~uint64_t{7};
-  pid_t self = getpid();
   // The read buffer is reserved whole (mapped, not written) by the first root read, and its size
   // follows the largest chunk read so far: zeroing all of it up front wrote (and faulted in) 16
   // pages that a small program's roots never fill, and a marker that reads no root (a scan's
@@ -77,11 +77,9 @@ void HeapMarker::ScanRoot(uint64_t begin, uint64_t end) {
   while (begin + sizeof(uint64_t) <= end) {
     size_t want = end - begin < kChunkBytes ? end - begin : kChunkBytes;
     want &= ~size_t{7};
-    iovec local = {buffer_.data(), want};
-    iovec remote = {reinterpret_cast<void*>(begin), want};
-    ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
+    long got = roots::RawSyscall::ReadOwnMemoryPart(begin, buffer_.data(), want);
     if (got > 0) ScanChunk(buffer_.data(), static_cast<size_t>(got) / 8, &stats_.root_words);
-    if (got == static_cast<ssize_t>(want)) {
+    if (got == static_cast<long>(want)) {
       begin += want;
       continue;
     }

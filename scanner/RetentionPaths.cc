@@ -1,7 +1,8 @@
 #include "scanner/RetentionPaths.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner {
 
@@ -48,14 +49,12 @@ void RetentionPaths::ScanRange(const RootRange& range, uint32_t index) {
   buffer_.resize(kChunkBytes / 8);
   while (begin + 8 <= range.end) {
     size_t want = std::min<uint64_t>(range.end - begin, kChunkBytes) & ~size_t{7};
-    iovec local = {buffer_.data(), want};
-    iovec remote = {reinterpret_cast<void*>(begin), want};
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    for (ssize_t i = 0; i < got / 8; ++i) {
+    long got = roots::RawSyscall::ReadOwnMemoryPart(begin, buffer_.data(), want);
+    for (long i = 0; i < got / 8; ++i) {
       FromRoot(buffer_[i], {begin + static_cast<uint64_t>(i) * 8, index, kNone, kNone});
     }
-    begin = got == static_cast<ssize_t>(want) ? begin + want
-                                              : ((begin + (got > 0 ? got : 0)) | 4095) + 1;
+    begin =
+        got == static_cast<long>(want) ? begin + want : ((begin + (got > 0 ? got : 0)) | 4095) + 1;
   }
 }
 

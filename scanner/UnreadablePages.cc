@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,11 +70,7 @@ bool Replace(uint64_t begin, uint64_t end) {
 // Whether 8 bytes at `address` read now, asked without faulting.
 bool ReadsNow(uint64_t address) {
   uint64_t word;
-  iovec local = {&word, sizeof(word)};
-  iovec remote = {reinterpret_cast<void*>(address & ~uint64_t{7}), sizeof(word)};
-  return RawSyscall::Call(SYS_process_vm_readv, RawSyscall::Getpid(),
-                          reinterpret_cast<long>(&local), 1, reinterpret_cast<long>(&remote), 1,
-                          0) == static_cast<long>(sizeof(word));
+  return RawSyscall::ReadOwnMemory(address & ~uint64_t{7}, &word, sizeof(word));
 }
 
 // Makes the memory around `address` readable if it is the program's memory that the scan reads:

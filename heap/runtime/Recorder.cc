@@ -455,10 +455,10 @@ uint32_t OwnShard() {
   return t_state.owns_shard ? t_state.shard_plus_one - 1 : LiveAllocationTree::kNoShard;
 }
 
-// Applies a queue of deferred frees: out of the tree while the recorder still applies frees, then
-// glibc's free.
-void ApplyQueue(HeapgraphDeferredFrees& queue) {
-  DeferredFrees::Apply(queue, Recording(FreeMode()) ? &g.heap : nullptr, OwnShard());
+// Applies a queue of deferred frees: out of the tree while the recorder still applies frees (and
+// `with_tree`: false inside a hook, whose locks the tree may need), then glibc's free.
+void ApplyQueue(HeapgraphDeferredFrees& queue, bool with_tree = true) {
+  DeferredFrees::Apply(queue, with_tree && Recording(FreeMode()) ? &g.heap : nullptr, OwnShard());
 }
 
 // Applies this thread's deferred frees (inside a hook: later).
@@ -501,8 +501,7 @@ void ApplyOtherThreadsQueues(LiveAllocationTree* tree) {
 void ThreadExit(void*) {
   const bool entered = !t_state.guard;
   GuardScope guard;
-  DeferredFrees::Apply(t_state.deferred, entered && Recording(FreeMode()) ? &g.heap : nullptr,
-                       OwnShard());
+  ApplyQueue(t_state.deferred, /*with_tree=*/entered);
   if (t_state.deferred_slot != 0 && t_state.deferred_slot != kNoQueue) {
     DeferredFrees::Unregister(t_state.deferred_slot - 1);
   }

@@ -2,11 +2,12 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner::types {
 
@@ -77,16 +78,14 @@ bool CxxTypeinfo::Validate(const SnapshotMemory& memory, uint64_t vptr, Found* o
 
 std::string CxxTypeinfo::MangledName(uint64_t typeinfo) {
   uint64_t name = 0;
-  iovec local{&name, sizeof(name)}, remote{reinterpret_cast<void*>(typeinfo + 8), sizeof(name)};
-  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != sizeof(name)) return "";
+  if (!roots::RawSyscall::ReadOwnMemory(typeinfo + 8, &name, sizeof(name))) return "";
   std::string text;
   char chunk[256];
   while (text.size() < kMaxName) {
     // A chunk may cross into an unmapped page: read byte ranges that stay within one page.
     uint64_t at = name + text.size();
     size_t length = std::min<size_t>(sizeof(chunk), 4096 - at % 4096);
-    iovec l{chunk, length}, r{reinterpret_cast<void*>(at), length};
-    ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+    long n = roots::RawSyscall::ReadOwnMemoryPart(at, chunk, length);
     if (n <= 0) return "";
     size_t end = strnlen(chunk, static_cast<size_t>(n));
     text.append(chunk, end);

@@ -1,10 +1,11 @@
 #include "scanner/types/LiveMemory.h"
 
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
+
+#include "roots/RawSyscall.h"
 
 namespace heapgraph::scanner::types {
 
@@ -21,9 +22,7 @@ LiveMemory::~LiveMemory() {
 
 // The kernel copies page by page and reports how much it copied before the first unreadable page.
 bool LiveMemory::Copy(uint64_t address, void* out, size_t length, size_t* got) {
-  struct iovec local = {out, length};
-  struct iovec remote = {reinterpret_cast<void*>(address), length};
-  ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  long n = roots::RawSyscall::ReadOwnMemoryPart(address, out, length);
   *got = n < 0 ? 0 : static_cast<size_t>(n);
   return n >= 0;
 }
