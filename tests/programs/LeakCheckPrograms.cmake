@@ -13,9 +13,10 @@ target_link_libraries(leak_check_child PRIVATE heapgraph heapgraph_scan)
 set_target_properties(leak_check_child PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/programs)
 
-# tests/scanner/LeakScanTest's child: what a scan leaves mapped, with and without process_exits.
+# tests/scanner/LeakScanTest's child: what a scan or check leaves mapped, with and without
+# process_exits.
 heapgraph_add_program(scan_left_to_exit SOURCES ${CMAKE_CURRENT_LIST_DIR}/scan_left_to_exit.cc
-                      LIBS heapgraph heapgraph_scanner)
+                      LIBS heapgraph heapgraph_check)
 
 # tests/heap/runtime/LeakCheckTriggerTest's C child: no live block at exit, or one kept.
 heapgraph_add_program(no_heap SOURCES ${CMAKE_CURRENT_LIST_DIR}/no_heap.c)

@@ -1,16 +1,19 @@
-// tests/programs: scanner::RunLeakScan with and without ScanOptions::process_exits, for
-// tests/scanner/LeakScanTest. Linked with libheapgraph.so and the scanner. It leaks 2 blocks and
-// runs one scan, its first (as the at-exit check is), with process_exits when its argument is
-// "exits", and prints the bytes of mappings the scan left behind (the sizes in /proc/self/maps,
-// after the scan against before it) and the leaks it found:
+// tests/programs: a leak scan or check with and without process_exits, for
+// tests/scanner/LeakScanTest. Linked with libheapgraph.so and the check. It leaks 2 blocks and
+// runs one scan (scanner::RunLeakScan, ScanOptions::process_exits) or one check
+// (report::RunLeakCheck, LeakCheckOptions::process_exits), its first (as the at-exit check is),
+// as its argument says: scan-exits, scan-unmaps, check-exits, check-unmaps. It prints the bytes
+// of mappings the scan or check left behind (the sizes in /proc/self/maps, after it against
+// before it) and the leaks it found:
 //   ok=1 left=<bytes> leaked=<n>
 // and exits 0 (1 with error=<...> when the scan failed).
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <string>
 
 #include "ProgramSupport.h"
+#include "check/LeakCheck.h"
 #include "scanner/LeakScan.h"
 
 namespace {
@@ -31,18 +34,28 @@ int64_t MappedBytes() {
   return total;
 }
 
-// One scan; the bytes it left mapped, or INT64_MIN when it failed (printed).
-int64_t Scan(bool process_exits, size_t* leaked) {
-  heapgraph::scanner::ScanOptions options;
-  options.process_exits = process_exits;
+// One scan or check; the bytes it left mapped, or INT64_MIN when it failed (printed).
+int64_t Run(bool check, bool process_exits, size_t* leaked) {
   const int64_t before = MappedBytes();
-  heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan(options);
+  std::string error;
+  if (check) {
+    heapgraph::report::LeakCheckOptions options;
+    options.process_exits = process_exits;
+    heapgraph::report::LeakReport report = heapgraph::report::RunLeakCheck(options);
+    if (!report.ok) error = report.error;
+    *leaked = report.summary.direct_blocks + report.summary.indirect_blocks;
+  } else {
+    heapgraph::scanner::ScanOptions options;
+    options.process_exits = process_exits;
+    heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan(options);
+    if (!result.ok) error = result.error;
+    *leaked = result.leaked.size();
+  }
   const int64_t after = MappedBytes();
-  if (!result.ok) {
-    std::printf("ok=0 error=%s\n", result.error.c_str());
+  if (!error.empty()) {
+    std::printf("ok=0 error=%s\n", error.c_str());
     return INT64_MIN;
   }
-  *leaked = result.leaked.size();
   return after - before;
 }
 
@@ -51,7 +64,8 @@ int64_t Scan(bool process_exits, size_t* leaked) {
 int main(int argc, char** argv) {
   hgprog::LeakBlocks(2, 144);
   size_t leaked = 0;
-  const int64_t left = Scan(argc > 1 && std::strcmp(argv[1], "exits") == 0, &leaked);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const int64_t left = Run(mode.rfind("check", 0) == 0, mode.ends_with("-exits"), &leaked);
   if (left == INT64_MIN) return 1;
   std::printf("ok=1 left=%" PRId64 " leaked=%zu\n", left, leaked);
   return 0;

@@ -35,8 +35,8 @@ TEST(LeakScanTest, ASnapshotDyingWhileTypingCostsTheTypesNotTheCheck) {
       << out;
 }
 
-// One RunLeakScan, the first of its process (as the at-exit check is), in scan_left_to_exit:
-// the bytes it left mapped and the leaks it found.
+// One RunLeakScan or RunLeakCheck, the first of its process (as the at-exit check is), in
+// scan_left_to_exit: the bytes it left mapped and the leaks it found.
 struct LeftMapped {
   long long bytes = -1;
   size_t leaked = 0;
@@ -60,9 +60,19 @@ LeftMapped ScanLeftMapped(const std::string& mode) {
 // the exit to unmap; without it the scan unmaps it (what both keep for later scans, such as the
 // scan in place's copy and page pool, is the same). Both find the program's 2 leaks.
 TEST(LeakScanTest, AScanBeforeTheExitLeavesItsMappingsToTheExit) {
-  LeftMapped unmaps = ScanLeftMapped("unmaps");
-  LeftMapped exits = ScanLeftMapped("exits");
+  LeftMapped unmaps = ScanLeftMapped("scan-unmaps");
+  LeftMapped exits = ScanLeftMapped("scan-exits");
   EXPECT_GE(exits.bytes - unmaps.bytes, 32ll << 20) << unmaps.bytes << " " << exits.bytes;
+  EXPECT_EQ(unmaps.leaked, 2u);
+  EXPECT_EQ(exits.leaked, 2u);
+}
+
+// The same through the check (LeakCheckOptions::process_exits, as the at-exit check sets it):
+// its 16 MiB stack (check/FreshStack) stays mapped too.
+TEST(LeakScanTest, ACheckBeforeTheExitLeavesItsMappingsAndStackToTheExit) {
+  LeftMapped unmaps = ScanLeftMapped("check-unmaps");
+  LeftMapped exits = ScanLeftMapped("check-exits");
+  EXPECT_GE(exits.bytes - unmaps.bytes, 48ll << 20) << unmaps.bytes << " " << exits.bytes;
   EXPECT_EQ(unmaps.leaked, 2u);
   EXPECT_EQ(exits.leaked, 2u);
 }
