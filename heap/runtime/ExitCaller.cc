@@ -1,12 +1,21 @@
 #include "heap/runtime/ExitCaller.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "heap/platform/EhFrameRules.h"
+
+// glibc's (ld.so's) record of the stack pointer at the program's start: the top of the main
+// thread's live stack.
+extern "C" void* __libc_stack_end;
 
 namespace heapgraph::ExitCaller {
 namespace {
@@ -27,20 +36,45 @@ CodeRange FunctionCode(void* function) {
   return code;
 }
 
-}  // namespace
+// NoteCall's record: the calling thread and its caller's stack pointer (published by the thread).
+std::atomic<pthread_t> noted_thread{0};
+std::atomic<uint64_t> noted_stack_pointer{0};
 
-uint64_t StackPointer() {
-  // glibc's exit, and the recorder's own exit() wrapper (heap/runtime/SessionInterposer) through
-  // which a program's call to exit() goes.
-  void (*wrapper)(int) = &exit;
-  const CodeRange exits[] = {FunctionCode(dlsym(RTLD_NEXT, "exit")),
-                             FunctionCode(reinterpret_cast<void*>(wrapper))};
-  unw_context_t context;
-  unw_cursor_t cursor;
-  if (exits[0].begin == 0 || unw_getcontext(&context) != 0 ||
-      unw_init_local(&cursor, &context) != 0) {
+// glibc's exit called from inside glibc (main returned) on the main thread: its call to the exit
+// handlers left exactly one return address into exit on the live stack above us (exit runs once;
+// nothing else points into its code). That slot plus 8 is exit's stack pointer at the call, and
+// the call's rule gives exit's canonical frame address. 0 when not found, or exit's rule there is
+// not rsp-based, or `from` may not be on the main thread's stack: another thread, or farther than
+// 16 MiB below its top (an alternate signal stack or a coroutine's lies in the heap or among the
+// mappings, which Linux keeps at least 128 MiB below the main stack). On the main stack every
+// byte from `from` up to the top is mapped.
+// Reads the live stack word by word, redzones included: not instrumented by ASan.
+__attribute__((no_sanitize("address"))) uint64_t FromReturnAddressInExit(const CodeRange& exit_code,
+                                                                         uintptr_t from) {
+  const auto top = reinterpret_cast<uintptr_t>(__libc_stack_end);
+  if (exit_code.begin == 0 || top == 0 || from >= top || top - from > (uintptr_t{1} << 24) ||
+      syscall(SYS_gettid) != getpid()) {
     return 0;
   }
+  for (uintptr_t slot = (from + 7) & ~uintptr_t{7}; slot + 8 <= top; slot += 8) {
+    const uintptr_t word = *reinterpret_cast<const uintptr_t*>(slot);
+    if (!exit_code.Holds(word - 1)) continue;
+    const UnwindRule rule = EhFrameRules::Find(word - 1);
+    if (rule.kind != UnwindRule::kSimple || rule.cfa_from_rbp) return 0;
+    const uintptr_t cfa = slot + 8 + rule.cfa_offset;
+    if (cfa > top || cfa < slot + 16) return 0;
+    const uintptr_t caller = reinterpret_cast<const uintptr_t*>(cfa)[-1];
+    return caller != 0 && !exit_code.Holds(caller - 1) ? cfa : 0;
+  }
+  return 0;
+}
+
+// libunwind's step-by-step walk up to the first frame above exit's (glibc's or the wrapper's), for
+// what the two ways above do not cover (exit called inside glibc on another thread).
+__attribute__((noinline)) uint64_t ByLibunwind(const CodeRange (&exits)[2]) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
   constexpr int kMaxFrames = 256;
   bool inside = false;  // the frames walked so far reached exit's
   for (int i = 0; i < kMaxFrames && unw_step(&cursor) > 0; ++i) {
@@ -54,6 +88,28 @@ uint64_t StackPointer() {
     inside = inside || in_exit;
   }
   return 0;
+}
+
+}  // namespace
+
+void NoteCall(uint64_t caller_stack_pointer) {
+  noted_stack_pointer.store(caller_stack_pointer, std::memory_order_relaxed);
+  noted_thread.store(pthread_self(), std::memory_order_release);
+}
+
+__attribute__((noinline)) uint64_t StackPointer() {
+  // exit() called by the program, through the recorder's wrapper (heap/runtime/SessionInterposer).
+  if (noted_thread.load(std::memory_order_acquire) == pthread_self()) {
+    return noted_stack_pointer.load(std::memory_order_relaxed);
+  }
+  // glibc's exit, and the recorder's own exit() wrapper, by their code.
+  void (*wrapper)(int) = &exit;
+  const CodeRange exits[] = {FunctionCode(dlsym(RTLD_NEXT, "exit")),
+                             FunctionCode(reinterpret_cast<void*>(wrapper))};
+  if (exits[0].begin == 0) return 0;
+  const uint64_t found =
+      FromReturnAddressInExit(exits[0], reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  return found != 0 ? found : ByLibunwind(exits);
 }
 
 }  // namespace heapgraph::ExitCaller

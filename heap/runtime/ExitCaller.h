@@ -2,9 +2,12 @@
 // point (exit's own, glibc's exit handlers', the at-exit check's) were laid over the dead frames of
 // the program's earlier calls, and their unwritten slots still hold what those calls left there:
 // block addresses that would keep leaks alive. LeakSanitizer likewise scans the exiting thread's
-// stack only from where exit was entered. Only for a thread inside exit(); uses libunwind (the
-// frames of an at-exit handler include crtstuff's, which have no FDE for the recorder's rule walk)
-// and .eh_frame's function ranges (EhFrameRules), not for hooks. No allocation.
+// stack only from where exit was entered. Only for a thread inside exit(); not for hooks. No
+// allocation. Three ways, cheapest first: the recorder's exit() wrapper notes its caller
+// (NoteCall); glibc's exit called inside glibc when main returns left one return address into
+// exit on the main thread's stack, found by a search up to the stack's top and turned into exit's
+// frame address by its .eh_frame rule (EhFrameRules); else libunwind walks up (an at-exit
+// handler's frames include crtstuff's, which have no FDE for the recorder's rule walk).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,10 @@ namespace ExitCaller {
 // frame) on the calling thread, found by unwinding from here; 0 when exit() is not on this
 // thread's stack or the stack cannot be unwound.
 uint64_t StackPointer();
+
+// The recorder's exit() wrapper, on its way into glibc's exit: the calling thread's caller called
+// exit() with `caller_stack_pointer` (the wrapper's canonical frame address). Async-signal-safe.
+void NoteCall(uint64_t caller_stack_pointer);
 
 }  // namespace ExitCaller
 

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "heap/runtime/ExitCaller.h"
 #include "heap/runtime/Recorder.h"
 #include "heap/session/FatalSignalHandler.h"
 #include "heapgraph/heapgraph.h"
@@ -35,7 +36,10 @@ __attribute__((constructor(102))) void ResolveExit() {
 
 extern "C" {
 
+// Built with frame pointers (libheapgraph.so): the frame address + 16 is its caller's stack
+// pointer.
 [[noreturn]] HEAPGRAPH_API void exit(int status) {
+  heapgraph::ExitCaller::NoteCall(reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16);
   heapgraph::recorder::RecordExit(heapgraph::format::kExitCalled, status);
   if (real_exit == nullptr) ResolveExit();
   if (real_exit != nullptr) real_exit(status);

@@ -5,6 +5,7 @@
 //   leaky   leaks one block and exits with status 0
 //   stale   leaks one 300-byte block whose address it first copies all over the 4 KiB below
 //           main's frame (where exit's and its handlers' frames will lie), then exits with 0
+//   stale-exit  the same, then calls exit(0) itself
 //   fault   prints "faulting", then writes through a null pointer (a real SIGSEGV)
 //   sizes DIR  leaks 3 blocks and checks into DIR/small.json, then keeps 6 MiB of blocks reachable,
 //           leaks 2 more and checks into DIR/large.json, then frees them, keeps 6,000 blocks of
@@ -99,6 +100,10 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "stale") == 0) {
     LeakWithStaleCopies();
     return 0;
+  }
+  if (std::strcmp(mode, "stale-exit") == 0) {
+    LeakWithStaleCopies();
+    std::exit(0);  // through the recorder's exit() wrapper, not glibc's own call from main
   }
   if (std::strcmp(mode, "fault") == 0) {
     std::printf("faulting\n");

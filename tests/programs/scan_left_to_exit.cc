@@ -7,6 +7,8 @@
 // before it) and the leaks it found:
 //   ok=1 left=<bytes> leaked=<n>
 // and exits 0 (1 with error=<...> when the scan failed).
+#include <malloc.h>
+
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -62,6 +64,9 @@ int64_t Run(bool check, bool process_exits, size_t* leaked) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // One malloc arena: a thread of the check (its symbol warm-up) that met the main arena locked
+  // would map a 64 MiB arena of its own, or not, as timing goes.
+  mallopt(M_ARENA_MAX, 1);
   hgprog::LeakBlocks(2, 144);
   size_t leaked = 0;
   const std::string mode = argc > 1 ? argv[1] : "";
