@@ -70,8 +70,8 @@ struct ScanOptions {
   bool in_stopped_world = false;
   // The process ends after this scan (the at-exit check): its preparation (the stop's helper
   // stack and arenas, the mappings' buffers: tens of MiB mapped) is not unmapped. An munmap while
-  // another core has run the process flushes that core's TLB by IPI (a small check's unmaps were
-  // ~3 % of its process's CPU); the exit's teardown unmaps everything at once, without.
+  // another core has run the process flushes that core's TLB by IPI (such IPIs were 2.8 % of a
+  // small checked process's samples); the exit's teardown unmaps everything at once, without.
   bool process_exits = false;
   // Scanned as in_stopped_world when the recorder holds at most in_place_max_live_blocks blocks
   // of at most in_place_max_live_bytes bytes in all (0: never). A small heap is marked in the
