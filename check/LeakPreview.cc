@@ -1,6 +1,5 @@
 #include "check/LeakPreview.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <vector>

@@ -1,6 +1,5 @@
 #include "scanner/HeapMarker.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 

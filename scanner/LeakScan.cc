@@ -453,16 +453,11 @@ ScanResult RunLeakScanOnScrubbedStack(const ScanOptions& options) {
       options.in_stopped_world ||
       (may_scan_in_place && glance && glance->blocks <= options.in_place_max_live_blocks &&
        glance->bytes <= options.in_place_max_live_bytes);
-  // Left to the exit when the process ends after the scan (ScanOptions::process_exits).
-  auto owned_prep = std::make_unique<Preparation>(options, scan_in_place);
-  Preparation& prep = *owned_prep;
-  struct LeftToExit {
-    std::unique_ptr<Preparation>& prep;
-    bool left;
-    ~LeftToExit() {
-      if (left) (void)prep.release();
-    }
-  } left_to_exit{owned_prep, options.process_exits};
+  // Owned (destroyed at the return) unless the process ends after the scan: then left to the
+  // exit (ScanOptions::process_exits).
+  auto* preparation = new Preparation(options, scan_in_place);
+  const std::unique_ptr<Preparation> owned(options.process_exits ? nullptr : preparation);
+  Preparation& prep = *preparation;
   if (prep.result_fd < 0 || prep.ready[0] < 0) {
     result.error = std::string("cannot create the scan's pipe or memfd: ") + strerror(errno);
     return result;

@@ -1,6 +1,5 @@
 #include "scanner/RetentionPaths.h"
 
-#include <unistd.h>
 
 #include "roots/RawSyscall.h"
 

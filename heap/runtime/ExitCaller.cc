@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -69,9 +68,10 @@ __attribute__((no_sanitize("address"))) uint64_t FromReturnAddressInExit(const C
   return 0;
 }
 
-// libunwind's step-by-step walk up to the first frame above exit's (glibc's or the wrapper's), for
-// what the two ways above do not cover (exit called inside glibc on another thread).
-__attribute__((noinline)) uint64_t ByLibunwind(const CodeRange (&exits)[2]) {
+// libunwind's step-by-step walk up to the first frame above glibc's exit, for what the two ways
+// above do not cover (exit called inside glibc on another thread). The recorder's exit() wrapper
+// needs no walk: a thread that went through it noted its caller (NoteCall).
+__attribute__((noinline)) uint64_t ByLibunwind(const CodeRange& exit_code) {
   unw_context_t context;
   unw_cursor_t cursor;
   if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
@@ -83,7 +83,7 @@ __attribute__((noinline)) uint64_t ByLibunwind(const CodeRange (&exits)[2]) {
       return 0;
     }
     // A return address points after the call: ip - 1 lies inside the calling function.
-    const bool in_exit = exits[0].Holds(ip - 1) || exits[1].Holds(ip - 1);
+    const bool in_exit = exit_code.Holds(ip - 1);
     if (inside && !in_exit) return sp;  // the first frame above exit's: its caller's
     inside = inside || in_exit;
   }
@@ -102,14 +102,12 @@ __attribute__((noinline)) uint64_t StackPointer() {
   if (noted_thread.load(std::memory_order_acquire) == pthread_self()) {
     return noted_stack_pointer.load(std::memory_order_relaxed);
   }
-  // glibc's exit, and the recorder's own exit() wrapper, by their code.
-  void (*wrapper)(int) = &exit;
-  const CodeRange exits[] = {FunctionCode(dlsym(RTLD_NEXT, "exit")),
-                             FunctionCode(reinterpret_cast<void*>(wrapper))};
-  if (exits[0].begin == 0) return 0;
+  // glibc's exit, by its code.
+  const CodeRange exit_code = FunctionCode(dlsym(RTLD_NEXT, "exit"));
+  if (exit_code.begin == 0) return 0;
   const uint64_t found =
-      FromReturnAddressInExit(exits[0], reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-  return found != 0 ? found : ByLibunwind(exits);
+      FromReturnAddressInExit(exit_code, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  return found != 0 ? found : ByLibunwind(exit_code);
 }
 
 }  // namespace heapgraph::ExitCaller

@@ -2,7 +2,6 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -1,7 +1,6 @@
 #include "scanner/types/LiveMemory.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstring>
 
