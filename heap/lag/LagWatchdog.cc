@@ -2,8 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -13,6 +11,7 @@
 #include <new>
 
 #include "heap/lag/CostlyStack.h"
+#include "heap/platform/EhFrameRules.h"
 #include "heap/platform/ToolThread.h"
 #include "heap/platform/WarningLine.h"
 
@@ -46,12 +45,11 @@ bool Signal(pid_t tid, int signal) {
   return syscall(SYS_tgkill, getpid(), tid, signal) == 0;
 }
 
-// The start of the function containing `ip` (its unwind entry), so that samples anywhere in one
+// The start of the function containing `ip` (its FDE's), so that samples anywhere in one
 // function share a top frame; `ip` itself when the unwind tables do not know it.
 uintptr_t FunctionStart(uintptr_t ip) {
-  unw_proc_info_t info = {};
-  if (unw_get_proc_info_by_ip(unw_local_addr_space, ip, &info, nullptr) != 0) return ip;
-  return info.start_ip != 0 ? static_cast<uintptr_t>(info.start_ip) : ip;
+  uintptr_t begin = 0, end = 0;
+  return EhFrameRules::FunctionRange(ip, &begin, &end) ? begin : ip;
 }
 
 void Complain(const char* what, const char* detail) {

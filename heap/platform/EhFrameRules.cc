@@ -1,7 +1,9 @@
 #include "heap/platform/EhFrameRules.h"
 
+#include <cstdint>
 #include <cstring>
 
+#include "heap/platform/DwarfExpression.h"
 #include "heap/platform/LoadedObject.h"
 
 namespace heapgraph {
@@ -38,6 +40,7 @@ enum Op : uint8_t {
   kValOffset = 0x14,
   kValOffsetSf = 0x15,
   kValExpression = 0x16,
+  kDefCfaExpression = 0x0f,
   kGnuArgsSize = 0x2e,
 };
 
@@ -136,19 +139,30 @@ struct Reader {
   }
 };
 
-// A register's rule as far as the frame step needs it.
+// A register's rule (DWARF 5 section 6.4.1). `value`: the offset from the CFA (kOffset,
+// kValOffset), the register holding it (kRegister), or where the expression's block (its ULEB128
+// length, then its bytes) lies, as an offset from the program's `base` (kExpression,
+// kValExpression).
 struct RegisterRule {
-  enum Kind : uint8_t { kSame, kOffset, kUndefined, kOther };
+  enum Kind : uint8_t {
+    kSame,
+    kUndefined,
+    kOffset,
+    kValOffset,
+    kRegister,
+    kExpression,
+    kValExpression
+  };
   Kind kind = kSame;
-  int64_t offset = 0;
+  int32_t value = 0;
 };
 
 struct FrameState {
   uint64_t cfa_register = kRsp;
   int64_t cfa_offset = 8;
-  RegisterRule rbp;
-  RegisterRule ra;
-  bool unsupported = false;  // a rule outside the shapes UnwindRule holds
+  int64_t cfa_expression = -1;  // offset of DW_CFA_def_cfa_expression's block from `base`, or -1
+  RegisterRule registers[FrameRegisters::kCount];
+  bool unsupported = false;  // a rule or register this reader cannot hold
 };
 
 struct Cie {
@@ -157,22 +171,19 @@ struct Cie {
   uint64_t ra_register = kReturnAddress;
   uint8_t fde_encoding = 0;
   bool has_augmentation_data = false;
+  bool signal_frame = false;  // augmentation 'S'
   const uint8_t* instructions = nullptr;
   const uint8_t* end = nullptr;
 };
 
-RegisterRule* Tracked(FrameState* state, uint64_t reg, uint64_t ra_register) {
-  if (reg == kRbp) return &state->rbp;
-  if (reg == ra_register) return &state->ra;
-  return nullptr;
-}
-
 // Runs call-frame instructions [at, end) on `state` while the location stays <= pc. `initial`
-// is the state after the CIE's instructions (DW_CFA_restore), null while running those.
+// is the state after the CIE's instructions (DW_CFA_restore), null while running those. `base`:
+// where expression offsets count from (the object's first mapped byte).
 class CfiProgram {
  public:
-  CfiProgram(const Cie& cie, uintptr_t location, uintptr_t pc, const FrameState* initial)
-      : cie_(cie), location_(location), pc_(pc), initial_(initial) {}
+  CfiProgram(const Cie& cie, uintptr_t location, uintptr_t pc, const FrameState* initial,
+             const uint8_t* base)
+      : cie_(cie), location_(location), pc_(pc), initial_(initial), base_(base) {}
 
   // False when an instruction is unknown or the bytes run out.
   bool Run(Reader reader, FrameState* state) {
@@ -188,26 +199,34 @@ class CfiProgram {
     location_ += delta * cie_.code_align;
     return true;
   }
-  void SetOffset(FrameState* state, uint64_t reg, int64_t offset) {
-    RegisterRule* rule = Tracked(state, reg, cie_.ra_register);
-    if (rule != nullptr) *rule = RegisterRule{RegisterRule::kOffset, offset};
+  // Registers beyond the general ones and rip (vector registers) are not tracked: their rules
+  // are skipped.
+  void Set(FrameState* state, uint64_t reg, RegisterRule::Kind kind, int64_t value) {
+    if (reg >= FrameRegisters::kCount) return;
+    if (value < INT32_MIN || value > INT32_MAX) {
+      state->unsupported = true;
+      return;
+    }
+    state->registers[reg] = RegisterRule{kind, static_cast<int32_t>(value)};
   }
-  void SetKind(FrameState* state, uint64_t reg, RegisterRule::Kind kind) {
-    RegisterRule* rule = Tracked(state, reg, cie_.ra_register);
-    if (rule != nullptr) *rule = RegisterRule{kind, 0};
+  // An expression block at the reader: its offset kept, its bytes skipped.
+  int64_t Block(Reader& reader) {
+    int64_t offset = reader.at - base_;
+    reader.Skip(reader.Uleb());
+    return offset;
   }
   void Restore(FrameState* state, uint64_t reg) {
-    RegisterRule* rule = Tracked(state, reg, cie_.ra_register);
-    if (rule == nullptr) return;
+    if (reg >= FrameRegisters::kCount) return;
     if (initial_ == nullptr) {
       state->unsupported = true;
     } else {
-      *rule = reg == kRbp ? initial_->rbp : initial_->ra;
+      state->registers[reg] = initial_->registers[reg];
     }
   }
   void DefineCfa(FrameState* state, uint64_t reg, int64_t offset) {
     state->cfa_register = reg;
     state->cfa_offset = offset;
+    state->cfa_expression = -1;
   }
 
   bool Step(Reader& reader, FrameState* state);
@@ -216,6 +235,7 @@ class CfiProgram {
   uintptr_t location_;
   uintptr_t pc_;
   const FrameState* initial_;
+  const uint8_t* base_;
   FrameState remembered_[EhFrameRules::kMaxRememberedStates];
   int remembered_count_ = 0;
 };
@@ -227,7 +247,8 @@ bool CfiProgram::Step(Reader& reader, FrameState* state) {
     case 0x40:
       return Advance(operand);
     case 0x80:
-      SetOffset(state, operand, static_cast<int64_t>(reader.Uleb()) * cie_.data_align);
+      Set(state, operand, RegisterRule::kOffset,
+          static_cast<int64_t>(reader.Uleb()) * cie_.data_align);
       return true;
     case 0xc0:
       Restore(state, operand);
@@ -246,47 +267,55 @@ bool CfiProgram::Step(Reader& reader, FrameState* state) {
       return Advance(reader.Fixed<uint32_t>());
     case kOffsetExtended: {
       uint64_t reg = reader.Uleb();
-      SetOffset(state, reg, static_cast<int64_t>(reader.Uleb()) * cie_.data_align);
+      Set(state, reg, RegisterRule::kOffset, static_cast<int64_t>(reader.Uleb()) * cie_.data_align);
       return true;
     }
     case kOffsetExtendedSf: {
       uint64_t reg = reader.Uleb();
-      SetOffset(state, reg, reader.Sleb() * cie_.data_align);
+      Set(state, reg, RegisterRule::kOffset, reader.Sleb() * cie_.data_align);
       return true;
     }
     case kRestoreExtended:
       Restore(state, reader.Uleb());
       return true;
     case kUndefined:
-      SetKind(state, reader.Uleb(), RegisterRule::kUndefined);
+      Set(state, reader.Uleb(), RegisterRule::kUndefined, 0);
       return true;
     case kSameValue:
-      SetKind(state, reader.Uleb(), RegisterRule::kSame);
+      Set(state, reader.Uleb(), RegisterRule::kSame, 0);
       return true;
     case kRegister: {
       uint64_t reg = reader.Uleb();
-      reader.Uleb();
-      SetKind(state, reg, RegisterRule::kOther);
+      uint64_t from = reader.Uleb();
+      if (from >= FrameRegisters::kCount) {
+        state->unsupported = true;
+        return true;
+      }
+      Set(state, reg, RegisterRule::kRegister, static_cast<int64_t>(from));
       return true;
     }
-    case kValOffset:
+    case kValOffset: {
+      uint64_t reg = reader.Uleb();
+      Set(state, reg, RegisterRule::kValOffset,
+          static_cast<int64_t>(reader.Uleb()) * cie_.data_align);
+      return true;
+    }
     case kValOffsetSf: {
       uint64_t reg = reader.Uleb();
-      if (op == kValOffset) {
-        reader.Uleb();
-      } else {
-        reader.Sleb();
-      }
-      SetKind(state, reg, RegisterRule::kOther);
+      Set(state, reg, RegisterRule::kValOffset, reader.Sleb() * cie_.data_align);
       return true;
     }
     case kExpression:
     case kValExpression: {
       uint64_t reg = reader.Uleb();
-      reader.Skip(reader.Uleb());
-      SetKind(state, reg, RegisterRule::kOther);
+      int64_t block = Block(reader);
+      Set(state, reg, op == kExpression ? RegisterRule::kExpression : RegisterRule::kValExpression,
+          block);
       return true;
     }
+    case kDefCfaExpression:
+      state->cfa_expression = Block(reader);
+      return true;
     case kRememberState:
       if (remembered_count_ == EhFrameRules::kMaxRememberedStates) return false;
       remembered_[remembered_count_++] = *state;
@@ -307,6 +336,7 @@ bool CfiProgram::Step(Reader& reader, FrameState* state) {
     }
     case kDefCfaRegister:
       state->cfa_register = reader.Uleb();
+      state->cfa_expression = -1;
       return true;
     case kDefCfaOffset:
       state->cfa_offset = static_cast<int64_t>(reader.Uleb());
@@ -318,12 +348,12 @@ bool CfiProgram::Step(Reader& reader, FrameState* state) {
       reader.Uleb();
       return true;
     default:
-      return false;  // DW_CFA_def_cfa_expression, set_loc, vendor ops: not simple
+      return false;  // DW_CFA_set_loc, vendor operations
   }
 }
 
 // The CIE at `at` (inside [begin, end) of the object's mapping); false for anything this reader
-// does not handle (signal frames included).
+// does not handle.
 bool ReadCie(const uint8_t* at, const uint8_t* image_end, Cie* cie) {
   Reader reader{at, image_end};
   uint32_t length = reader.Fixed<uint32_t>();
@@ -350,8 +380,10 @@ bool ReadCie(const uint8_t* at, const uint8_t* image_end, Cie* cie) {
         reader.Fixed<uint8_t>();
       } else if (*c == 'P') {
         reader.Encoded(reader.Fixed<uint8_t>() & 0x7f);  // the personality: skipped
+      } else if (*c == 'S') {
+        cie->signal_frame = true;
       } else {
-        return false;  // 'S' (signal frame) and every unknown augmentation
+        return false;  // every unknown augmentation
       }
     }
     if (reader.bad || reader.at > data_end) return false;
@@ -401,24 +433,27 @@ const uint8_t* FindFde(const LoadedObject& object, uintptr_t pc) {
   return reinterpret_cast<const uint8_t*>(address);
 }
 
-UnwindRule RuleOf(const FrameState& state) {
+UnwindRule RuleOf(const FrameState& state, const Cie& cie) {
   UnwindRule rule;
-  if (state.unsupported || state.cfa_offset < 0 ||
+  if (state.unsupported || cie.signal_frame || state.cfa_expression >= 0 || state.cfa_offset < 0 ||
       static_cast<uint64_t>(state.cfa_offset) > EhFrameRules::kMaxCfaOffset ||
-      (state.cfa_register != kRsp && state.cfa_register != kRbp)) {
+      (state.cfa_register != kRsp && state.cfa_register != kRbp) ||
+      cie.ra_register != kReturnAddress) {
     return rule;
   }
-  if (state.ra.kind == RegisterRule::kUndefined) {
+  const RegisterRule& ra = state.registers[kReturnAddress];
+  const RegisterRule& rbp = state.registers[kRbp];
+  if (ra.kind == RegisterRule::kUndefined) {
     rule.kind = UnwindRule::kEnd;
     return rule;
   }
-  if (state.ra.kind != RegisterRule::kOffset || state.ra.offset != -8) return rule;
-  if (state.rbp.kind == RegisterRule::kOffset) {
-    if (state.rbp.offset < -int64_t{EhFrameRules::kMaxRbpDepth} || state.rbp.offset > 0)
-      return rule;
+  if (ra.kind != RegisterRule::kOffset || ra.value != -8) return rule;
+  if (state.registers[kRsp].kind != RegisterRule::kSame) return rule;
+  if (rbp.kind == RegisterRule::kOffset) {
+    if (rbp.value < -int64_t{EhFrameRules::kMaxRbpDepth} || rbp.value > 0) return rule;
     rule.rbp_saved = true;
-    rule.rbp_offset = static_cast<int32_t>(state.rbp.offset);
-  } else if (state.rbp.kind != RegisterRule::kSame) {
+    rule.rbp_offset = rbp.value;
+  } else if (rbp.kind != RegisterRule::kSame) {
     return rule;
   }
   rule.kind = UnwindRule::kSimple;
@@ -427,62 +462,166 @@ UnwindRule RuleOf(const FrameState& state) {
   return rule;
 }
 
-// The FDE of `pc` opened: its CIE read, its code range, `reader` at its call-frame instructions.
+// The FDE of `pc` opened: its CIE read, its code range, `reader` at its call-frame instructions,
+// `base` the object's first mapped byte.
 struct OpenFde {
   Reader reader{nullptr, nullptr};
   Cie cie;
   uintptr_t begin = 0;
   uintptr_t range = 0;
+  const uint8_t* base = nullptr;
 };
 
-// False when `pc` has no object, no FDE, or an FDE or CIE this reader does not handle.
-bool Open(uintptr_t pc, OpenFde* fde) {
+enum class Opened : uint8_t { kYes, kNoFde, kUnreadable };
+
+// kNoFde when `pc` lies in no object or no FDE covers it; kUnreadable for an FDE or CIE this
+// reader does not handle.
+Opened Open(uintptr_t pc, OpenFde* fde) {
   LoadedObject object;
-  if (!LoadedObject::Find(pc, &object)) return false;
+  if (!LoadedObject::Find(pc, &object)) return Opened::kNoFde;
   const uint8_t* at = FindFde(object, pc);
-  if (at == nullptr) return false;
+  if (at == nullptr) return object.eh_frame_hdr == nullptr ? Opened::kUnreadable : Opened::kNoFde;
+  fde->base = reinterpret_cast<const uint8_t*>(object.map_start);
   const auto* image_end = reinterpret_cast<const uint8_t*>(object.map_end);
   Reader& reader = fde->reader;
   reader = Reader{at, image_end};
   uint32_t length = reader.Fixed<uint32_t>();
-  if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return false;
+  if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return Opened::kUnreadable;
   reader.end = reader.at + length;
   const uint8_t* cie_field = reader.at;
   uint32_t cie_offset = reader.Fixed<uint32_t>();
-  if (cie_offset == 0) return false;  // a CIE, not an FDE
+  if (cie_offset == 0) return Opened::kUnreadable;  // a CIE, not an FDE
   const uint8_t* cie_at = cie_field - cie_offset;
   if (reinterpret_cast<uintptr_t>(cie_at) < object.map_start ||
       !ReadCie(cie_at, image_end, &fde->cie)) {
-    return false;
+    return Opened::kUnreadable;
   }
   fde->begin = reader.Encoded(fde->cie.fde_encoding);
   fde->range = reader.Encoded(fde->cie.fde_encoding & 0x0f);
-  if (reader.bad || pc < fde->begin || pc - fde->begin >= fde->range) return false;
+  if (reader.bad) return Opened::kUnreadable;
+  if (pc < fde->begin || pc - fde->begin >= fde->range) return Opened::kNoFde;
   if (fde->cie.has_augmentation_data) reader.Skip(reader.Uleb());
-  return !reader.bad;
+  return reader.bad ? Opened::kUnreadable : Opened::kYes;
+}
+
+// The state at `pc` of an opened FDE: the CIE's instructions, then the FDE's up to `pc`.
+bool StateAt(const OpenFde& fde, uintptr_t pc, FrameState* state) {
+  FrameState initial;
+  initial.registers[kReturnAddress] = RegisterRule{RegisterRule::kSame, 0};
+  CfiProgram cie_program(fde.cie, fde.begin, ~uintptr_t{0}, nullptr, fde.base);
+  if (!cie_program.Run(Reader{fde.cie.instructions, fde.cie.end}, &initial)) return false;
+  *state = initial;
+  CfiProgram fde_program(fde.cie, fde.begin, pc, &initial, fde.base);
+  return fde_program.Run(fde.reader, state) && !state->unsupported;
+}
+
+// An expression block (ULEB128 length, bytes) evaluated; false when it does not fit the object.
+bool EvaluateBlock(const OpenFde& fde, int64_t offset, const FrameRegisters& registers,
+                   uintptr_t initial, bool push_initial, uintptr_t read_low, uintptr_t read_high,
+                   uintptr_t* result) {
+  Reader reader{fde.base + offset, fde.cie.end > fde.reader.end ? fde.cie.end : fde.reader.end};
+  uint64_t length = reader.Uleb();
+  if (reader.bad || !reader.Has(length)) return false;
+  return DwarfExpression::Evaluate(reader.at, reader.at + length, registers, initial, push_initial,
+                                   read_low, read_high, result);
+}
+
+// One word of the stack window.
+bool ReadWord(uintptr_t address, uintptr_t read_low, uintptr_t read_high, uintptr_t* value) {
+  if (address < read_low || address > read_high || read_high - address < sizeof(uintptr_t)) {
+    return false;
+  }
+  memcpy(value, reinterpret_cast<const void*>(address), sizeof(uintptr_t));
+  return true;
 }
 
 }  // namespace
 
 UnwindRule EhFrameRules::Find(uintptr_t pc) {
   OpenFde fde;
-  if (!Open(pc, &fde)) return UnwindRule();
-  FrameState initial;
-  initial.ra = RegisterRule{RegisterRule::kOther, 0};  // kNotSimple unless the CIE places it
-  CfiProgram cie_program(fde.cie, fde.begin, ~uintptr_t{0}, nullptr);
-  if (!cie_program.Run(Reader{fde.cie.instructions, fde.cie.end}, &initial)) return UnwindRule();
-  FrameState state = initial;
-  CfiProgram fde_program(fde.cie, fde.begin, pc, &initial);
-  if (!fde_program.Run(fde.reader, &state)) return UnwindRule();
-  return RuleOf(state);
+  UnwindRule rule;
+  Opened opened = Open(pc, &fde);
+  if (opened != Opened::kYes) {
+    rule.no_fde = opened == Opened::kNoFde;
+    return rule;
+  }
+  FrameState state;
+  if (!StateAt(fde, pc, &state)) return rule;
+  return RuleOf(state, fde.cie);
 }
 
 bool EhFrameRules::FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end) {
   OpenFde fde;
-  if (!Open(pc, &fde)) return false;
+  if (Open(pc, &fde) != Opened::kYes) return false;
   *begin = fde.begin;
   *end = fde.begin + fde.range;
   return true;
+}
+
+EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers,
+                                         uintptr_t read_low, uintptr_t read_high) {
+  OpenFde fde;
+  Opened opened = Open(pc, &fde);
+  if (opened != Opened::kYes) return opened == Opened::kNoFde ? Stepped::kNoFde : Stepped::kFailed;
+  FrameState state;
+  if (!StateAt(fde, pc, &state) || fde.cie.ra_register >= FrameRegisters::kCount) {
+    return Stepped::kFailed;
+  }
+  const FrameRegisters& now = *registers;
+  uintptr_t cfa = 0;
+  if (state.cfa_expression >= 0) {
+    if (!EvaluateBlock(fde, state.cfa_expression, now, 0, false, read_low, read_high, &cfa)) {
+      return Stepped::kFailed;
+    }
+  } else {
+    if (!now.Has(state.cfa_register)) return Stepped::kFailed;
+    cfa = now.value[state.cfa_register] + static_cast<uintptr_t>(state.cfa_offset);
+  }
+  const RegisterRule& ra = state.registers[fde.cie.ra_register];
+  if (ra.kind == RegisterRule::kUndefined) return Stepped::kEnd;
+  if (ra.kind == RegisterRule::kSame) return Stepped::kFailed;  // would step in place
+  FrameRegisters next = now;
+  next.Set(kRsp, cfa);
+  for (int reg = 0; reg < FrameRegisters::kCount; ++reg) {
+    const RegisterRule& rule = state.registers[reg];
+    uintptr_t value = 0, address = 0;
+    switch (rule.kind) {
+      case RegisterRule::kSame:
+        continue;
+      case RegisterRule::kUndefined:
+        next.known &= ~(1u << reg);
+        continue;
+      case RegisterRule::kOffset:
+        if (!ReadWord(cfa + rule.value, read_low, read_high, &value)) return Stepped::kFailed;
+        break;
+      case RegisterRule::kValOffset:
+        value = cfa + rule.value;
+        break;
+      case RegisterRule::kRegister:
+        if (!now.Has(rule.value)) {
+          next.known &= ~(1u << reg);
+          continue;
+        }
+        value = now.value[rule.value];
+        break;
+      case RegisterRule::kExpression:
+        if (!EvaluateBlock(fde, rule.value, now, cfa, true, read_low, read_high, &address) ||
+            !ReadWord(address, read_low, read_high, &value)) {
+          return Stepped::kFailed;
+        }
+        break;
+      case RegisterRule::kValExpression:
+        if (!EvaluateBlock(fde, rule.value, now, cfa, true, read_low, read_high, &value)) {
+          return Stepped::kFailed;
+        }
+        break;
+    }
+    next.Set(reg, value);
+  }
+  if (!next.Has(fde.cie.ra_register)) return Stepped::kFailed;
+  next.Set(kReturnAddress, next.value[fde.cie.ra_register]);
+  *registers = next;
+  return fde.cie.signal_frame ? Stepped::kSignalFrame : Stepped::kStepped;
 }
 
 }  // namespace heapgraph

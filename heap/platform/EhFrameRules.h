@@ -6,9 +6,14 @@
 //   CFA = rsp + offset or rbp + offset; the return address at CFA - 8; rbp either unchanged or
 //   saved at CFA + rbp_offset; rsp of the caller = CFA.
 // Everything else is kNotSimple: no object, no .eh_frame_hdr or no sorted table, no FDE (JIT
-// code), signal frames (augmentation 'S'), CFA or register expressions, a CFA in another register
-// (realigned stacks), rbp or the return address kept in a register, unknown instructions or
-// augmentations, 64-bit DWARF lengths, remember_state nested deeper than kMaxRememberedStates.
+// code; then `no_fde` is set), signal frames (augmentation 'S'), CFA or register expressions, a
+// CFA in another register (realigned stacks), rbp or the return address kept in a register,
+// unknown instructions or augmentations, 64-bit DWARF lengths, remember_state nested deeper than
+// kMaxRememberedStates.
+// Step applies the complete rule at `pc` to a frame's whole register set (FrameRegisters): every
+// register rule, CFA and register expressions (DwarfExpression), signal frames. It is what the
+// complete unwinder (DwarfWalk) steps by where a kNotSimple rule stops the cached walk; it reads
+// the stack only inside the caller's window.
 // kEnd is the outermost frame: its return address is undefined (glibc's _start, clone3's child,
 // __start_context), where every DWARF unwinder stops.
 // `pc` of a frame other than the innermost is its return address - 1 (the call instruction).
@@ -19,6 +24,8 @@
 
 #include <cstdint>
 
+#include "heap/platform/FrameRegisters.h"
+
 namespace heapgraph {
 
 struct UnwindRule {
@@ -26,6 +33,7 @@ struct UnwindRule {
   Kind kind = kNotSimple;
   bool cfa_from_rbp = false;  // CFA = (cfa_from_rbp ? rbp : rsp) + cfa_offset
   bool rbp_saved = false;     // the caller's rbp is at CFA + rbp_offset, else rbp is unchanged
+  bool no_fde = false;        // kNotSimple because no loaded object or no FDE covers the address
   uint32_t cfa_offset = 0;
   int32_t rbp_offset = 0;
 };
@@ -43,6 +51,19 @@ UnwindRule Find(uintptr_t pc);
 // (a .cold split has an FDE of its own); false where Find has no FDE to read (no object, no
 // .eh_frame_hdr, JIT code, an FDE or CIE this reader does not handle).
 bool FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end);
+
+enum class Stepped : uint8_t {
+  kStepped,      // *registers: the caller's (rip its return address, rsp the CFA)
+  kSignalFrame,  // the same, out of a signal frame: the caller was interrupted at rip exactly
+  kEnd,          // the outermost frame (its return address is undefined)
+  kNoFde,        // no loaded object or no FDE covers `pc`
+  kFailed,       // a rule needs a register not known or a read outside the window, or the FDE
+                 // or CIE cannot be read
+};
+// One frame step: `registers` are the frame's, `pc` its lookup address (rip - 1 for a frame that
+// called, rip for one a signal interrupted); every memory read lies in [read_low, read_high).
+// *registers changes only when the result is kStepped or kSignalFrame.
+Stepped Step(uintptr_t pc, FrameRegisters* registers, uintptr_t read_low, uintptr_t read_high);
 
 }  // namespace EhFrameRules
 

@@ -7,10 +7,9 @@
 
 #include <atomic>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+#include "heap/platform/DwarfWalk.h"
 #include "heap/platform/EhFrameRules.h"
+#include "heap/platform/FrameRegisters.h"
 
 // glibc's (ld.so's) record of the stack pointer at the program's start: the top of the main
 // thread's live stack.
@@ -68,23 +67,20 @@ __attribute__((no_sanitize("address"))) uint64_t FromReturnAddressInExit(const C
   return 0;
 }
 
-// libunwind's step-by-step walk up to the first frame above glibc's exit, for what the two ways
+// The complete walk (DwarfWalk) up to the first frame above glibc's exit, for what the two ways
 // above do not cover (exit called inside glibc on another thread). The recorder's exit() wrapper
 // needs no walk: a thread that went through it noted its caller (NoteCall).
-__attribute__((noinline)) uint64_t ByLibunwind(const CodeRange& exit_code) {
-  unw_context_t context;
-  unw_cursor_t cursor;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
+__attribute__((noinline)) uint64_t ByWalk(const CodeRange& exit_code) {
   constexpr int kMaxFrames = 256;
+  uintptr_t ips[kMaxFrames], sps[kMaxFrames];
+  FrameRegisters registers;
+  HeapgraphCaptureCallerRegisters(&registers);
+  const int n = DwarfWalk::Walk(registers, ips, sps, kMaxFrames);
   bool inside = false;  // the frames walked so far reached exit's
-  for (int i = 0; i < kMaxFrames && unw_step(&cursor) > 0; ++i) {
-    unw_word_t ip = 0, sp = 0;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0) {
-      return 0;
-    }
+  for (int i = 0; i < n; ++i) {
     // A return address points after the call: ip - 1 lies inside the calling function.
-    const bool in_exit = exit_code.Holds(ip - 1);
-    if (inside && !in_exit) return sp;  // the first frame above exit's: its caller's
+    const bool in_exit = exit_code.Holds(ips[i] - 1);
+    if (inside && !in_exit) return sps[i];  // the first frame above exit's: its caller's
     inside = inside || in_exit;
   }
   return 0;
@@ -107,7 +103,7 @@ __attribute__((noinline)) uint64_t StackPointer() {
   if (exit_code.begin == 0) return 0;
   const uint64_t found =
       FromReturnAddressInExit(exit_code, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-  return found != 0 ? found : ByLibunwind(exit_code);
+  return found != 0 ? found : ByWalk(exit_code);
 }
 
 }  // namespace heapgraph::ExitCaller

@@ -6,8 +6,9 @@
 // allocation. Three ways, cheapest first: the recorder's exit() wrapper notes its caller
 // (NoteCall); glibc's exit called inside glibc when main returns left one return address into
 // exit on the main thread's stack, found by a search up to the stack's top and turned into exit's
-// frame address by its .eh_frame rule (EhFrameRules); else libunwind walks up (an at-exit
-// handler's frames include crtstuff's, which have no FDE for the recorder's rule walk).
+// frame address by its .eh_frame rule (EhFrameRules); else the complete walk (DwarfWalk) climbs
+// to it (an at-exit handler's frames include crtstuff's, which have no FDE: that walk steps them
+// by frame pointer).
 #pragma once
 
 #include <cstdint>

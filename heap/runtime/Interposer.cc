@@ -5,11 +5,9 @@
 // batch, which the recorder records and releases together (heap/runtime/DeferredFrees.h).
 // operator new/delete reach these through libstdc++. Anonymous mmap/munmap/mremap are recorded
 // as VM regions via raw syscalls.
-// dl_iterate_phdr is interposed so that the unwinder's calls never take the loader's lock
-// (StackCapture::AnswerUnwinderLookup), dlclose so that the module map learns what went away.
+// dlclose is interposed so that the module map learns what went away.
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,7 +19,6 @@
 #include "heap/runtime/GlibcAllocator.h"
 #include "heap/runtime/GlibcChunk.h"
 #include "heap/runtime/Recorder.h"
-#include "heap/runtime/StackCapture.h"
 #include "heapgraph/heapgraph.h"
 
 namespace {
@@ -37,13 +34,10 @@ using DlopenFn = void* (*)(const char*, int);
 DlopenFn real_dlopen = nullptr;
 using DlcloseFn = int (*)(void*);
 DlcloseFn real_dlclose = nullptr;
-using IterateFn = int (*)(heapgraph::StackCapture::PhdrCallback, void*);
-IterateFn real_iterate = nullptr;
 
 __attribute__((constructor(102))) void ResolveForwarders() {
   real_dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
   real_dlclose = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
-  real_iterate = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
 }
 
 long RawMmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
@@ -182,14 +176,10 @@ namespace {
 
 // Any caller's MAP_FIXED mapping or unmap forgets the unwinder's ranges it touches before the
 // syscall: once the kernel may hand the address out again, no entry covers it.
-void* MapAndRecord(void* address, size_t length, int prot, int flags, int fd, off_t offset,
-                   void* caller) {
+void* MapAndRecord(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
   if ((flags & MAP_FIXED) != 0) recorder::ForgetUnwinderMaps(address, length);
   void* p = SyscallResult(RawMmap(address, length, prot, flags, fd, offset));
   if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0) {
-    if ((flags & MAP_TYPE) == MAP_PRIVATE) {
-      recorder::NoteUnwinderMap(p, length, reinterpret_cast<uintptr_t>(caller));
-    }
     recorder::RecordMap(p, length, AllocFunction::kMmap);
   } else if (p != MAP_FAILED && (flags & MAP_FIXED) != 0) {
     recorder::RecordUnmap(p, length);  // a file mapped over a recorded region replaces it
@@ -201,12 +191,12 @@ void* MapAndRecord(void* address, size_t length, int prot, int flags, int fd, of
 
 HEAPGRAPH_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int fd,
                             off_t offset) {
-  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
+  return MapAndRecord(address, length, prot, flags, fd, offset);
 }
 
 HEAPGRAPH_EXPORT void* mmap64(void* address, size_t length, int prot, int flags, int fd,
                               off_t offset) {
-  return MapAndRecord(address, length, prot, flags, fd, offset, __builtin_return_address(0));
+  return MapAndRecord(address, length, prot, flags, fd, offset);
 }
 
 HEAPGRAPH_EXPORT int munmap(void* address, size_t length) {
@@ -250,13 +240,4 @@ HEAPGRAPH_EXPORT int dlclose(void* handle) {
   recorder::NoteDlclose();
   errno = saved;
   return result;
-}
-
-// dl_iterate_phdr: libunwind's lookups inside a stack capture are answered without the loader's
-// lock; every other call is glibc's.
-HEAPGRAPH_EXPORT int dl_iterate_phdr(heapgraph::StackCapture::PhdrCallback callback, void* data) {
-  int result;
-  if (heapgraph::StackCapture::AnswerUnwinderLookup(callback, data, &result)) return result;
-  if (real_iterate == nullptr) ResolveForwarders();
-  return real_iterate(callback, data);
 }

@@ -241,7 +241,6 @@ void ForkParent() {
 // the parent keeps using. No directory yet (kForkDeferred): WriteChildDirectory makes it once
 // the child lives; a child that calls exec first leaves nothing on disk.
 void ForkChild() {
-  StackCapture::AfterForkInChild();  // first: the parent's unwinder cache lock may be held
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
@@ -618,12 +617,6 @@ bool ChangeDisabledDepth(int delta) {
   return true;
 }
 
-void NoteUnwinderMap(void* address, size_t length, uintptr_t caller) {
-  if (!StackCapture::IsUnwinderCall(caller)) return;
-  auto begin = reinterpret_cast<uint64_t>(address);
-  g_unwinder.Add(begin, begin + length);
-}
-
 void ForgetUnwinderMaps(void* address, size_t length) {
   auto begin = reinterpret_cast<uint64_t>(address);
   g_unwinder.Forget(begin, begin + length);
@@ -635,17 +628,6 @@ void NoteDlclose() {
   GuardScope guard;
   if (!Recording(FreeMode())) return;
   g.modules.ForgetUnloaded();
-  // Code that appeared in captured stacks and is gone: libunwind's trace cache may still hold its
-  // unwind rules (StackCapture::ForgetUnloadedCode). One flush of the stepping unwinder's rules
-  // for all of them, after they are marked.
-  bool unloaded = false;
-  for (uint32_t i = 0; i < g.modules.count(); ++i) {
-    const format::ModuleRecord& record = g.modules.record(i);
-    if (record.state != format::kModuleUnloaded) continue;
-    StackCapture::ForgetUnloadedCode(record.start, record.end);
-    unloaded = true;
-  }
-  if (unloaded) StackCapture::FlushUnwindRules();
 }
 
 void BeforeThreadCreate() {

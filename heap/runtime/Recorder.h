@@ -42,11 +42,9 @@ void RecordUnmap(void* address, size_t length);
 // mremap: moves a recorded region; a region that was never recorded (file mapping) stays unknown.
 void RecordRemap(void* old_address, size_t old_length, void* address, size_t length);
 
-// libunwind's own mappings, made for StackCapture (UnwinderMappings.h). NoteUnwinderMap is called
-// by the mmap hook after an anonymous private mapping succeeded and `caller` (its return address)
-// is the unwinder's; ForgetUnwinderMaps by every hook that unmaps or replaces memory, before its
-// syscall. Neither allocates nor locks; both work in any recorder mode and inside hooks.
-void NoteUnwinderMap(void* address, size_t length, uintptr_t caller);
+// The unwinder's own mappings (UnwinderMappings.h: the rule walk's table): every hook that unmaps
+// or replaces memory forgets the ranges it touches, before its syscall. Neither allocates nor
+// locks; works in any recorder mode and inside hooks.
 void ForgetUnwinderMaps(void* address, size_t length);
 
 // dlclose (after glibc's): marks the module records of objects no longer loaded.

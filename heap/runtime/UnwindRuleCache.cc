@@ -8,7 +8,7 @@ namespace heapgraph {
 
 UnwindRuleCache::Packed UnwindRuleCache::Packed::Of(const UnwindRule& rule, uint32_t generation) {
   uint64_t bits = uint64_t{rule.kind} + 1;
-  bits |= uint64_t{rule.cfa_from_rbp} << 2;
+  bits |= uint64_t{rule.kind == UnwindRule::kNotSimple ? rule.no_fde : rule.cfa_from_rbp} << 2;
   bits |= uint64_t{rule.rbp_saved} << 3;
   bits |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
   bits |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
@@ -18,7 +18,8 @@ UnwindRuleCache::Packed UnwindRuleCache::Packed::Of(const UnwindRule& rule, uint
 UnwindRule UnwindRuleCache::Packed::Unpack() const {
   UnwindRule rule;
   rule.kind = simple() ? UnwindRule::kSimple : end() ? UnwindRule::kEnd : UnwindRule::kNotSimple;
-  rule.cfa_from_rbp = cfa_from_rbp();
+  rule.cfa_from_rbp = rule.kind != UnwindRule::kNotSimple && cfa_from_rbp();
+  rule.no_fde = no_fde();
   rule.rbp_saved = rbp_saved();
   rule.cfa_offset = cfa_offset();
   rule.rbp_offset = -static_cast<int32_t>(rbp_depth());

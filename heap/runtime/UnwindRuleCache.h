@@ -33,7 +33,8 @@ class UnwindRuleCache {
   static constexpr uint32_t kMaxProbes = 16;
 
   // A rule as a slot holds it: one word with its generation, decoded field by field where the
-  // walk needs a field (bits 0-1 kind + 1, 0 = not published; bit 2 cfa_from_rbp; bit 3
+  // walk needs a field (bits 0-1 kind + 1, 0 = not published; bit 2 cfa_from_rbp, or no_fde
+  // of a kNotSimple rule; bit 3
   // rbp_saved; bits 4-23 cfa_offset; bits 24-39 -rbp_offset; bits 40-63 the generation, 24 bits:
   // after 2^24 Forgets a rule of 2^24 generations ago would count as current again).
   class Packed {
@@ -43,6 +44,7 @@ class UnwindRuleCache {
     bool simple() const { return (bits_ & 3) == UnwindRule::kSimple + 1; }
     bool end() const { return (bits_ & 3) == UnwindRule::kEnd + 1; }
     bool cfa_from_rbp() const { return (bits_ & 4) != 0; }
+    bool no_fde() const { return (bits_ & 7) == ((UnwindRule::kNotSimple + 1) | 4); }
     bool rbp_saved() const { return (bits_ & 8) != 0; }
     uint32_t cfa_offset() const { return (bits_ >> 4) & EhFrameRules::kMaxCfaOffset; }
     uint32_t rbp_depth() const { return (bits_ >> 24) & EhFrameRules::kMaxRbpDepth; }
@@ -128,8 +130,8 @@ class UnwindRuleCache {
   }
 
   // *rule from `slot` when it is of `generation`. An unpublished 0 matches only generation 0
-  // (after 2^24 Forgets) and is neither simple() nor end(): the caller takes libunwind's path,
-  // never a wrong rule.
+  // (after 2^24 Forgets) and is neither simple() nor end() nor no_fde(): the caller takes the
+  // complete walk, never a wrong rule.
   static bool Current(const Slot& slot, uint32_t generation, Packed* rule) {
     Packed value(slot.value.load(std::memory_order_relaxed));
     if (value.generation() != (generation & kGenerationMask)) return false;

@@ -1,7 +1,7 @@
-// heap/runtime/: the anonymous mappings that heapgraph's stack unwinder (libunwind, called by
-// StackCapture) made for itself: one trace cache per thread (a 256 KiB frame table, more when it
-// grows) and libunwind's memory pools. They hold unwind data, never a pointer of the program's,
-// so a leak scan leaves them out of its roots (on 4,000 threads they are ≈ 1 GB).
+// heap/runtime/: the anonymous mappings that heapgraph's stack unwinder made for itself: the rule
+// walk's table (UnwindRuleCache, registered at the recorder's start; until session 31 also
+// libunwind's per-thread caches, ≈ 1 GB on 4,000 threads). They hold unwind data, never a pointer
+// of the program's, so a leak scan leaves them out of its roots.
 // A fixed-capacity, lock-free registry: no malloc, no lock, so it is safe in the mmap hooks, in a
 // forked child (no lock can be left held) and when read by a snapshot of the stopped process.
 // Invariant: a published range is still mapped by the unwinder. Every munmap, MAP_FIXED mmap or

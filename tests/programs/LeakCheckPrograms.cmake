@@ -25,7 +25,7 @@ heapgraph_add_program(no_heap SOURCES ${CMAKE_CURRENT_LIST_DIR}/no_heap.c)
 heapgraph_add_program(typing_dies SOURCES ${CMAKE_CURRENT_LIST_DIR}/typing_dies.cc
                       LIBS heapgraph heapgraph_scanner)
 
-# tests/scanner/UnwinderRootsTest's child: libunwind's caches are no roots, the program's own
+# tests/scanner/UnwinderRootsTest's child: the rule walk's table is no root, the program's own
 # mappings still are.
 heapgraph_add_program(unwinder_roots SOURCES ${CMAKE_CURRENT_LIST_DIR}/unwinder_roots.cc
                       LIBS heapgraph heapgraph_scanner)

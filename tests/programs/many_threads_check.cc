@@ -39,7 +39,7 @@ namespace {
 constexpr size_t kLeakSize = 4242;
 constexpr size_t kStackKeptSize = 4096;
 constexpr int kLeaks = 25;
-constexpr int kKeepEvery = 100;  // only a few threads allocate: each gets libunwind's cache
+constexpr int kKeepEvery = 100;  // only a few threads allocate
 constexpr size_t kThreadStack = 64 << 10;
 
 std::atomic<int> g_started{0};

@@ -1,22 +1,15 @@
-// tests/programs: libunwind's per-thread trace caches (the memory heapgraph's unwinder maps for
-// itself, heap/runtime/UnwinderMappings.h) are left out of a leak scan's roots, and nothing else
-// is. For tests/scanner/UnwinderRootsTest. Linked with libheapgraph.so and the scanner. Modes:
-//   threads N   N threads allocate (each gets its libunwind cache) and block; each keeps one
-//               4,096-byte block referenced only from its stack. The main thread leaks 25 blocks
-//               of 4,242 bytes, and keeps blocks of 4,343 bytes referenced only from memory it
-//               mapped itself: with mmap() on the main thread, with mmap() on a worker thread
-//               (after its first allocation), and with syscall(SYS_mmap). After the check a
-//               fork() child allocates and reads every cache (the scan's snapshot lacked them;
-//               a fork child must not): forked=1 if it exited 0.
-//   reuse       a thread allocates, then exits: libunwind unmaps its cache (a pthread key
-//               destructor). Its ranges must leave the registry. The main thread then maps its own
-//               memory at the cache's old address (MAP_FIXED_NOREPLACE) and keeps a 4,343-byte
-//               block referenced only from there.
+// tests/programs: the memory heapgraph's unwinder maps for itself (the rule walk's table,
+// registered in heap/runtime/UnwinderMappings.h) is left out of a leak scan's roots, and nothing
+// else is. For tests/scanner/UnwinderRootsTest. Linked with libheapgraph.so and the scanner.
+// Usage: unwinder_roots threads N: N threads allocate and block; each keeps one 4,096-byte block
+// referenced only from its stack. The main thread leaks 25 blocks of 4,242 bytes, and keeps
+// blocks of 4,343 bytes referenced only from memory it mapped itself: with mmap() on the main
+// thread, with mmap() on a worker thread (after its first allocation), and with syscall(SYS_mmap).
+// After the check a fork() child allocates and reads every registered range (the scan's snapshot
+// lacked them; a fork child must not): forked=1 if it exited 0.
 // Runs scanner::RunLeakScan and prints one line:
 //   ok=1 leaked=<4,242-byte leaks> kept_leaked=<4,096 or 4,343-byte blocks reported>
-//   unwinder_ranges=<n> unwinder_bytes=<b> root_bytes=<b> [forked=<0|1>] [forgotten=<0|1>
-//   reused=<0|1>]
-// (all on one line)
+//   unwinder_ranges=<n> unwinder_bytes=<b> root_bytes=<b> forked=<0|1> [mapped=0]
 // (exits 1 with ok=0 error=<...> when the scan failed, 64 on a bad argument).
 #include <pthread.h>
 #include <sys/mman.h>
@@ -83,9 +76,9 @@ extern "C" __attribute__((noinline, used)) void KeepInMapping(void** mapping) {
   memset(mapping[0], 0x22, kKeptSize);
 }
 
-// After a check the caches are copied into a fork() child again (the scan leaves them out of
-// its snapshot only): the child allocates (heapgraph unwinds through this thread's cache) and
-// reads every cache. True if the child exited 0.
+// After a check the registered ranges are copied into a fork() child again (the scan leaves them
+// out of its snapshot only): the child allocates (heapgraph walks by the rule table) and reads
+// every range. True if the child exited 0.
 bool ForkChildUsesCaches(const std::vector<Range>& unwinder) {
   const pid_t pid = fork();
   if (pid == 0) {
@@ -107,10 +100,10 @@ int g_started = 0;
 bool g_release = false;
 
 void* Worker(void* arg) {
-  void* volatile kept = malloc(kStackKeptSize);  // first allocation: libunwind's cache
+  void* volatile kept = malloc(kStackKeptSize);
   memset(kept, 0x33, kStackKeptSize);
   if (arg != nullptr) {
-    g_mapped[1] = MapWithLibc();  // the program's own mmap, on a thread with a cache
+    g_mapped[1] = MapWithLibc();  // the program's own mmap, on a thread that allocated
     if (g_mapped[1] != nullptr) KeepInMapping(g_mapped[1]);
   }
   pthread_mutex_lock(&g_lock);
@@ -178,43 +171,10 @@ int Threads(int count) {
                        : (mapped ? " forked=0" : " forked=0 mapped=0"));
 }
 
-int Reuse() {
-  std::vector<Range> before = UnwinderRanges();
-  pthread_t t;
-  pthread_create(&t, nullptr, Worker, nullptr);
-  pthread_mutex_lock(&g_lock);
-  while (g_started < 1) pthread_cond_wait(&g_cond, &g_lock);
-  pthread_mutex_unlock(&g_lock);
-  // The worker's frame table: the largest range that appeared with it.
-  Range table = {0, 0};
-  for (const Range& r : UnwinderRanges()) {
-    bool old = false;
-    for (const Range& b : before) old = old || (b.begin == r.begin && b.end == r.end);
-    if (!old && r.end - r.begin > table.end - table.begin) table = r;
-  }
-  Release();
-  pthread_join(t, nullptr);  // libunwind's key destructor unmapped the table
-  std::vector<Range> after = UnwinderRanges();
-  bool forgotten = table.end != 0;
-  for (const Range& r : after) {
-    forgotten = forgotten && (r.end <= table.begin || r.begin >= table.end);
-  }
-  void* p = mmap(reinterpret_cast<void*>(table.begin), 4096, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  bool reused = table.end != 0 && p != MAP_FAILED && reinterpret_cast<uint64_t>(p) == table.begin;
-  if (reused) KeepInMapping(static_cast<void**>(p));
-  hgprog::LeakBlocks(kLeaks, kLeakSize);
-  heapgraph::scanner::ScanResult result = heapgraph::scanner::RunLeakScan({});
-  char extra[64];
-  std::snprintf(extra, sizeof(extra), " forgotten=%d reused=%d", forgotten ? 1 : 0, reused ? 1 : 0);
-  return Report(result, after, extra);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "threads") == 0) return Threads(std::atoi(argv[2]));
-  if (argc == 2 && std::strcmp(argv[1], "reuse") == 0) return Reuse();
-  std::fprintf(stderr, "usage: unwinder_roots threads N | reuse\n");
+  std::fprintf(stderr, "usage: unwinder_roots threads N\n");
   return 64;
 }

@@ -1,5 +1,5 @@
 // tests/heap/runtime: ExitCaller finds the frame that called exit() from an at-exit handler of a
-// real (forked) process, on the main thread (the stack search) and on another (libunwind), takes a
+// real (forked) process, on the main thread (the stack search) and on another (DwarfWalk), takes a
 // noted call on its thread only, and finds nothing outside exit().
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -35,7 +35,7 @@ TEST(ExitCallerTest, OutsideExitThereIsNone) {
 }
 
 // exit() from a thread other than main: the stack search is for the main thread's stack only, so
-// libunwind walks up.
+// the complete walk climbs.
 TEST(ExitCallerTest, AtExitHandlerOnAnotherThreadFindsTheFrameThatCalledExit) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);

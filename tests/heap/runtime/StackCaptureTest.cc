@@ -1,7 +1,11 @@
 // tests/heap: StackCapture's rule walk against libunwind's unw_backtrace from the same frame, on
 // the main thread, on other threads (through libstdc++'s std::function and glibc's thread start),
 // through a frame kept by rbp, after ForgetRuleWalkRules, and with many threads filling the rule
-// cache at once: the frames below the caller are the same return addresses.
+// cache at once: the frames below the caller are the same return addresses. The same for the
+// complete walk (DwarfWalk), which takes a capture from a signal handler (the rule walk stops at
+// the signal frame) and every capture with the rule walk off.
+#include <signal.h>
+
 #define UNW_LOCAL_ONLY
 #include <gtest/gtest.h>
 #include <libunwind.h>
@@ -110,6 +114,38 @@ TEST_F(StackCaptureTest, ThreadsThroughLibstdcxxGetLibunwindsFrames) {
   }
   for (std::thread& thread : threads) thread.join();
   for (const Both& both : results) ExpectSameCallers(both);
+}
+
+Both in_handler;
+
+void CaptureInHandler(int) {
+  in_handler = Chain(3);
+}
+
+// Interrupted inside libc (raise's system call): the walk crosses glibc's signal frame.
+TEST_F(StackCaptureTest, ASignalHandlersCaptureGetsLibunwindsFrames) {
+  struct sigaction action {};
+  action.sa_handler = CaptureInHandler;
+  ASSERT_EQ(sigaction(SIGUSR2, &action, nullptr), 0);
+  for (int i = 0; i < 3; ++i) {
+    in_handler = {};
+    raise(SIGUSR2);
+    ExpectSameCallers(in_handler);
+    EXPECT_GT(in_handler.captured.size(), 8u);  // beyond the handler: raise, this test, main
+  }
+  signal(SIGUSR2, SIG_DFL);
+}
+
+TEST_F(StackCaptureTest, TheCompleteWalkForEveryStackGivesLibunwindsFrames) {
+  StackCapture::Initialize(/*unwind_by_rules=*/false);
+  for (int depth : {0, 5, 20}) ExpectSameCallers(Chain(depth));
+  ExpectSameCallers(ThroughAlloca(40));
+  std::thread thread([] {
+    std::function<Both()> call = [] { return Chain(4); };
+    ExpectSameCallers(call());
+  });
+  thread.join();
+  StackCapture::Initialize(true);
 }
 
 TEST_F(StackCaptureTest, DepthLimitTruncates) {

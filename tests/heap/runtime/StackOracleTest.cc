@@ -80,8 +80,8 @@ struct Tally {
   uint64_t mismatched = 0;
   // Recorded stacks that equal the reference and go on past its last frame, where libgcc stopped
   // for want of unwind info (JIT-like code, an lld-linked program's PLT stub interrupted by a
-  // signal): libunwind's fallback (frame pointer or return address at rsp, reads validated)
-  // found callers there. `next` holds the first frame past it.
+  // signal): the complete walk's frame-pointer step (reads checked) found callers there. `next`
+  // holds the first frame past it.
   uint64_t continued = 0;
   std::vector<uint64_t> next;
   std::vector<std::string> examples;    // the first few mismatches, symbolized
@@ -320,8 +320,8 @@ TEST_F(StackOracleTest, CxxTestBinaryStacksEqualTheReferenceUnwind) {
   Expect("hg_cxx_gtest", RunAndCompare(ProgramPath("hg_cxx_gtest"), {}, 3), 10000);
 }
 
-// Option unwind_rules=0: libunwind takes every stack (the unwinder before the rule walk).
-TEST_F(StackOracleTest, LibunwindOnlyStacksEqualTheReferenceUnwind) {
+// Option unwind_rules=0: the complete, uncached walk (DwarfWalk) takes every stack.
+TEST_F(StackOracleTest, CompleteWalkStacksEqualTheReferenceUnwind) {
   Expect("hg_cxx_gtest unwind_rules=0",
          RunAndCompare(ProgramPath("hg_cxx_gtest"), {}, 3, "unwind_rules=0"), 10000);
 }
@@ -409,8 +409,8 @@ TEST_F(StackOracleTest, JitCodeWithoutUnwindInfoEndsTheStack) {
 }
 
 // The same JIT code keeping a frame-pointer chain: libgcc stops at the JIT frame; the recorder
-// (libunwind) goes on through the chain to the real caller, HgCallJit, and beyond. Accepted:
-// those frames are right.
+// (the complete walk's frame-pointer step) goes on through the chain to the real caller, HgCallJit,
+// and beyond. Accepted: those frames are right.
 TEST_F(StackOracleTest, JitCodeWithFramePointerContinuesToItsCaller) {
   Tally tally = RunAndCompare(ProgramPath("hg_unusual_stacks"), {"jit_fp"}, 1, "", {}, &lines_);
   Expect("jit_fp", tally, 1000);
@@ -419,8 +419,8 @@ TEST_F(StackOracleTest, JitCodeWithFramePointerContinuesToItsCaller) {
   for (uint64_t next : tally.next) ASSERT_TRUE(caller.Contains(next)) << std::hex << next;
 }
 
-// Children forked while another thread allocates (the recorder's child turns libunwind's shared
-// cache off, StackCapture::AfterForkInChild): each child's stacks, in its own recording.
+// Children forked while another thread allocates (no unwinder lock may be left held in the
+// child): each child's stacks, in its own recording.
 TEST_F(StackOracleTest, ForkedChildrenStacksEqualTheReferenceUnwind) {
   Tally parent = RunAndCompare(ProgramPath("hg_unusual_stacks"), {"fork"}, 3, "", {}, &lines_);
   EXPECT_EQ(parent.mismatched, 0u) << parent.Line("fork parent");

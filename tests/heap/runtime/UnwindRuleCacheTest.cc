@@ -23,7 +23,9 @@ namespace {
 UnwindRule RuleFor(uintptr_t address) {
   UnwindRule rule;
   rule.kind = static_cast<UnwindRule::Kind>(address % 3);
-  rule.cfa_from_rbp = (address & 8) != 0;
+  // Bit 2 of a packed rule: cfa_from_rbp, or no_fde for a kNotSimple rule.
+  rule.cfa_from_rbp = rule.kind != UnwindRule::kNotSimple && (address & 8) != 0;
+  rule.no_fde = rule.kind == UnwindRule::kNotSimple && (address & 8) != 0;
   rule.rbp_saved = (address & 16) != 0;
   rule.cfa_offset = static_cast<uint32_t>(address % EhFrameRules::kMaxCfaOffset);
   rule.rbp_offset = -static_cast<int32_t>((address >> 3) % EhFrameRules::kMaxRbpDepth);
@@ -31,8 +33,8 @@ UnwindRule RuleFor(uintptr_t address) {
 }
 
 bool Same(const UnwindRule& a, const UnwindRule& b) {
-  return a.kind == b.kind && a.cfa_from_rbp == b.cfa_from_rbp && a.rbp_saved == b.rbp_saved &&
-         a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset;
+  return a.kind == b.kind && a.cfa_from_rbp == b.cfa_from_rbp && a.no_fde == b.no_fde &&
+         a.rbp_saved == b.rbp_saved && a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset;
 }
 
 void ExpectSame(const UnwindRule& a, const UnwindRule& b) {

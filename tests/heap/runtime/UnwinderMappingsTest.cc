@@ -1,4 +1,4 @@
-// tests/heap: UnwinderMappings, the registry of libunwind's own mappings: published ranges,
+// tests/heap: UnwinderMappings, the registry of the unwinder's own mappings: published ranges,
 // forgetting by overlap (exact or partial unmaps), slot reuse, a full registry, and concurrent
 // adds and forgets from real threads.
 #include <gtest/gtest.h>

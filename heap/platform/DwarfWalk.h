@@ -1,0 +1,31 @@
+// heap/platform/: the complete x86-64 unwinder, uncached, for the stacks the recorder's cached rule
+// walk (heap/runtime/StackCapture) cannot describe and for ExitCaller. Each frame steps by the
+// complete rule of its FDE (EhFrameRules::Step: any register rule, CFA and register expressions,
+// glibc's signal frame, after which the interrupted frame is looked up at its exact instruction
+// and the walk may continue on another stack, e.g. from an alternate signal stack). Code without
+// an FDE (JIT code, crtstuff's) steps by its frame pointer when rbp is not 0, as libunwind does,
+// the two words at rbp read with process_vm_readv so that a wrong rbp ends the walk instead of
+// faulting; rbp == 0 there ends the walk. The walk ends at an outermost frame (return address
+// undefined), at a frame that does not climb the stack (its CFA not above its stack pointer, or
+// farther than kMaxStackSpan above where the walk or the last signal frame left it), and at any
+// step that fails. Every other read lies in that window (for a frame a signal interrupted, from
+// the 128-byte red zone below its stack pointer on: in an epilogue its rules still name the slots
+// of registers it already popped). No allocation, no lock, no signal mask
+// change: usable inside malloc hooks and signal handlers. Each step searches .eh_frame_hdr and
+// runs the FDE's instructions again (no cache).
+#pragma once
+
+#include <cstdint>
+
+#include "heap/platform/FrameRegisters.h"
+
+namespace heapgraph::DwarfWalk {
+
+inline constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
+
+// From `registers` (a frame's, e.g. HeapgraphCaptureCallerRegisters'): stores each frame's
+// instruction pointer in out[i] (the first: registers.ip()) and, when `stack_pointers` is not
+// null, its stack pointer in stack_pointers[i]; at most `size` frames. Returns the count.
+int Walk(FrameRegisters registers, uintptr_t* out, uintptr_t* stack_pointers, int size);
+
+}  // namespace heapgraph::DwarfWalk
