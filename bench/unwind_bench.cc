@@ -1,12 +1,13 @@
 // bench/: unwind_bench — the per-allocation steps of the recorder in isolation (Google Benchmark):
-//   BM_UnwBacktrace/<frames>  libunwind's unw_backtrace (what StackCapture::Capture calls) with
-//                             UNW_CACHE_PER_THREAD as the recorder sets it, called `frames`
+//   BM_UnwBacktrace/<frames>  libunwind's unw_backtrace (the recorder's fallback until session 31)
+//                             with UNW_CACHE_PER_THREAD as the recorder set it, called `frames`
 //                             distinct noinline frames deep in code without frame pointers (this
 //                             file is built -O2, default frame-pointer omission); counter frames =
 //                             what unw_backtrace returned (our frames + the benchmark harness's +
 //                             libc's)
-//   BM_Capture/<frames>       heapgraph::StackCapture::Capture(depth 32), i.e. unw_backtrace plus
-//                             the own-frame skip
+//   BM_Capture/<frames>       heapgraph::StackCapture::Capture(depth 32): the cached rule walk
+//   BM_CompleteWalk/<frames>  heapgraph::DwarfWalk::Walk (64 frames at most): the complete,
+//                             uncached walk that takes the stacks the rule walk cannot
 //   BM_CaptureMemo/<frames>   the same with the thread's WalkMemo (the recorder's default): the
 //                             same stack every time, so the memo's best case
 //   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
@@ -24,12 +25,13 @@
 #include <cstdint>
 #include <utility>
 
+#include "heap/platform/DwarfWalk.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/WalkMemo.h"
 
 namespace {
 
-enum class Method { kUnw, kCapture, kCaptureMemo, kGlibc, kFramePointer };
+enum class Method { kUnw, kCapture, kCaptureMemo, kCompleteWalk, kGlibc, kFramePointer };
 // The benchmark thread's memo of its last walk (BM_CaptureMemo), in static TLS like the recorder's.
 __thread heapgraph::WalkMemo t_bench_memo __attribute__((tls_model("initial-exec")));
 
@@ -75,6 +77,14 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void Leaf(Context& 
     case Method::kCaptureMemo:
       for (auto _ : *c.state) {
         n = int(heapgraph::StackCapture::Capture(frames, 32, &t_bench_memo));
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kCompleteWalk:
+      for (auto _ : *c.state) {
+        heapgraph::FrameRegisters registers;
+        HeapgraphCaptureCallerRegisters(&registers);
+        n = heapgraph::DwarfWalk::Walk(registers, frames, nullptr, 64);
         benchmark::DoNotOptimize(frames);
       }
       break;
@@ -132,7 +142,8 @@ constexpr auto kChainFp = MakeFpTable(std::make_index_sequence<49>{});
 
 void Run(benchmark::State& state, Method method) {
   static bool initialized = [] {
-    heapgraph::StackCapture::Initialize();  // UNW_CACHE_PER_THREAD, as the recorder does
+    heapgraph::StackCapture::Initialize();
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);  // as the recorder did
     return true;
   }();
   (void)initialized;
@@ -155,6 +166,9 @@ void BM_Capture(benchmark::State& state) {
 void BM_CaptureMemo(benchmark::State& state) {
   Run(state, Method::kCaptureMemo);
 }
+void BM_CompleteWalk(benchmark::State& state) {
+  Run(state, Method::kCompleteWalk);
+}
 void BM_GlibcBacktrace(benchmark::State& state) {
   Run(state, Method::kGlibc);
 }
@@ -165,6 +179,7 @@ void BM_FramePointerWalk(benchmark::State& state) {
 BENCHMARK(BM_UnwBacktrace)->Arg(0)->Arg(4)->Arg(8)->Arg(16)->Arg(24)->Arg(32)->Arg(48);
 BENCHMARK(BM_Capture)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_CaptureMemo)->Arg(0)->Arg(8)->Arg(24);
+BENCHMARK(BM_CompleteWalk)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_FramePointerWalk)->Arg(0)->Arg(8)->Arg(24)->Arg(48);
 

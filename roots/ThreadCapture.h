@@ -38,8 +38,8 @@
 // it writes, its stack included, lands in its private copy, never in this process. If the helper's
 // clone fails or the signal fallback holds the world, the calling thread clones itself while the
 // world is stopped and then releases it.
-// `not_copied` (heap/runtime/UnwinderMappings.h: memory the snapshot never reads, e.g. libunwind's
-// per-thread caches) is left out of the helper's clone: the helper marks every registered range
+// `not_copied` (heap/runtime/UnwinderMappings.h: memory the snapshot never reads, the unwinder's
+// rule table) is left out of the helper's clone: the helper marks every registered range
 // MADV_DONTFORK right before the clone and MADV_DOFORK right after it, before any thread runs
 // again (a fork() of the program later copies them as usual). The snapshot's /proc/self/maps then
 // lacks them. The caller's fallback clone copies them.

@@ -366,11 +366,11 @@ void CopyBlocks(void* argument) {
 
 // Locks the recorder, stops the world for the capture and the snapshot's clone only (by the
 // ptrace helper when it can), and releases the recorder once the snapshot process has copied the
-// blocks. The snapshot process runs on a copy of the stopped world, without libunwind's caches
-// (never roots: the helper leaves them out of its clone). Returns its pid; <= 0 with
-// result->error if there is none; 0 with in_place->ran after a scan in place (the world stopped
-// until its end). *live_bytes: the recorder's live heap bytes, read under the lock. `glance`: the
-// totals the scan glanced at before, if it did.
+// blocks. The snapshot process runs on a copy of the stopped world, without the unwinder's
+// registered memory (never roots: the helper leaves it out of its clone). Returns its pid; <= 0
+// with result->error if there is none; 0 with in_place->ran after a scan in place (the world
+// stopped until its end). *live_bytes: the recorder's live heap bytes, read under the lock.
+// `glance`: the totals the scan glanced at before, if it did.
 pid_t SnapshotUnderLock(const RecorderEntries& recorder, std::optional<HeapTotals> glance,
                         Preparation& prep, SnapshotProcess::Context* context, ScanResult* result,
                         roots::ThreadCapture::InPlace* in_place, uint64_t* live_bytes) {

@@ -61,8 +61,8 @@ class RootRanges {
   // merged with one of the program's.
   // O((ranges + own) log own).
   void Exclude(std::span<const std::pair<uint64_t, uint64_t>> own);
-  // Removes the memory heapgraph's unwinder mapped for itself (libunwind's per-thread trace
-  // caches, heap/runtime/UnwinderMappings.h). Only the parts of each entry that `mappings` shows as
+  // Removes the memory heapgraph's unwinder mapped for itself (the rule walk's table,
+  // heap/runtime/UnwinderMappings.h). Only the parts of each entry that `mappings` shows as
   // private anonymous memory are removed: an entry is never trusted beyond what the kernel shows.
   void ExcludeUnwinderMemory(const UnwinderMappings& unwinder,
                              const roots::ProcessMappings& mappings);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "heap/platform/ByteReader.h"
+
 namespace heapgraph::DwarfExpression {
 namespace {
 
@@ -62,8 +64,7 @@ class Machine {
   Machine(const uint8_t* begin, const uint8_t* end, const FrameRegisters& registers,
           uintptr_t read_low, uintptr_t read_high)
       : begin_(begin),
-        at_(begin),
-        end_(end),
+        reader_{begin, end},
         registers_(registers),
         low_(read_low),
         high_(read_high) {}
@@ -75,57 +76,28 @@ class Machine {
   }
 
   bool Run(uintptr_t* result) {
-    for (int steps = 0; at_ < end_; ++steps) {
-      if (steps == kMaxSteps || !Step()) return false;
+    for (int steps = 0; reader_.at < reader_.end; ++steps) {
+      if (steps == kMaxSteps || !Step() || reader_.bad) return false;
     }
-    if (at_ != end_ || depth_ == 0) return false;
+    if (depth_ == 0) return false;
     *result = stack_[depth_ - 1];
     return true;
   }
 
  private:
-  bool Has(uintptr_t n) const { return static_cast<uintptr_t>(end_ - at_) >= n; }
-  template <typename T>
-  bool Fixed(T* value) {
-    if (!Has(sizeof(T))) return false;
-    memcpy(value, at_, sizeof(T));
-    at_ += sizeof(T);
-    return true;
-  }
-  bool Uleb(uint64_t* value) {
-    *value = 0;
-    for (int shift = 0; at_ < end_; shift += 7) {
-      uint8_t byte = *at_++;
-      if (shift < 64) *value |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool Sleb(int64_t* value) {
-    uint64_t bits = 0;
-    for (int shift = 0; at_ < end_;) {
-      uint8_t byte = *at_++;
-      if (shift < 64) bits |= uint64_t{byte & 0x7fu} << shift;
-      shift += 7;
-      if ((byte & 0x80) == 0) {
-        if (shift < 64 && (byte & 0x40) != 0) bits |= ~uint64_t{0} << shift;
-        *value = static_cast<int64_t>(bits);
-        return true;
-      }
-    }
-    return false;
-  }
+  // The operand just read, unless the block ran out.
+  bool Read() const { return !reader_.bad; }
   template <typename T>
   bool PushFixed() {
-    T value;
-    return Fixed(&value) && Push(static_cast<uintptr_t>(static_cast<int64_t>(value)));
+    T value = reader_.Fixed<T>();
+    return Read() && Push(static_cast<uintptr_t>(static_cast<int64_t>(value)));
   }
   bool Pop(uintptr_t* value) {
     if (depth_ == 0) return false;
     *value = stack_[--depth_];
     return true;
   }
-  bool Read(uintptr_t address, uint64_t size, uintptr_t* value) {
+  bool Load(uintptr_t address, uint64_t size, uintptr_t* value) {
     if (size == 0 || size > sizeof(uintptr_t) || address < low_ || address > high_ ||
         high_ - address < size) {
       return false;
@@ -136,20 +108,20 @@ class Machine {
     return true;
   }
   bool Register(uint64_t reg, int64_t offset) {
-    return registers_.Has(reg) && Push(registers_.value[reg] + static_cast<uintptr_t>(offset));
+    return Read() && registers_.Has(reg) &&
+           Push(registers_.value[reg] + static_cast<uintptr_t>(offset));
   }
   bool Jump(int16_t delta) {
-    const uint8_t* target = at_ + delta;
-    if (target < begin_ || target > end_) return false;
-    at_ = target;
+    const uint8_t* target = reader_.at + delta;
+    if (!Read() || target < begin_ || target > reader_.end) return false;
+    reader_.at = target;
     return true;
   }
   bool Binary(uint8_t op);
   bool Step();
 
   const uint8_t* begin_;
-  const uint8_t* at_;
-  const uint8_t* end_;
+  ByteReader reader_;
   const FrameRegisters& registers_;
   uintptr_t low_, high_;
   uintptr_t stack_[kMaxStack];
@@ -203,11 +175,11 @@ bool Machine::Binary(uint8_t op) {
 }
 
 bool Machine::Step() {
-  uint8_t op = *at_++;
+  uint8_t op = reader_.Fixed<uint8_t>();
   if (op >= kLit0 && op <= kLit31) return Push(op - kLit0);
   if (op >= kBreg0 && op <= kBreg31) {
-    int64_t offset;
-    return Sleb(&offset) && Register(op - kBreg0, offset);
+    int64_t offset = reader_.Sleb();
+    return Register(op - kBreg0, offset);
   }
   uintptr_t a = 0, b = 0, c = 0;
   switch (op) {
@@ -229,12 +201,12 @@ bool Machine::Step() {
     case kConst8s:
       return PushFixed<uint64_t>();
     case kConstu: {
-      uint64_t value;
-      return Uleb(&value) && Push(value);
+      uint64_t value = reader_.Uleb();
+      return Read() && Push(value);
     }
     case kConsts: {
-      int64_t value;
-      return Sleb(&value) && Push(static_cast<uintptr_t>(value));
+      int64_t value = reader_.Sleb();
+      return Read() && Push(static_cast<uintptr_t>(value));
     }
     case kDup:
       return depth_ > 0 && Push(stack_[depth_ - 1]);
@@ -243,8 +215,8 @@ bool Machine::Step() {
     case kOver:
       return depth_ > 1 && Push(stack_[depth_ - 2]);
     case kPick: {
-      uint8_t index;
-      return Fixed(&index) && index < depth_ && Push(stack_[depth_ - 1 - index]);
+      uint8_t index = reader_.Fixed<uint8_t>();
+      return Read() && index < depth_ && Push(stack_[depth_ - 1 - index]);
     }
     case kSwap:
       if (!Pop(&a) || !Pop(&b)) return false;
@@ -253,10 +225,10 @@ bool Machine::Step() {
       if (!Pop(&c) || !Pop(&b) || !Pop(&a)) return false;
       return Push(c) && Push(a) && Push(b);
     case kDeref:
-      return Pop(&a) && Read(a, sizeof(uintptr_t), &b) && Push(b);
+      return Pop(&a) && Load(a, sizeof(uintptr_t), &b) && Push(b);
     case kDerefSize: {
-      uint8_t size;
-      return Fixed(&size) && Pop(&a) && Read(a, size, &b) && Push(b);
+      uint8_t size = reader_.Fixed<uint8_t>();
+      return Read() && Pop(&a) && Load(a, size, &b) && Push(b);
     }
     case kAbs:
       if (!Pop(&a)) return false;
@@ -266,21 +238,19 @@ bool Machine::Step() {
     case kNot:
       return Pop(&a) && Push(~a);
     case kPlusUconst: {
-      uint64_t value;
-      return Uleb(&value) && Pop(&a) && Push(a + value);
+      uint64_t value = reader_.Uleb();
+      return Read() && Pop(&a) && Push(a + value);
     }
     case kBregx: {
-      uint64_t reg;
-      int64_t offset;
-      return Uleb(&reg) && Sleb(&offset) && Register(reg, offset);
+      uint64_t reg = reader_.Uleb();
+      int64_t offset = reader_.Sleb();
+      return Register(reg, offset);
     }
-    case kSkip: {
-      int16_t delta;
-      return Fixed(&delta) && Jump(delta);
-    }
+    case kSkip:
+      return Jump(reader_.Fixed<int16_t>());
     case kBra: {
-      int16_t delta;
-      if (!Fixed(&delta) || !Pop(&a)) return false;
+      int16_t delta = reader_.Fixed<int16_t>();
+      if (!Read() || !Pop(&a)) return false;
       return a == 0 || Jump(delta);
     }
     case kNop:

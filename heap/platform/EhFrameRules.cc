@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "heap/platform/ByteReader.h"
 #include "heap/platform/DwarfExpression.h"
 #include "heap/platform/LoadedObject.h"
 
@@ -44,101 +45,6 @@ enum Op : uint8_t {
   kGnuArgsSize = 0x2e,
 };
 
-// Bounded reads of the object's mapped image: a read past `end` sets `bad` and yields 0.
-struct Reader {
-  const uint8_t* at;
-  const uint8_t* end;
-  bool bad = false;
-
-  bool Has(uintptr_t n) {
-    if (bad || static_cast<uintptr_t>(end - at) < n) bad = true;
-    return !bad;
-  }
-  template <typename T>
-  T Fixed() {
-    T value{};
-    if (!Has(sizeof(T))) return value;
-    memcpy(&value, at, sizeof(T));
-    at += sizeof(T);
-    return value;
-  }
-  uint64_t Uleb() {
-    uint64_t value = 0;
-    for (int shift = 0; Has(1); shift += 7) {
-      uint8_t byte = *at++;
-      if (shift < 64) value |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80) == 0) return value;
-    }
-    return 0;
-  }
-  int64_t Sleb() {
-    uint64_t value = 0;
-    int shift = 0;
-    while (Has(1)) {
-      uint8_t byte = *at++;
-      if (shift < 64) value |= uint64_t{byte & 0x7fu} << shift;
-      shift += 7;
-      if ((byte & 0x80) == 0) {
-        if (shift < 64 && (byte & 0x40) != 0) value |= ~uint64_t{0} << shift;
-        return static_cast<int64_t>(value);
-      }
-    }
-    return 0;
-  }
-  void Skip(uint64_t n) {
-    if (Has(n)) at += n;
-  }
-  // A pointer in encoding `encoding` (absolute, or pc-relative to where it is stored); indirect,
-  // text- and function-relative encodings are refused (bad).
-  uintptr_t Encoded(uint8_t encoding, uintptr_t datarel_base = 0) {
-    auto field = reinterpret_cast<uintptr_t>(at);
-    uint64_t value = 0;
-    switch (encoding & 0x0f) {
-      case 0x00:
-        value = Fixed<uint64_t>();
-        break;
-      case 0x01:
-        value = Uleb();
-        break;
-      case 0x02:
-        value = Fixed<uint16_t>();
-        break;
-      case 0x03:
-        value = Fixed<uint32_t>();
-        break;
-      case 0x04:
-        value = Fixed<uint64_t>();
-        break;
-      case 0x09:
-        value = static_cast<uint64_t>(Sleb());
-        break;
-      case 0x0a:
-        value = static_cast<uint64_t>(int64_t{Fixed<int16_t>()});
-        break;
-      case 0x0b:
-        value = static_cast<uint64_t>(int64_t{Fixed<int32_t>()});
-        break;
-      case 0x0c:
-        value = Fixed<uint64_t>();
-        break;
-      default:
-        bad = true;
-        return 0;
-    }
-    switch (encoding & 0x70) {
-      case 0x00:
-        return value;
-      case 0x10:
-        return field + value;
-      case 0x30:
-        return datarel_base + value;
-      default:
-        bad = true;
-        return 0;
-    }
-  }
-};
-
 // A register's rule (DWARF 5 section 6.4.1). `value`: the offset from the CFA (kOffset,
 // kValOffset), the register holding it (kRegister), or where the expression's block (its ULEB128
 // length, then its bytes) lies, as an offset from the program's `base` (kExpression,
@@ -176,17 +82,29 @@ struct Cie {
   const uint8_t* end = nullptr;
 };
 
+// The states DW_CFA_remember_state keeps, for one program at a time (≈ 1.3 KiB: on the stack of
+// a hook, so the CIE's program and the FDE's share one).
+struct RememberedStates {
+  FrameState states[EhFrameRules::kMaxRememberedStates];
+};
+
 // Runs call-frame instructions [at, end) on `state` while the location stays <= pc. `initial`
 // is the state after the CIE's instructions (DW_CFA_restore), null while running those. `base`:
-// where expression offsets count from (the object's first mapped byte).
+// where expression offsets count from (the object's first mapped byte). `remembered`: scratch,
+// owned by the caller, free once Run returned.
 class CfiProgram {
  public:
   CfiProgram(const Cie& cie, uintptr_t location, uintptr_t pc, const FrameState* initial,
-             const uint8_t* base)
-      : cie_(cie), location_(location), pc_(pc), initial_(initial), base_(base) {}
+             const uint8_t* base, RememberedStates* remembered)
+      : cie_(cie),
+        location_(location),
+        pc_(pc),
+        initial_(initial),
+        base_(base),
+        remembered_(remembered->states) {}
 
   // False when an instruction is unknown or the bytes run out.
-  bool Run(Reader reader, FrameState* state) {
+  bool Run(ByteReader reader, FrameState* state) {
     while (reader.at < reader.end && !reader.bad && !state->unsupported) {
       if (!Step(reader, state)) return false;
       if (location_ > pc_) return true;
@@ -210,7 +128,7 @@ class CfiProgram {
     state->registers[reg] = RegisterRule{kind, static_cast<int32_t>(value)};
   }
   // An expression block at the reader: its offset kept, its bytes skipped.
-  int64_t Block(Reader& reader) {
+  int64_t Block(ByteReader& reader) {
     int64_t offset = reader.at - base_;
     reader.Skip(reader.Uleb());
     return offset;
@@ -229,18 +147,18 @@ class CfiProgram {
     state->cfa_expression = -1;
   }
 
-  bool Step(Reader& reader, FrameState* state);
+  bool Step(ByteReader& reader, FrameState* state);
 
   const Cie& cie_;
   uintptr_t location_;
   uintptr_t pc_;
   const FrameState* initial_;
   const uint8_t* base_;
-  FrameState remembered_[EhFrameRules::kMaxRememberedStates];
+  FrameState* remembered_;
   int remembered_count_ = 0;
 };
 
-bool CfiProgram::Step(Reader& reader, FrameState* state) {
+bool CfiProgram::Step(ByteReader& reader, FrameState* state) {
   uint8_t op = reader.Fixed<uint8_t>();
   uint8_t operand = op & 0x3f;
   switch (op & 0xc0) {
@@ -355,7 +273,7 @@ bool CfiProgram::Step(Reader& reader, FrameState* state) {
 // The CIE at `at` (inside [begin, end) of the object's mapping); false for anything this reader
 // does not handle.
 bool ReadCie(const uint8_t* at, const uint8_t* image_end, Cie* cie) {
-  Reader reader{at, image_end};
+  ByteReader reader{at, image_end};
   uint32_t length = reader.Fixed<uint32_t>();
   if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return false;
   cie->end = reader.at + length;
@@ -399,7 +317,7 @@ bool ReadCie(const uint8_t* at, const uint8_t* image_end, Cie* cie) {
 // The FDE of `pc` from .eh_frame_hdr's sorted table; null when there is none.
 const uint8_t* FindFde(const LoadedObject& object, uintptr_t pc) {
   const auto* hdr = static_cast<const uint8_t*>(object.eh_frame_hdr);
-  Reader reader{hdr, reinterpret_cast<const uint8_t*>(object.map_end)};
+  ByteReader reader{hdr, reinterpret_cast<const uint8_t*>(object.map_end)};
   if (hdr == nullptr || reader.Fixed<uint8_t>() != 1) return nullptr;
   uint8_t frame_encoding = reader.Fixed<uint8_t>();
   uint8_t count_encoding = reader.Fixed<uint8_t>();
@@ -465,7 +383,7 @@ UnwindRule RuleOf(const FrameState& state, const Cie& cie) {
 // The FDE of `pc` opened: its CIE read, its code range, `reader` at its call-frame instructions,
 // `base` the object's first mapped byte.
 struct OpenFde {
-  Reader reader{nullptr, nullptr};
+  ByteReader reader{nullptr, nullptr};
   Cie cie;
   uintptr_t begin = 0;
   uintptr_t range = 0;
@@ -483,8 +401,8 @@ Opened Open(uintptr_t pc, OpenFde* fde) {
   if (at == nullptr) return object.eh_frame_hdr == nullptr ? Opened::kUnreadable : Opened::kNoFde;
   fde->base = reinterpret_cast<const uint8_t*>(object.map_start);
   const auto* image_end = reinterpret_cast<const uint8_t*>(object.map_end);
-  Reader& reader = fde->reader;
-  reader = Reader{at, image_end};
+  ByteReader& reader = fde->reader;
+  reader = ByteReader{at, image_end};
   uint32_t length = reader.Fixed<uint32_t>();
   if (length == 0 || length == 0xffffffffu || !reader.Has(length)) return Opened::kUnreadable;
   reader.end = reader.at + length;
@@ -508,10 +426,11 @@ Opened Open(uintptr_t pc, OpenFde* fde) {
 bool StateAt(const OpenFde& fde, uintptr_t pc, FrameState* state) {
   FrameState initial;
   initial.registers[kReturnAddress] = RegisterRule{RegisterRule::kSame, 0};
-  CfiProgram cie_program(fde.cie, fde.begin, ~uintptr_t{0}, nullptr, fde.base);
-  if (!cie_program.Run(Reader{fde.cie.instructions, fde.cie.end}, &initial)) return false;
+  RememberedStates remembered;
+  CfiProgram cie_program(fde.cie, fde.begin, ~uintptr_t{0}, nullptr, fde.base, &remembered);
+  if (!cie_program.Run(ByteReader{fde.cie.instructions, fde.cie.end}, &initial)) return false;
   *state = initial;
-  CfiProgram fde_program(fde.cie, fde.begin, pc, &initial, fde.base);
+  CfiProgram fde_program(fde.cie, fde.begin, pc, &initial, fde.base, &remembered);
   return fde_program.Run(fde.reader, state) && !state->unsupported;
 }
 
@@ -519,7 +438,7 @@ bool StateAt(const OpenFde& fde, uintptr_t pc, FrameState* state) {
 bool EvaluateBlock(const OpenFde& fde, int64_t offset, const FrameRegisters& registers,
                    uintptr_t initial, bool push_initial, uintptr_t read_low, uintptr_t read_high,
                    uintptr_t* result) {
-  Reader reader{fde.base + offset, fde.cie.end > fde.reader.end ? fde.cie.end : fde.reader.end};
+  ByteReader reader{fde.base + offset, fde.cie.end > fde.reader.end ? fde.cie.end : fde.reader.end};
   uint64_t length = reader.Uleb();
   if (reader.bad || !reader.Has(length)) return false;
   return DwarfExpression::Evaluate(reader.at, reader.at + length, registers, initial, push_initial,
