@@ -9,18 +9,9 @@ namespace heapgraph::DwarfWalk {
 namespace {
 
 constexpr uintptr_t kWord = sizeof(uintptr_t);
-// x86-64's red zone: a frame interrupted in its epilogue has rules for registers it already
-// popped, whose slots lie just below its stack pointer (the kernel leaves these 128 bytes alone
-// when it pushes the signal frame).
-constexpr uintptr_t kRedZone = 128;
 
-uintptr_t Limit(uintptr_t sp) {
-  return sp > ~uintptr_t{0} - kMaxStackSpan ? ~uintptr_t{0} : sp + kMaxStackSpan;
-}
+}  // namespace
 
-// A frame without an FDE, by its frame pointer: [rbp] the caller's rbp, [rbp + 8] the return
-// address, the caller's stack pointer rbp + 16. False at rbp == 0 or when the words cannot be
-// read (process_vm_readv fails instead of faulting on an unmapped or protected page).
 bool FramePointerStep(FrameRegisters* registers, uintptr_t high) {
   if (!registers->Has(FrameRegisters::kRbp)) return false;
   const uintptr_t rbp = registers->value[FrameRegisters::kRbp];
@@ -39,10 +30,8 @@ bool FramePointerStep(FrameRegisters* registers, uintptr_t high) {
   return true;
 }
 
-}  // namespace
-
 int Walk(FrameRegisters registers, uintptr_t* out, uintptr_t* stack_pointers, int size) {
-  uintptr_t high = Limit(registers.sp());
+  uintptr_t high = WindowEnd(registers.sp());
   bool interrupted = false;  // the frame was interrupted by a signal: its rip is exact
   int n = 0;
   while (n < size && registers.Has(FrameRegisters::kRip) && registers.Has(FrameRegisters::kRsp) &&
@@ -59,7 +48,7 @@ int Walk(FrameRegisters registers, uintptr_t* out, uintptr_t* stack_pointers, in
         break;
       case EhFrameRules::Stepped::kSignalFrame:
         interrupted = true;
-        high = Limit(registers.sp());
+        high = WindowEnd(registers.sp());
         break;
       case EhFrameRules::Stepped::kNoFde:
         interrupted = false;

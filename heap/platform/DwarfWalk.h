@@ -22,6 +22,22 @@
 namespace heapgraph::DwarfWalk {
 
 inline constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
+// x86-64's red zone: a frame interrupted in its epilogue has rules for registers it already
+// popped, whose slots lie just below its stack pointer (the kernel leaves these 128 bytes alone
+// when it pushes the signal frame).
+inline constexpr uintptr_t kRedZone = 128;
+
+// The end of the window a walk reads from stack pointer `sp` on: sp + kMaxStackSpan, or the top
+// of the address space.
+inline uintptr_t WindowEnd(uintptr_t sp) {
+  return sp > ~uintptr_t{0} - kMaxStackSpan ? ~uintptr_t{0} : sp + kMaxStackSpan;
+}
+
+// One step through code without an FDE by its frame pointer: [rbp] the caller's rbp, [rbp + 8]
+// the return address, the caller's stack pointer rbp + 16; the other registers as they are. False
+// (registers unchanged) at rbp == 0 or unknown, when rbp is not above the stack pointer and below
+// `high`, or when the two words cannot be read (process_vm_readv fails instead of faulting).
+bool FramePointerStep(FrameRegisters* registers, uintptr_t high);
 
 // From `registers` (a frame's, e.g. HeapgraphCaptureCallerRegisters'): stores each frame's
 // instruction pointer in out[i] (the first: registers.ip()) and, when `stack_pointers` is not

@@ -20,7 +20,7 @@ UnwindRuleCache rule_cache;
 bool rules_enabled = false;
 bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 // No walk reads further than this above the stack pointer it started from.
-constexpr uintptr_t kMaxStackSpan = uintptr_t{1} << 30;
+constexpr uintptr_t kMaxStackSpan = DwarfWalk::kMaxStackSpan;
 
 // A miss: the rule from .eh_frame, kept for the next walk.
 __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
@@ -36,17 +36,24 @@ struct NoMemo {
   int Reuse(int, int, uintptr_t, uintptr_t*, uintptr_t*, uintptr_t*, uintptr_t*) { return 0; }
 };
 
+// Where a rule walk met a frame whose cached rule is not simple (a signal frame, an expression,
+// code without an FDE whose rbp is not 0): out[n - 1] is its return address, sp and fp its stack
+// pointer and rbp. n == 0: none (the walk ended, or failed otherwise).
+struct Handoff {
+  int n = 0;
+  uintptr_t ip = 0, sp = 0, fp = 0;
+};
+
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
-// pointer `fp` on, by cached rules of `generation`; -1 when a frame needs the complete walk (a
-// signal frame, an expression, code without an FDE whose rbp is not 0) or the frames do not
-// climb the stack (CFA above the previous one, within kMaxStackSpan of the first), so that
-// DwarfWalk takes the whole capture. Code without an FDE and rbp == 0 ends the stack, as it ends
-// the complete walk.
+// pointer `fp` on, by cached rules of `generation`; -1 when a frame's rule is not simple (then
+// *handoff says where: MixedWalk goes on from there) or the frames do not climb the stack (CFA
+// above the previous one, within kMaxStackSpan of the first; DwarfWalk then takes the whole
+// capture). Code without an FDE and rbp == 0 ends the stack, as it ends the complete walk.
 // *ended: the walk stopped at the outermost frame. `memo` records each frame and may supply the
 // frames above one the last walk also passed (WalkMemo).
 template <typename Memo>
 int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp,
-                uint32_t generation, Memo& memo, bool* ended) {
+                uint32_t generation, Memo& memo, bool* ended, Handoff* handoff) {
   uintptr_t limit = sp + kMaxStackSpan;
   int n = 0;
   for (;;) {
@@ -60,7 +67,9 @@ int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t 
     }
     if (!rule.simple()) {
       *ended = rule.end() || (rule.no_fde() && fp == 0);
-      return *ended ? n : -1;
+      if (*ended) return n;
+      *handoff = Handoff{n, ip, sp, fp};
+      return -1;
     }
     uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
     if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return -1;
@@ -100,28 +109,101 @@ uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t
   return 0;
 }
 
+// The walk on from a Handoff: its frame steps by its complete rule (EhFrameRules::Step) from what
+// the rule walk knows (rip, rsp, rbp), code without an FDE by its frame pointer, and the frames
+// after it by cached rules again wherever those are simple (a cached step keeps rip, rsp and rbp;
+// the other registers become unknown). The frame a signal interrupted steps by its complete rule
+// at its exact address. Ends where the complete walk ends (DwarfWalk, same checks); -1 when a
+// complete step fails (it may have needed a register no cached step kept): the caller then takes
+// the complete walk from the start. No memo.
+int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation) {
+  constexpr uint32_t kKept =
+      1u << FrameRegisters::kRip | 1u << FrameRegisters::kRsp | 1u << FrameRegisters::kRbp;
+  FrameRegisters registers;
+  registers.known = 0;
+  registers.Set(FrameRegisters::kRip, from.ip);
+  registers.Set(FrameRegisters::kRsp, from.sp);
+  registers.Set(FrameRegisters::kRbp, from.fp);
+  uintptr_t high = DwarfWalk::WindowEnd(from.sp);
+  bool interrupted = false;  // the frame was interrupted by a signal: its rip is exact
+  int n = from.n;
+  for (;;) {
+    const uintptr_t ip = registers.ip(), sp = registers.sp();
+    const bool rbp_known = registers.Has(FrameRegisters::kRbp);
+    const uintptr_t fp = registers.value[FrameRegisters::kRbp];
+    UnwindRuleCache::Packed rule;
+    if (!interrupted && !rule_cache.Find(ip, generation, &rule)) rule = ReadRule(ip, generation);
+    if (!interrupted && rule.end()) return n;
+    if (!interrupted && rule.simple() &&
+        (rbp_known || (!rule.cfa_from_rbp() && !rule.rbp_saved()))) {
+      uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+      if (cfa < sp + sizeof(uintptr_t) || cfa > high) return n;
+      registers.known &= kKept;
+      registers.Set(FrameRegisters::kRip, reinterpret_cast<const uintptr_t*>(cfa)[-1]);
+      if (rule.rbp_saved()) {
+        uintptr_t slot = cfa - rule.rbp_depth();
+        if (slot < sp) return n;
+        registers.Set(FrameRegisters::kRbp, *reinterpret_cast<const uintptr_t*>(slot));
+      }
+      registers.Set(FrameRegisters::kRsp, cfa);
+    } else if (!interrupted && rule.no_fde()) {
+      if (!rbp_known) return -1;
+      if (!DwarfWalk::FramePointerStep(&registers, high)) return n;  // rbp 0 or unreadable
+    } else {
+      const uintptr_t low =
+          interrupted && sp >= DwarfWalk::kRedZone ? sp - DwarfWalk::kRedZone : sp;
+      switch (EhFrameRules::Step(interrupted ? ip : ip - 1, &registers, low, high)) {
+        case EhFrameRules::Stepped::kStepped:
+          interrupted = false;
+          if (registers.sp() < sp + sizeof(uintptr_t) || registers.sp() > high) return n;
+          break;
+        case EhFrameRules::Stepped::kSignalFrame:
+          interrupted = true;
+          high = DwarfWalk::WindowEnd(registers.sp());
+          break;
+        case EhFrameRules::Stepped::kNoFde:
+          interrupted = false;
+          if (!registers.Has(FrameRegisters::kRbp)) return -1;
+          if (!DwarfWalk::FramePointerStep(&registers, high)) return n;
+          break;
+        case EhFrameRules::Stepped::kEnd:
+          return n;
+        case EhFrameRules::Stepped::kFailed:
+          return -1;
+      }
+    }
+    if (!registers.Has(FrameRegisters::kRip) || registers.ip() == 0) return n;
+    out[n++] = registers.ip();
+    if (n == size) return n;
+  }
+}
+
 // The rule walk from (ip, sp, fp), through the thread's memo when it has one, it is on and no
-// other walk of the thread is in progress. A walk cut at `size` frames from a stack the memo has
-// not proven its own climbs on to the outermost frame (not every time: WalkMemo::MayClimb).
+// other walk of the thread is in progress, and on by MixedWalk past a frame its cached rules
+// cannot step. A walk cut at `size` frames from a stack the memo has not proven its own climbs on
+// to the outermost frame (not every time: WalkMemo::MayClimb).
 int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, WalkMemo* memo) {
   uint32_t generation = rule_cache.Generation();
   bool ended = false;
+  Handoff handoff;
+  int n;
   if (memo == nullptr || !memo_enabled || size > WalkMemo::kMaxFrames || !memo->Enter()) {
     NoMemo none;
-    return WalkByRules(out, size, ip, sp, fp, generation, none, &ended);
-  }
-  WalkMemo::Pass pass(*memo, generation);
-  int n = WalkByRules(out, size, ip, sp, fp, generation, pass, &ended);
-  if (n > 0) {
-    const WalkMemo::Frame& last = pass.Last(n);
-    uintptr_t end_sp = ended ? last.sp : 0;
-    if (!ended && !pass.Covered(sp, last.sp) && memo->MayClimb()) {
-      end_sp = ClimbToEnd(last, generation, sp + kMaxStackSpan);
+    n = WalkByRules(out, size, ip, sp, fp, generation, none, &ended, &handoff);
+  } else {
+    WalkMemo::Pass pass(*memo, generation);
+    n = WalkByRules(out, size, ip, sp, fp, generation, pass, &ended, &handoff);
+    if (n > 0) {
+      const WalkMemo::Frame& last = pass.Last(n);
+      uintptr_t end_sp = ended ? last.sp : 0;
+      if (!ended && !pass.Covered(sp, last.sp) && memo->MayClimb()) {
+        end_sp = ClimbToEnd(last, generation, sp + kMaxStackSpan);
+      }
+      pass.Commit(n, sp, end_sp, &t_anchor);
     }
-    pass.Commit(n, sp, end_sp, &t_anchor);
+    memo->Leave();
   }
-  memo->Leave();
-  return n;
+  return n < 0 && handoff.n > 0 ? MixedWalk(out, size, handoff, generation) : n;
 }
 
 // Heapgraph's own frames at the top of the stack, stepped by frame pointer (every function of
