@@ -10,6 +10,10 @@
 //                             uncached walk that takes the stacks the rule walk cannot
 //   BM_CaptureMemo/<frames>   the same with the thread's WalkMemo (the recorder's default): the
 //                             same stack every time, so the memo's best case
+//   BM_SignalCapture/<capture> a signal (raise(SIGUSR2)) whose handler captures its stack with
+//                             StackCapture::Capture (capture = 1; the rule walk meets glibc's
+//                             signal frame and goes on by MixedWalk) or does nothing (0): the
+//                             difference is a capture through a signal frame, from 8 frames deep
 //   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
 //   BM_FramePointerWalk/<frames> following saved frame pointers — only valid in code built with
 //                             -fno-omit-frame-pointer (the chain here is compiled with it), shown
@@ -20,6 +24,7 @@
 #include <benchmark/benchmark.h>
 #include <execinfo.h>
 #include <libunwind.h>
+#include <signal.h>
 
 #include <array>
 #include <cstdint>
@@ -182,6 +187,46 @@ BENCHMARK(BM_CaptureMemo)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_CompleteWalk)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_FramePointerWalk)->Arg(0)->Arg(8)->Arg(24)->Arg(48);
+
+bool signal_captures = false;
+int signal_frames = 0;
+
+void OnSignal(int) {
+  if (!signal_captures) return;
+  uintptr_t frames[32 + heapgraph::StackCapture::kMaxOwnFrames];
+  signal_frames = int(heapgraph::StackCapture::Capture(frames, 32));
+  benchmark::DoNotOptimize(frames);
+}
+
+__attribute__((noinline)) void RaiseLeaf(Context& c) {
+  for (auto _ : *c.state) raise(SIGUSR2);
+  KEEP_FRAME();
+}
+
+template <int N>
+__attribute__((noinline)) void RaiseChain(Context& c) {
+  if constexpr (N == 0) {
+    RaiseLeaf(c);
+  } else {
+    RaiseChain<N - 1>(c);
+  }
+  c.returned += 0;
+  KEEP_FRAME();
+}
+
+void BM_SignalCapture(benchmark::State& state) {
+  heapgraph::StackCapture::Initialize();
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigaction(SIGUSR2, &action, nullptr);
+  signal_captures = state.range(0) != 0;
+  signal_frames = 0;
+  Context c{&state, Method::kCapture};
+  RaiseChain<8>(c);
+  signal(SIGUSR2, SIG_DFL);
+  state.counters["frames"] = double(signal_frames);
+}
+BENCHMARK(BM_SignalCapture)->Arg(0)->Arg(1);
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 
