@@ -36,7 +36,7 @@
 
 namespace {
 
-enum class Method { kUnw, kCapture, kCaptureMemo, kCompleteWalk, kGlibc, kFramePointer };
+enum class Method { kUnw, kCapture, kCaptureCold, kCaptureMemo, kCompleteWalk, kGlibc, kFramePointer };
 // The benchmark thread's memo of its last walk (BM_CaptureMemo), in static TLS like the recorder's.
 __thread heapgraph::WalkMemo t_bench_memo __attribute__((tls_model("initial-exec")));
 
@@ -75,6 +75,13 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void Leaf(Context& 
       break;
     case Method::kCapture:
       for (auto _ : *c.state) {
+        n = int(heapgraph::StackCapture::Capture(frames, 32));
+        benchmark::DoNotOptimize(frames);
+      }
+      break;
+    case Method::kCaptureCold:
+      for (auto _ : *c.state) {
+        heapgraph::StackCapture::ForgetRuleWalkRules();
         n = int(heapgraph::StackCapture::Capture(frames, 32));
         benchmark::DoNotOptimize(frames);
       }
@@ -168,6 +175,11 @@ void BM_UnwBacktrace(benchmark::State& state) {
 void BM_Capture(benchmark::State& state) {
   Run(state, Method::kCapture);
 }
+// Every frame's rule read from .eh_frame again (the rule cache forgotten before each capture): a
+// capture of code not seen before, as a short program's first captures are.
+void BM_CaptureCold(benchmark::State& state) {
+  Run(state, Method::kCaptureCold);
+}
 void BM_CaptureMemo(benchmark::State& state) {
   Run(state, Method::kCaptureMemo);
 }
@@ -183,6 +195,7 @@ void BM_FramePointerWalk(benchmark::State& state) {
 
 BENCHMARK(BM_UnwBacktrace)->Arg(0)->Arg(4)->Arg(8)->Arg(16)->Arg(24)->Arg(32)->Arg(48);
 BENCHMARK(BM_Capture)->Arg(0)->Arg(8)->Arg(24);
+BENCHMARK(BM_CaptureCold)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_CaptureMemo)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_CompleteWalk)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "heap/platform/ByteReader.h"
 #include "heap/platform/DwarfExpression.h"
@@ -82,11 +83,19 @@ struct Cie {
   const uint8_t* end = nullptr;
 };
 
-// The states DW_CFA_remember_state keeps, for one program at a time (≈ 1.3 KiB: on the stack of
-// a hook, so the CIE's program and the FDE's share one).
+// The states DW_CFA_remember_state keeps, for one program at a time (≈ 1.3 KiB on the stack of
+// a hook, so the CIE's program and the FDE's share one). Raw bytes: a state is stored before it
+// is loaded, so nothing is initialised (every rule lookup that misses the cache pays for this).
 struct RememberedStates {
-  FrameState states[EhFrameRules::kMaxRememberedStates];
+  alignas(FrameState) unsigned char bytes[sizeof(FrameState) * EhFrameRules::kMaxRememberedStates];
+  void Store(int i, const FrameState& state) {
+    memcpy(bytes + sizeof(FrameState) * static_cast<size_t>(i), &state, sizeof(FrameState));
+  }
+  void Load(int i, FrameState* state) const {
+    memcpy(state, bytes + sizeof(FrameState) * static_cast<size_t>(i), sizeof(FrameState));
+  }
 };
+static_assert(std::is_trivially_copyable_v<FrameState>);
 
 // Runs call-frame instructions [at, end) on `state` while the location stays <= pc. `initial`
 // is the state after the CIE's instructions (DW_CFA_restore), null while running those. `base`:
@@ -101,7 +110,7 @@ class CfiProgram {
         pc_(pc),
         initial_(initial),
         base_(base),
-        remembered_(remembered->states) {}
+        remembered_(remembered) {}
 
   // False when an instruction is unknown or the bytes run out.
   bool Run(ByteReader reader, FrameState* state) {
@@ -154,7 +163,7 @@ class CfiProgram {
   uintptr_t pc_;
   const FrameState* initial_;
   const uint8_t* base_;
-  FrameState* remembered_;
+  RememberedStates* remembered_;
   int remembered_count_ = 0;
 };
 
@@ -236,11 +245,11 @@ bool CfiProgram::Step(ByteReader& reader, FrameState* state) {
       return true;
     case kRememberState:
       if (remembered_count_ == EhFrameRules::kMaxRememberedStates) return false;
-      remembered_[remembered_count_++] = *state;
+      remembered_->Store(remembered_count_++, *state);
       return true;
     case kRestoreState:
       if (remembered_count_ == 0) return false;
-      *state = remembered_[--remembered_count_];
+      remembered_->Load(--remembered_count_, state);
       return true;
     case kDefCfa: {
       uint64_t reg = reader.Uleb();
