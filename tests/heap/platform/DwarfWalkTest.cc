@@ -16,6 +16,7 @@
 
 #include "heap/platform/DwarfWalk.h"
 #include "heap/platform/EhFrameRules.h"
+#include "tests/CallChain.h"
 
 namespace heapgraph {
 namespace {
@@ -78,18 +79,12 @@ void ExpectSameCallers(const Both& both) {
   }
 }
 
-__attribute__((noinline)) Both Chain(int depth) {
-  Both both = depth == 0 ? WalkBoth() : Chain(depth - 1);
-  asm volatile("" ::: "memory");
-  return both;
+Both Chain(int depth) {
+  return testing_chain::Chain<&WalkBoth>(depth);
 }
 
-__attribute__((noinline)) Both ThroughAlloca(int n) {
-  auto* scratch = static_cast<volatile char*>(__builtin_alloca(static_cast<size_t>(n) + 16));
-  scratch[0] = 1;
-  Both both = Chain(n % 3 + scratch[0]);
-  asm volatile("" ::: "memory");
-  return both;
+Both ThroughAlloca(int n) {
+  return testing_chain::ThroughAlloca<&WalkBoth>(n);
 }
 
 TEST(DwarfWalkTest, GivesLibgccsFramesAndStackPointers) {

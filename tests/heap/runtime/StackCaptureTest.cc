@@ -16,6 +16,7 @@
 
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/WalkMemo.h"
+#include "tests/CallChain.h"
 
 namespace heapgraph {
 namespace {
@@ -56,18 +57,12 @@ void ExpectSameCallers(const Both& both) {
   EXPECT_EQ(got, expected);
 }
 
-__attribute__((noinline)) Both Chain(int depth) {
-  Both both = depth == 0 ? CaptureBoth() : Chain(depth - 1);
-  asm volatile("" ::: "memory");
-  return both;
+Both Chain(int depth) {
+  return testing_chain::Chain<&CaptureBoth>(depth);
 }
 
-__attribute__((noinline)) Both ThroughAlloca(int n) {
-  auto* scratch = static_cast<volatile char*>(__builtin_alloca(static_cast<size_t>(n) + 16));
-  scratch[0] = 1;
-  Both both = Chain(n % 3 + scratch[0]);
-  asm volatile("" ::: "memory");
-  return both;
+Both ThroughAlloca(int n) {
+  return testing_chain::ThroughAlloca<&CaptureBoth>(n);
 }
 
 class StackCaptureTest : public testing::Test {
