@@ -12,8 +12,9 @@
 //                             same stack every time, so the memo's best case
 //   BM_SignalCapture/<capture> a signal (raise(SIGUSR2)) whose handler captures its stack with
 //                             StackCapture::Capture (capture = 1; the rule walk meets glibc's
-//                             signal frame and goes on by MixedWalk) or does nothing (0): the
-//                             difference is a capture through a signal frame, from 8 frames deep
+//                             signal frame and goes on by MixedWalk), with libunwind's
+//                             unw_backtrace (2), or does nothing (0): the difference is a capture
+//                             through a signal frame, from 8 frames deep
 //   BM_GlibcBacktrace/<frames> glibc backtrace() (libgcc's DWARF unwinder), for comparison
 //   BM_FramePointerWalk/<frames> following saved frame pointers — only valid in code built with
 //                             -fno-omit-frame-pointer (the chain here is compiled with it), shown
@@ -36,7 +37,15 @@
 
 namespace {
 
-enum class Method { kUnw, kCapture, kCaptureCold, kCaptureMemo, kCompleteWalk, kGlibc, kFramePointer };
+enum class Method {
+  kUnw,
+  kCapture,
+  kCaptureCold,
+  kCaptureMemo,
+  kCompleteWalk,
+  kGlibc,
+  kFramePointer
+};
 // The benchmark thread's memo of its last walk (BM_CaptureMemo), in static TLS like the recorder's.
 __thread heapgraph::WalkMemo t_bench_memo __attribute__((tls_model("initial-exec")));
 
@@ -152,13 +161,18 @@ constexpr auto MakeFpTable(std::index_sequence<I...>) {
 constexpr auto kChain = MakeTable(std::make_index_sequence<49>{});
 constexpr auto kChainFp = MakeFpTable(std::make_index_sequence<49>{});
 
-void Run(benchmark::State& state, Method method) {
+// The recorder's unwinder set up, and libunwind's per-thread cache as the recorder asked for it.
+void InitializeOnce() {
   static bool initialized = [] {
     heapgraph::StackCapture::Initialize();
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);  // as the recorder did
     return true;
   }();
   (void)initialized;
+}
+
+void Run(benchmark::State& state, Method method) {
+  InitializeOnce();
   Context c{&state, method};
   int frames = int(state.range(0));
   if (method == Method::kFramePointer) {
@@ -201,13 +215,17 @@ BENCHMARK(BM_CompleteWalk)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_GlibcBacktrace)->Arg(0)->Arg(8)->Arg(24);
 BENCHMARK(BM_FramePointerWalk)->Arg(0)->Arg(8)->Arg(24)->Arg(48);
 
-bool signal_captures = false;
+int signal_capture = 0;  // BM_SignalCapture's argument
 int signal_frames = 0;
 
 void OnSignal(int) {
-  if (!signal_captures) return;
+  if (signal_capture == 0) return;
   uintptr_t frames[32 + heapgraph::StackCapture::kMaxOwnFrames];
-  signal_frames = int(heapgraph::StackCapture::Capture(frames, 32));
+  if (signal_capture == 1) {
+    signal_frames = int(heapgraph::StackCapture::Capture(frames, 32));
+  } else {
+    signal_frames = unw_backtrace(reinterpret_cast<void**>(frames), 32);
+  }
   benchmark::DoNotOptimize(frames);
 }
 
@@ -228,18 +246,18 @@ __attribute__((noinline)) void RaiseChain(Context& c) {
 }
 
 void BM_SignalCapture(benchmark::State& state) {
-  heapgraph::StackCapture::Initialize();
+  InitializeOnce();
   struct sigaction action {};
   action.sa_handler = OnSignal;
   sigaction(SIGUSR2, &action, nullptr);
-  signal_captures = state.range(0) != 0;
+  signal_capture = int(state.range(0));
   signal_frames = 0;
   Context c{&state, Method::kCapture};
   RaiseChain<8>(c);
   signal(SIGUSR2, SIG_DFL);
   state.counters["frames"] = double(signal_frames);
 }
-BENCHMARK(BM_SignalCapture)->Arg(0)->Arg(1);
+BENCHMARK(BM_SignalCapture)->Arg(0)->Arg(1)->Arg(2);
 
 __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 
