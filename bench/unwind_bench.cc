@@ -38,6 +38,7 @@
 namespace {
 
 enum class Method {
+  kRaise,  // a signal whose handler does the work (BM_SignalCapture)
   kUnw,
   kCapture,
   kCaptureCold,
@@ -76,6 +77,9 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void Leaf(Context& 
   uintptr_t frames[64 + heapgraph::StackCapture::kMaxOwnFrames];
   int n = 0;
   switch (c.method) {
+    case Method::kRaise:  // BM_SignalCapture: the handler captures
+      for (auto _ : *c.state) raise(SIGUSR2);
+      break;
     case Method::kUnw:
       for (auto _ : *c.state) {
         n = unw_backtrace(reinterpret_cast<void**>(frames), 64);
@@ -229,22 +233,6 @@ void OnSignal(int) {
   benchmark::DoNotOptimize(frames);
 }
 
-__attribute__((noinline)) void RaiseLeaf(Context& c) {
-  for (auto _ : *c.state) raise(SIGUSR2);
-  KEEP_FRAME();
-}
-
-template <int N>
-__attribute__((noinline)) void RaiseChain(Context& c) {
-  if constexpr (N == 0) {
-    RaiseLeaf(c);
-  } else {
-    RaiseChain<N - 1>(c);
-  }
-  c.returned += 0;
-  KEEP_FRAME();
-}
-
 void BM_SignalCapture(benchmark::State& state) {
   InitializeOnce();
   struct sigaction action {};
@@ -252,8 +240,8 @@ void BM_SignalCapture(benchmark::State& state) {
   sigaction(SIGUSR2, &action, nullptr);
   signal_capture = int(state.range(0));
   signal_frames = 0;
-  Context c{&state, Method::kCapture};
-  RaiseChain<8>(c);
+  Context c{&state, Method::kRaise};
+  kChain[8](c);
   signal(SIGUSR2, SIG_DFL);
   state.counters["frames"] = double(signal_frames);
 }
