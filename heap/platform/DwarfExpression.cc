@@ -62,12 +62,8 @@ enum Op : uint8_t {
 class Machine {
  public:
   Machine(const uint8_t* begin, const uint8_t* end, const FrameRegisters& registers,
-          uintptr_t read_low, uintptr_t read_high)
-      : begin_(begin),
-        reader_{begin, end},
-        registers_(registers),
-        low_(read_low),
-        high_(read_high) {}
+          StackWindow window)
+      : begin_(begin), reader_{begin, end}, registers_(registers), window_(window) {}
 
   bool Push(uintptr_t value) {
     if (depth_ == kMaxStack) return false;
@@ -97,16 +93,6 @@ class Machine {
     *value = stack_[--depth_];
     return true;
   }
-  bool Load(uintptr_t address, uint64_t size, uintptr_t* value) {
-    if (size == 0 || size > sizeof(uintptr_t) || address < low_ || address > high_ ||
-        high_ - address < size) {
-      return false;
-    }
-    uintptr_t word = 0;
-    memcpy(&word, reinterpret_cast<const void*>(address), size);
-    *value = word;
-    return true;
-  }
   bool Register(uint64_t reg, int64_t offset) {
     return Read() && registers_.Has(reg) &&
            Push(registers_.value[reg] + static_cast<uintptr_t>(offset));
@@ -123,7 +109,7 @@ class Machine {
   const uint8_t* begin_;
   ByteReader reader_;
   const FrameRegisters& registers_;
-  uintptr_t low_, high_;
+  StackWindow window_;
   uintptr_t stack_[kMaxStack];
   int depth_ = 0;
 };
@@ -225,10 +211,10 @@ bool Machine::Step() {
       if (!Pop(&c) || !Pop(&b) || !Pop(&a)) return false;
       return Push(c) && Push(a) && Push(b);
     case kDeref:
-      return Pop(&a) && Load(a, sizeof(uintptr_t), &b) && Push(b);
+      return Pop(&a) && window_.Read(a, sizeof(uintptr_t), &b) && Push(b);
     case kDerefSize: {
       uint8_t size = reader_.Fixed<uint8_t>();
-      return Read() && Pop(&a) && Load(a, size, &b) && Push(b);
+      return Read() && Pop(&a) && window_.Read(a, size, &b) && Push(b);
     }
     case kAbs:
       if (!Pop(&a)) return false;
@@ -263,10 +249,9 @@ bool Machine::Step() {
 }  // namespace
 
 bool Evaluate(const uint8_t* begin, const uint8_t* end, const FrameRegisters& registers,
-              uintptr_t initial, bool push_initial, uintptr_t read_low, uintptr_t read_high,
-              uintptr_t* result) {
+              uintptr_t initial, bool push_initial, StackWindow window, uintptr_t* result) {
   if (begin == nullptr || end < begin) return false;
-  Machine machine(begin, end, registers, read_low, read_high);
+  Machine machine(begin, end, registers, window);
   if (push_initial && !machine.Push(initial)) return false;
   return machine.Run(result);
 }

@@ -30,34 +30,39 @@ bool FramePointerStep(FrameRegisters* registers, uintptr_t high) {
   return true;
 }
 
+Next StepFrame(FrameRegisters* registers, Position* position) {
+  const uintptr_t ip = registers->ip(), sp = registers->sp();
+  const uintptr_t low = position->interrupted && sp >= kRedZone ? sp - kRedZone : sp;
+  switch (
+      EhFrameRules::Step(position->interrupted ? ip : ip - 1, registers, {low, position->high})) {
+    case EhFrameRules::Stepped::kStepped:
+      position->interrupted = false;
+      return registers->sp() < sp + kWord || registers->sp() > position->high ? Next::kEnd
+                                                                              : Next::kStepped;
+    case EhFrameRules::Stepped::kSignalFrame:
+      position->interrupted = true;
+      position->high = WindowEnd(registers->sp());
+      return Next::kStepped;
+    case EhFrameRules::Stepped::kNoFde:
+      position->interrupted = false;
+      if (!registers->Has(FrameRegisters::kRbp)) return Next::kFailed;
+      return FramePointerStep(registers, position->high) ? Next::kStepped : Next::kEnd;
+    case EhFrameRules::Stepped::kEnd:
+      return Next::kEnd;
+    case EhFrameRules::Stepped::kFailed:
+      break;
+  }
+  return Next::kFailed;
+}
+
 int Walk(FrameRegisters registers, uintptr_t* out, uintptr_t* stack_pointers, int size) {
-  uintptr_t high = WindowEnd(registers.sp());
-  bool interrupted = false;  // the frame was interrupted by a signal: its rip is exact
+  Position position{false, WindowEnd(registers.sp())};
   int n = 0;
   while (n < size && registers.Has(FrameRegisters::kRip) && registers.Has(FrameRegisters::kRsp) &&
          registers.ip() != 0) {
-    const uintptr_t ip = registers.ip(), sp = registers.sp();
-    out[n] = ip;
-    if (stack_pointers != nullptr) stack_pointers[n] = sp;
-    if (++n == size) break;
-    const uintptr_t low = interrupted && sp >= kRedZone ? sp - kRedZone : sp;
-    switch (EhFrameRules::Step(interrupted ? ip : ip - 1, &registers, low, high)) {
-      case EhFrameRules::Stepped::kStepped:
-        interrupted = false;
-        if (registers.sp() < sp + kWord || registers.sp() > high) return n;
-        break;
-      case EhFrameRules::Stepped::kSignalFrame:
-        interrupted = true;
-        high = WindowEnd(registers.sp());
-        break;
-      case EhFrameRules::Stepped::kNoFde:
-        interrupted = false;
-        if (!FramePointerStep(&registers, high)) return n;
-        break;
-      case EhFrameRules::Stepped::kEnd:
-      case EhFrameRules::Stepped::kFailed:
-        return n;
-    }
+    out[n] = registers.ip();
+    if (stack_pointers != nullptr) stack_pointers[n] = registers.sp();
+    if (++n == size || StepFrame(&registers, &position) != Next::kStepped) break;
   }
   return n;
 }

@@ -39,6 +39,25 @@ inline uintptr_t WindowEnd(uintptr_t sp) {
 // `high`, or when the two words cannot be read (process_vm_readv fails instead of faulting).
 bool FramePointerStep(FrameRegisters* registers, uintptr_t high);
 
+// Where a walk stands besides the frame's registers: whether a signal interrupted the frame (its
+// rip is then exact, and its red zone readable) and the end of the window the walk may read.
+struct Position {
+  bool interrupted = false;
+  uintptr_t high = 0;
+};
+
+enum class Next : uint8_t {
+  kStepped,  // *registers: the caller's
+  kEnd,      // the walk ends at this frame: the outermost one, rbp 0 or unreadable in code without
+             // an FDE, a CFA that does not climb the stack
+  kFailed,   // a rule needs a register not known or a read outside the window, or the FDE cannot
+             // be read: the walk ends too (a caller that knew fewer registers may start over)
+};
+
+// One frame of the walk by its complete rule (the rest of Walk's contract): `registers` become
+// the caller's, `position` follows (a signal frame moves the window to the interrupted stack).
+Next StepFrame(FrameRegisters* registers, Position* position);
+
 // From `registers` (a frame's, e.g. HeapgraphCaptureCallerRegisters'): stores each frame's
 // instruction pointer in out[i] (the first: registers.ip()) and, when `stack_pointers` is not
 // null, its stack pointer in stack_pointers[i]; at most `size` frames. Returns the count.

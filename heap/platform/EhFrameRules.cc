@@ -445,22 +445,12 @@ bool StateAt(const OpenFde& fde, uintptr_t pc, FrameState* state) {
 
 // An expression block (ULEB128 length, bytes) evaluated; false when it does not fit the object.
 bool EvaluateBlock(const OpenFde& fde, int64_t offset, const FrameRegisters& registers,
-                   uintptr_t initial, bool push_initial, uintptr_t read_low, uintptr_t read_high,
-                   uintptr_t* result) {
+                   uintptr_t initial, bool push_initial, StackWindow window, uintptr_t* result) {
   ByteReader reader{fde.base + offset, fde.cie.end > fde.reader.end ? fde.cie.end : fde.reader.end};
   uint64_t length = reader.Uleb();
   if (reader.bad || !reader.Has(length)) return false;
   return DwarfExpression::Evaluate(reader.at, reader.at + length, registers, initial, push_initial,
-                                   read_low, read_high, result);
-}
-
-// One word of the stack window.
-bool ReadWord(uintptr_t address, uintptr_t read_low, uintptr_t read_high, uintptr_t* value) {
-  if (address < read_low || address > read_high || read_high - address < sizeof(uintptr_t)) {
-    return false;
-  }
-  memcpy(value, reinterpret_cast<const void*>(address), sizeof(uintptr_t));
-  return true;
+                                   window, result);
 }
 
 }  // namespace
@@ -487,7 +477,7 @@ bool EhFrameRules::FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end)
 }
 
 EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers,
-                                         uintptr_t read_low, uintptr_t read_high) {
+                                         StackWindow window) {
   OpenFde fde;
   Opened opened = Open(pc, &fde);
   if (opened != Opened::kYes) return opened == Opened::kNoFde ? Stepped::kNoFde : Stepped::kFailed;
@@ -498,7 +488,7 @@ EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers
   const FrameRegisters& now = *registers;
   uintptr_t cfa = 0;
   if (state.cfa_expression >= 0) {
-    if (!EvaluateBlock(fde, state.cfa_expression, now, 0, false, read_low, read_high, &cfa)) {
+    if (!EvaluateBlock(fde, state.cfa_expression, now, 0, false, window, &cfa)) {
       return Stepped::kFailed;
     }
   } else {
@@ -520,7 +510,7 @@ EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers
         next.known &= ~(1u << reg);
         continue;
       case RegisterRule::kOffset:
-        if (!ReadWord(cfa + rule.value, read_low, read_high, &value)) return Stepped::kFailed;
+        if (!window.Read(cfa + rule.value, sizeof(uintptr_t), &value)) return Stepped::kFailed;
         break;
       case RegisterRule::kValOffset:
         value = cfa + rule.value;
@@ -533,13 +523,13 @@ EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers
         value = now.value[rule.value];
         break;
       case RegisterRule::kExpression:
-        if (!EvaluateBlock(fde, rule.value, now, cfa, true, read_low, read_high, &address) ||
-            !ReadWord(address, read_low, read_high, &value)) {
+        if (!EvaluateBlock(fde, rule.value, now, cfa, true, window, &address) ||
+            !window.Read(address, sizeof(uintptr_t), &value)) {
           return Stepped::kFailed;
         }
         break;
       case RegisterRule::kValExpression:
-        if (!EvaluateBlock(fde, rule.value, now, cfa, true, read_low, read_high, &value)) {
+        if (!EvaluateBlock(fde, rule.value, now, cfa, true, window, &value)) {
           return Stepped::kFailed;
         }
         break;

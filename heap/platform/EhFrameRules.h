@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "heap/platform/FrameRegisters.h"
+#include "heap/platform/StackWindow.h"
 
 namespace heapgraph {
 
@@ -61,9 +62,9 @@ enum class Stepped : uint8_t {
                  // or CIE cannot be read
 };
 // One frame step: `registers` are the frame's, `pc` its lookup address (rip - 1 for a frame that
-// called, rip for one a signal interrupted); every memory read lies in [read_low, read_high).
+// called, rip for one a signal interrupted); every memory read lies in `window`.
 // *registers changes only when the result is kStepped or kSignalFrame.
-Stepped Step(uintptr_t pc, FrameRegisters* registers, uintptr_t read_low, uintptr_t read_high);
+Stepped Step(uintptr_t pc, FrameRegisters* registers, StackWindow window);
 
 }  // namespace EhFrameRules
 

@@ -109,13 +109,13 @@ uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t
   return 0;
 }
 
-// The walk on from a Handoff: its frame steps by its complete rule (EhFrameRules::Step) from what
-// the rule walk knows (rip, rsp, rbp), code without an FDE by its frame pointer, and the frames
-// after it by cached rules again wherever those are simple (a cached step keeps rip, rsp and rbp;
-// the other registers become unknown). The frame a signal interrupted steps by its complete rule
-// at its exact address. Ends where the complete walk ends (DwarfWalk, same checks); -1 when a
-// complete step fails (it may have needed a register no cached step kept): the caller then takes
-// the complete walk from the start. No memo.
+// The walk on from a Handoff: its frame steps as the complete walk steps one
+// (DwarfWalk::StepFrame: its complete rule, or its frame pointer in code without an FDE) from what
+// the rule walk knows (rip, rsp, rbp), and the frames after it by cached rules again wherever
+// those are simple (a cached step keeps rip, rsp and rbp; the other registers become unknown). The
+// frame a signal interrupted steps by StepFrame at its exact address. Ends where the complete walk
+// ends; -1 when a complete step fails (it may have needed a register no cached step kept): the
+// caller then takes the complete walk from the start. No memo.
 int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation) {
   constexpr uint32_t kKept =
       1u << FrameRegisters::kRip | 1u << FrameRegisters::kRsp | 1u << FrameRegisters::kRbp;
@@ -124,20 +124,21 @@ int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation
   registers.Set(FrameRegisters::kRip, from.ip);
   registers.Set(FrameRegisters::kRsp, from.sp);
   registers.Set(FrameRegisters::kRbp, from.fp);
-  uintptr_t high = DwarfWalk::WindowEnd(from.sp);
-  bool interrupted = false;  // the frame was interrupted by a signal: its rip is exact
+  DwarfWalk::Position position{false, DwarfWalk::WindowEnd(from.sp)};
   int n = from.n;
   for (;;) {
     const uintptr_t ip = registers.ip(), sp = registers.sp();
     const bool rbp_known = registers.Has(FrameRegisters::kRbp);
     const uintptr_t fp = registers.value[FrameRegisters::kRbp];
     UnwindRuleCache::Packed rule;
-    if (!interrupted && !rule_cache.Find(ip, generation, &rule)) rule = ReadRule(ip, generation);
-    if (!interrupted && rule.end()) return n;
-    if (!interrupted && rule.simple() &&
+    if (!position.interrupted && !rule_cache.Find(ip, generation, &rule)) {
+      rule = ReadRule(ip, generation);
+    }
+    if (!position.interrupted && rule.end()) return n;
+    if (!position.interrupted && rule.simple() &&
         (rbp_known || (!rule.cfa_from_rbp() && !rule.rbp_saved()))) {
       uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
-      if (cfa < sp + sizeof(uintptr_t) || cfa > high) return n;
+      if (cfa < sp + sizeof(uintptr_t) || cfa > position.high) return n;
       registers.known &= kKept;
       registers.Set(FrameRegisters::kRip, reinterpret_cast<const uintptr_t*>(cfa)[-1]);
       if (rule.rbp_saved()) {
@@ -146,29 +147,13 @@ int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation
         registers.Set(FrameRegisters::kRbp, *reinterpret_cast<const uintptr_t*>(slot));
       }
       registers.Set(FrameRegisters::kRsp, cfa);
-    } else if (!interrupted && rule.no_fde()) {
-      if (!rbp_known) return -1;
-      if (!DwarfWalk::FramePointerStep(&registers, high)) return n;  // rbp 0 or unreadable
     } else {
-      const uintptr_t low =
-          interrupted && sp >= DwarfWalk::kRedZone ? sp - DwarfWalk::kRedZone : sp;
-      switch (EhFrameRules::Step(interrupted ? ip : ip - 1, &registers, low, high)) {
-        case EhFrameRules::Stepped::kStepped:
-          interrupted = false;
-          if (registers.sp() < sp + sizeof(uintptr_t) || registers.sp() > high) return n;
+      switch (DwarfWalk::StepFrame(&registers, &position)) {
+        case DwarfWalk::Next::kStepped:
           break;
-        case EhFrameRules::Stepped::kSignalFrame:
-          interrupted = true;
-          high = DwarfWalk::WindowEnd(registers.sp());
-          break;
-        case EhFrameRules::Stepped::kNoFde:
-          interrupted = false;
-          if (!registers.Has(FrameRegisters::kRbp)) return -1;
-          if (!DwarfWalk::FramePointerStep(&registers, high)) return n;
-          break;
-        case EhFrameRules::Stepped::kEnd:
+        case DwarfWalk::Next::kEnd:
           return n;
-        case EhFrameRules::Stepped::kFailed:
+        case DwarfWalk::Next::kFailed:
           return -1;
       }
     }

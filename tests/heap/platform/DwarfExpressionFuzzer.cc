@@ -31,9 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   registers.Set(heapgraph::FrameRegisters::kRip, rip);
   uintptr_t result = 0;
-  heapgraph::DwarfExpression::Evaluate(data, data + size, registers, 0, false, low,
-                                       low + sizeof(window), &result);
-  heapgraph::DwarfExpression::Evaluate(data, data + size, registers, low + 96, true, low,
-                                       low + sizeof(window), &result);
+  heapgraph::DwarfExpression::Evaluate(data, data + size, registers, 0, false,
+                                       {low, low + sizeof(window)}, &result);
+  heapgraph::DwarfExpression::Evaluate(data, data + size, registers, low + 96, true,
+                                       {low, low + sizeof(window)}, &result);
   return 0;
 }

@@ -30,7 +30,7 @@ class DwarfExpressionTest : public testing::Test {
     Evaluation e;
     const auto low = reinterpret_cast<uintptr_t>(stack_);
     e.ok = DwarfExpression::Evaluate(code.data(), code.data() + code.size(), registers_, initial,
-                                     push, low, low + sizeof(stack_), &e.value);
+                                     push, {low, low + sizeof(stack_)}, &e.value);
     return e;
   }
 
