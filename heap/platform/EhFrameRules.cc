@@ -453,38 +453,11 @@ bool EvaluateBlock(const OpenFde& fde, int64_t offset, const FrameRegisters& reg
                                    window, result);
 }
 
-}  // namespace
-
-UnwindRule EhFrameRules::Find(uintptr_t pc) {
-  OpenFde fde;
-  UnwindRule rule;
-  Opened opened = Open(pc, &fde);
-  if (opened != Opened::kYes) {
-    rule.no_fde = opened == Opened::kNoFde;
-    return rule;
-  }
-  FrameState state;
-  if (!StateAt(fde, pc, &state)) return rule;
-  return RuleOf(state, fde.cie);
-}
-
-bool EhFrameRules::FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end) {
-  OpenFde fde;
-  if (Open(pc, &fde) != Opened::kYes) return false;
-  *begin = fde.begin;
-  *end = fde.begin + fde.range;
-  return true;
-}
-
-EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers,
-                                         StackWindow window) {
-  OpenFde fde;
-  Opened opened = Open(pc, &fde);
-  if (opened != Opened::kYes) return opened == Opened::kNoFde ? Stepped::kNoFde : Stepped::kFailed;
-  FrameState state;
-  if (!StateAt(fde, pc, &state) || fde.cie.ra_register >= FrameRegisters::kCount) {
-    return Stepped::kFailed;
-  }
+// The complete rule `state` of an opened FDE applied to `registers` (Step's contract).
+EhFrameRules::Stepped Apply(const OpenFde& fde, const FrameState& state, FrameRegisters* registers,
+                            StackWindow window) {
+  using Stepped = EhFrameRules::Stepped;
+  if (fde.cie.ra_register >= FrameRegisters::kCount) return Stepped::kFailed;
   const FrameRegisters& now = *registers;
   uintptr_t cfa = 0;
   if (state.cfa_expression >= 0) {
@@ -540,6 +513,70 @@ EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers
   next.Set(kReturnAddress, next.value[fde.cie.ra_register]);
   *registers = next;
   return fde.cie.signal_frame ? Stepped::kSignalFrame : Stepped::kStepped;
+}
+
+// A signal frame's rule as the cached walk steps it (UnwindRule::signal_frame): the FDE's own rules
+// applied once to a frame whose rsp points at kMaxSignalWord marked words (word i holds kMark +
+// i * kSpacing); the interrupted frame's rip, rsp and rbp must come out as marks exactly (read from
+// those words: a value computed from one, e.g. a mark + 8, is no mark). Else the rule stays
+// kNotSimple without it (the complete step).
+UnwindRule SignalRule(const OpenFde& fde, const FrameState& state) {
+  constexpr uintptr_t kMark = 0x5349000000000000, kSpacing = uintptr_t{1} << 20;
+  uintptr_t words[EhFrameRules::kMaxSignalWord];
+  for (uint32_t i = 0; i < EhFrameRules::kMaxSignalWord; ++i) words[i] = kMark + i * kSpacing;
+  const auto low = reinterpret_cast<uintptr_t>(words);
+  FrameRegisters registers;
+  registers.known = 0;
+  registers.Set(kRsp, low);
+  UnwindRule rule;
+  if (Apply(fde, state, &registers, StackWindow{low, low + sizeof(words)}) !=
+      EhFrameRules::Stepped::kSignalFrame) {
+    return rule;
+  }
+  const uint64_t wanted[3] = {kReturnAddress, kRsp, kRbp};
+  for (int i = 0; i < 3; ++i) {
+    const uintptr_t value = registers.value[wanted[i]];
+    if (!registers.Has(wanted[i]) || value < kMark || (value - kMark) % kSpacing != 0 ||
+        (value - kMark) / kSpacing >= EhFrameRules::kMaxSignalWord) {
+      return rule;
+    }
+    rule.signal_words[i] = static_cast<uint8_t>((value - kMark) / kSpacing);
+  }
+  rule.signal_frame = true;
+  return rule;
+}
+
+}  // namespace
+
+UnwindRule EhFrameRules::Find(uintptr_t pc) {
+  OpenFde fde;
+  UnwindRule rule;
+  Opened opened = Open(pc, &fde);
+  if (opened != Opened::kYes) {
+    rule.no_fde = opened == Opened::kNoFde;
+    return rule;
+  }
+  FrameState state;
+  if (!StateAt(fde, pc, &state)) return rule;
+  return fde.cie.signal_frame ? SignalRule(fde, state) : RuleOf(state, fde.cie);
+}
+
+bool EhFrameRules::FunctionRange(uintptr_t pc, uintptr_t* begin, uintptr_t* end) {
+  OpenFde fde;
+  if (Open(pc, &fde) != Opened::kYes) return false;
+  *begin = fde.begin;
+  *end = fde.begin + fde.range;
+  return true;
+}
+
+EhFrameRules::Stepped EhFrameRules::Step(uintptr_t pc, FrameRegisters* registers,
+                                         StackWindow window) {
+  OpenFde fde;
+  Opened opened = Open(pc, &fde);
+  if (opened != Opened::kYes) return opened == Opened::kNoFde ? Stepped::kNoFde : Stepped::kFailed;
+  FrameState state;
+  if (!StateAt(fde, pc, &state)) return Stepped::kFailed;
+  return Apply(fde, state, registers, window);
 }
 
 }  // namespace heapgraph

@@ -6,7 +6,9 @@
 //   CFA = rsp + offset or rbp + offset; the return address at CFA - 8; rbp either unchanged or
 //   saved at CFA + rbp_offset; rsp of the caller = CFA.
 // Everything else is kNotSimple: no object, no .eh_frame_hdr or no sorted table, no FDE (JIT
-// code; then `no_fde` is set), signal frames (augmentation 'S'), CFA or register expressions, a
+// code; then `no_fde` is set), signal frames (augmentation 'S'; then `signal_frame` is set when
+// the FDE's rules take the interrupted frame's rip, rsp and rbp from fixed words above the
+// frame's rsp, as glibc's restorer's do: the kernel's ucontext), CFA or register expressions, a
 // CFA in another register (realigned stacks), rbp or the return address kept in a register,
 // unknown instructions or augmentations, 64-bit DWARF lengths, remember_state nested deeper than
 // kMaxRememberedStates.
@@ -35,6 +37,11 @@ struct UnwindRule {
   bool cfa_from_rbp = false;  // CFA = (cfa_from_rbp ? rbp : rsp) + cfa_offset
   bool rbp_saved = false;     // the caller's rbp is at CFA + rbp_offset, else rbp is unchanged
   bool no_fde = false;        // kNotSimple because no loaded object or no FDE covers the address
+  // kNotSimple out of a signal frame whose rules read the interrupted frame's rip, rsp and rbp
+  // from the words signal_words[0], [1], [2] above the frame's rsp (each < kMaxSignalWord); found
+  // by running the FDE's own rules once over marked words (SignalFrameWords in the .cc).
+  bool signal_frame = false;
+  uint8_t signal_words[3] = {};
   uint32_t cfa_offset = 0;
   int32_t rbp_offset = 0;
 };
@@ -46,6 +53,9 @@ inline constexpr int kMaxRememberedStates = 8;
 inline constexpr uint32_t kMaxCfaOffset = (1u << 20) - 1;
 // Deepest saved-rbp slot below the CFA a kSimple rule holds, in bytes.
 inline constexpr uint32_t kMaxRbpDepth = 0xffff;
+// A signal frame's register words lie below this index above its stack pointer (glibc on x86-64:
+// the kernel's ucontext, rbp 15, rsp 20, rip 21).
+inline constexpr uint32_t kMaxSignalWord = 128;
 
 UnwindRule Find(uintptr_t pc);
 // The code range [*begin, *end) of the FDE that covers `pc`: the function's, or the part of it

@@ -5,6 +5,7 @@
 #include "heap/platform/DwarfWalk.h"
 #include "heap/platform/EhFrameRules.h"
 #include "heap/platform/FrameRegisters.h"
+#include "heap/platform/StackWindow.h"
 #include "heap/runtime/UnwindRuleCache.h"
 #include "heap/runtime/WalkMemo.h"
 
@@ -44,6 +45,49 @@ struct Handoff {
   uintptr_t ip = 0, sp = 0, fp = 0;
 };
 
+// The caller of the frame (*ip, *sp, *fp) by its simple cached rule: *ip its return address at
+// CFA - 8, *sp the CFA, *fp read from its slot (*rbp_slot) when the rule saved rbp, else kept.
+// False, nothing changed, when the step does not climb the stack: the CFA not above *sp or above
+// `limit`, the slot below *sp. The one cached step of every rule walk (inline: the churn path).
+__attribute__((always_inline)) inline bool StepBySimpleRule(UnwindRuleCache::Packed rule,
+                                                            uintptr_t limit, uintptr_t* ip,
+                                                            uintptr_t* sp, uintptr_t* fp,
+                                                            uintptr_t* rbp_slot) {
+  const uintptr_t cfa = (rule.cfa_from_rbp() ? *fp : *sp) + rule.cfa_offset();
+  if (cfa < *sp + sizeof(uintptr_t) || cfa > limit) return false;
+  const uintptr_t slot = rule.rbp_saved() ? cfa - rule.rbp_depth() : 0;
+  if (rule.rbp_saved() && slot < *sp) return false;
+  *ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
+  if (rule.rbp_saved()) *fp = *reinterpret_cast<const uintptr_t*>(slot);
+  *sp = cfa;
+  *rbp_slot = slot;
+  return true;
+}
+
+// The frame of a signal's return trampoline by its cached rule (UnwindRule::signal_frame): the
+// interrupted frame's rip, rsp and rbp from the rule's words above the trampoline's stack pointer
+// (the kernel's ucontext), the other registers unknown; the window moves to the interrupted stack
+// (an alternate signal stack's handler returns to the thread's stack). False when a word lies
+// outside the window.
+bool StepSignalFrame(UnwindRuleCache::Packed rule, FrameRegisters* registers,
+                     DwarfWalk::Position* position) {
+  const StackWindow window{registers->sp(), position->high};
+  uintptr_t words[3];
+  for (int i = 0; i < 3; ++i) {
+    if (!window.Read(window.low + rule.signal_word(i) * sizeof(uintptr_t), sizeof(uintptr_t),
+                     &words[i])) {
+      return false;
+    }
+  }
+  registers->known = 0;
+  registers->Set(FrameRegisters::kRip, words[0]);
+  registers->Set(FrameRegisters::kRsp, words[1]);
+  registers->Set(FrameRegisters::kRbp, words[2]);
+  position->interrupted = true;
+  position->high = DwarfWalk::WindowEnd(words[1]);
+  return true;
+}
+
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
 // pointer `fp` on, by cached rules of `generation`; -1 when a frame's rule is not simple (then
 // *handoff says where: MixedWalk goes on from there) or the frames do not climb the stack (CFA
@@ -71,16 +115,9 @@ int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t 
       *handoff = Handoff{n, ip, sp, fp};
       return -1;
     }
-    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
-    if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return -1;
-    ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
-    if (rule.rbp_saved()) {
-      uintptr_t slot = cfa - rule.rbp_depth();
-      if (slot < sp) return -1;
-      memo.RecordRbpSlot(n - 1, slot);
-      fp = *reinterpret_cast<const uintptr_t*>(slot);
-    }
-    sp = cfa;
+    uintptr_t slot;
+    if (!StepBySimpleRule(rule, limit, &ip, &sp, &fp, &slot)) return -1;
+    if (rule.rbp_saved()) memo.RecordRbpSlot(n - 1, slot);
     if (ip == 0) return -1;
   }
 }
@@ -95,16 +132,8 @@ uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t
     UnwindRuleCache::Packed rule;
     if (!rule_cache.Find(ip, generation, &rule)) rule = ReadRule(ip, generation);
     if (!rule.simple()) return rule.end() || (rule.no_fde() && fp == 0) ? sp : 0;
-    uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
-    if (cfa < sp + sizeof(uintptr_t) || cfa > limit) return 0;
-    ip = reinterpret_cast<const uintptr_t*>(cfa)[-1];
-    if (rule.rbp_saved()) {
-      uintptr_t slot = cfa - rule.rbp_depth();
-      if (slot < sp) return 0;
-      fp = *reinterpret_cast<const uintptr_t*>(slot);
-    }
-    sp = cfa;
-    if (ip == 0) return 0;
+    uintptr_t slot;
+    if (!StepBySimpleRule(rule, limit, &ip, &sp, &fp, &slot) || ip == 0) return 0;
   }
   return 0;
 }
@@ -112,9 +141,11 @@ uintptr_t ClimbToEnd(const WalkMemo::Frame& from, uint32_t generation, uintptr_t
 // The walk on from a Handoff: its frame steps as the complete walk steps one
 // (DwarfWalk::StepFrame: its complete rule, or its frame pointer in code without an FDE) from what
 // the rule walk knows (rip, rsp, rbp), and the frames after it by cached rules again wherever
-// those are simple (a cached step keeps rip, rsp and rbp; the other registers become unknown). The
-// frame a signal interrupted steps by StepFrame at its exact address. Ends where the complete walk
-// ends; -1 when a complete step fails (it may have needed a register no cached step kept): the
+// those are simple (a cached step keeps rip, rsp and rbp; the other registers become unknown). A
+// signal's return trampoline steps by its cached rule too (StepSignalFrame); the frame the signal
+// interrupted then steps by StepFrame at its exact address (not cached: every interrupted
+// instruction would take a slot of the table meant for return addresses). Ends where the complete
+// walk ends; -1 when a complete step fails (it may have needed a register no cached step kept): the
 // caller then takes the complete walk from the start. No memo.
 int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation) {
   constexpr uint32_t kKept =
@@ -127,36 +158,29 @@ int MixedWalk(uintptr_t* out, int size, const Handoff& from, uint32_t generation
   DwarfWalk::Position position{false, DwarfWalk::WindowEnd(from.sp)};
   int n = from.n;
   for (;;) {
-    const uintptr_t ip = registers.ip(), sp = registers.sp();
+    uintptr_t ip = registers.ip(), sp = registers.sp(), fp = registers.value[FrameRegisters::kRbp];
     const bool rbp_known = registers.Has(FrameRegisters::kRbp);
-    const uintptr_t fp = registers.value[FrameRegisters::kRbp];
     UnwindRuleCache::Packed rule;
     if (!position.interrupted && !rule_cache.Find(ip, generation, &rule)) {
       rule = ReadRule(ip, generation);
     }
-    if (!position.interrupted && rule.end()) return n;
-    if (!position.interrupted && rule.simple() &&
-        (rbp_known || (!rule.cfa_from_rbp() && !rule.rbp_saved()))) {
-      uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
-      if (cfa < sp + sizeof(uintptr_t) || cfa > position.high) return n;
+    uintptr_t slot;
+    DwarfWalk::Next next = DwarfWalk::Next::kStepped;
+    if (position.interrupted) {
+      next = DwarfWalk::StepFrame(&registers, &position);
+    } else if (rule.end()) {
+      return n;
+    } else if (rule.simple() && (rbp_known || (!rule.cfa_from_rbp() && !rule.rbp_saved()))) {
+      if (!StepBySimpleRule(rule, position.high, &ip, &sp, &fp, &slot)) return n;
       registers.known &= kKept;
-      registers.Set(FrameRegisters::kRip, reinterpret_cast<const uintptr_t*>(cfa)[-1]);
-      if (rule.rbp_saved()) {
-        uintptr_t slot = cfa - rule.rbp_depth();
-        if (slot < sp) return n;
-        registers.Set(FrameRegisters::kRbp, *reinterpret_cast<const uintptr_t*>(slot));
-      }
-      registers.Set(FrameRegisters::kRsp, cfa);
-    } else {
-      switch (DwarfWalk::StepFrame(&registers, &position)) {
-        case DwarfWalk::Next::kStepped:
-          break;
-        case DwarfWalk::Next::kEnd:
-          return n;
-        case DwarfWalk::Next::kFailed:
-          return -1;
-      }
+      registers.Set(FrameRegisters::kRip, ip);
+      registers.Set(FrameRegisters::kRsp, sp);
+      if (rule.rbp_saved()) registers.Set(FrameRegisters::kRbp, fp);
+    } else if (!rule.signal_frame() || !StepSignalFrame(rule, &registers, &position)) {
+      next = DwarfWalk::StepFrame(&registers, &position);
     }
+    if (next == DwarfWalk::Next::kEnd) return n;
+    if (next == DwarfWalk::Next::kFailed) return -1;
     if (!registers.Has(FrameRegisters::kRip) || registers.ip() == 0) return n;
     out[n++] = registers.ip();
     if (n == size) return n;

@@ -2,10 +2,14 @@
 // (.eh_frame) rules of each return address, so stacks continue through code built without frame
 // pointers, such as Debian's libstdc++ operator new and glibc: each frame costs a lookup in
 // UnwindRuleCache, filled on a miss by EhFrameRules. A frame whose rule is not one of the simple
-// shapes (signal frames, CFA expressions, realigned stacks, code without an FDE whose rbp is not
-// 0) hands the whole capture to the complete, uncached walk (heap/platform/DwarfWalk), which
-// gives the same frames wherever both apply; code without an FDE and rbp == 0 (ld.so's
-// _dl_start_user, below every library constructor) ends both. heapgraph's own frames at the top
+// shapes (CFA expressions, realigned stacks, code without an FDE whose rbp is not 0) steps by its
+// complete rule (heap/platform/DwarfWalk::StepFrame) and the walk goes on by cached rules after
+// it. A signal's return trampoline has a cached rule of its own (the interrupted frame's rip, rsp
+// and rbp at fixed words of the kernel's ucontext, read from its FDE once); the frame the signal
+// interrupted steps by its complete rule at its exact address. Only when a complete step fails
+// does the complete, uncached walk (DwarfWalk::Walk) take the capture from the start; it gives the
+// same frames wherever both apply. Code without an FDE and rbp == 0 (ld.so's _dl_start_user,
+// below every library constructor) ends both. heapgraph's own frames at the top
 // (the hook, the recorder) are stepped by frame pointer, not by rule: libheapgraph.so is built
 // with frame pointers. Never allocates from the host's malloc, never takes a lock (the loader's
 // included: objects are found with glibc's lock-free _dl_find_object, LoadedObject), so a hook

@@ -7,19 +7,33 @@
 namespace heapgraph {
 
 UnwindRuleCache::Packed UnwindRuleCache::Packed::Of(const UnwindRule& rule, uint32_t generation) {
+  static_assert(EhFrameRules::kMaxSignalWord == 128, "three signal words of 7 bits");
   uint64_t bits = uint64_t{rule.kind} + 1;
-  bits |= uint64_t{rule.kind == UnwindRule::kNotSimple ? rule.no_fde : rule.cfa_from_rbp} << 2;
-  bits |= uint64_t{rule.rbp_saved} << 3;
-  bits |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
-  bits |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
+  if (rule.kind == UnwindRule::kNotSimple) {
+    bits |= uint64_t{rule.no_fde} << 2 | uint64_t{rule.signal_frame} << 3;
+    for (int i = 0; rule.signal_frame && i < 3; ++i) {
+      bits |= uint64_t{rule.signal_words[i] & kSignalWordMask} << (4 + 7 * i);
+    }
+  } else {
+    bits |= uint64_t{rule.cfa_from_rbp} << 2 | uint64_t{rule.rbp_saved} << 3;
+    bits |= uint64_t{rule.cfa_offset & EhFrameRules::kMaxCfaOffset} << 4;
+    bits |= (uint64_t{static_cast<uint32_t>(-rule.rbp_offset)} & EhFrameRules::kMaxRbpDepth) << 24;
+  }
   return Packed(bits | (uint64_t{generation} & kGenerationMask) << kGenerationShift);
 }
 
 UnwindRule UnwindRuleCache::Packed::Unpack() const {
   UnwindRule rule;
   rule.kind = simple() ? UnwindRule::kSimple : end() ? UnwindRule::kEnd : UnwindRule::kNotSimple;
-  rule.cfa_from_rbp = rule.kind != UnwindRule::kNotSimple && cfa_from_rbp();
-  rule.no_fde = no_fde();
+  if (rule.kind == UnwindRule::kNotSimple) {
+    rule.no_fde = no_fde();
+    rule.signal_frame = signal_frame();
+    for (int i = 0; rule.signal_frame && i < 3; ++i) {
+      rule.signal_words[i] = static_cast<uint8_t>(signal_word(i));
+    }
+    return rule;
+  }
+  rule.cfa_from_rbp = cfa_from_rbp();
   rule.rbp_saved = rbp_saved();
   rule.cfa_offset = cfa_offset();
   rule.rbp_offset = -static_cast<int32_t>(rbp_depth());

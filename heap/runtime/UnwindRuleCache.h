@@ -33,10 +33,10 @@ class UnwindRuleCache {
   static constexpr uint32_t kMaxProbes = 16;
 
   // A rule as a slot holds it: one word with its generation, decoded field by field where the
-  // walk needs a field (bits 0-1 kind + 1, 0 = not published; bit 2 cfa_from_rbp, or no_fde
-  // of a kNotSimple rule; bit 3
-  // rbp_saved; bits 4-23 cfa_offset; bits 24-39 -rbp_offset; bits 40-63 the generation, 24 bits:
-  // after 2^24 Forgets a rule of 2^24 generations ago would count as current again).
+  // walk needs a field (bits 0-1 kind + 1, 0 = not published; bits 40-63 the generation, 24 bits:
+  // after 2^24 Forgets a rule of 2^24 generations ago would count as current again). kSimple and
+  // kEnd: bit 2 cfa_from_rbp, bit 3 rbp_saved, bits 4-23 cfa_offset, bits 24-39 -rbp_offset.
+  // kNotSimple: bit 2 no_fde, bit 3 signal_frame, bits 4-24 its three signal_words, 7 bits each.
   class Packed {
    public:
     explicit Packed(uint64_t bits = 0) : bits_(bits) {}
@@ -45,6 +45,10 @@ class UnwindRuleCache {
     bool end() const { return (bits_ & 3) == UnwindRule::kEnd + 1; }
     bool cfa_from_rbp() const { return (bits_ & 4) != 0; }
     bool no_fde() const { return (bits_ & 7) == ((UnwindRule::kNotSimple + 1) | 4); }
+    bool signal_frame() const { return (bits_ & 15) == ((UnwindRule::kNotSimple + 1) | 8); }
+    // The word above a signal frame's rsp holding the interrupted frame's rip (0), rsp (1), rbp
+    // (2).
+    uint32_t signal_word(int i) const { return (bits_ >> (4 + 7 * i)) & kSignalWordMask; }
     bool rbp_saved() const { return (bits_ & 8) != 0; }
     uint32_t cfa_offset() const { return (bits_ >> 4) & EhFrameRules::kMaxCfaOffset; }
     uint32_t rbp_depth() const { return (bits_ >> 24) & EhFrameRules::kMaxRbpDepth; }
@@ -53,6 +57,7 @@ class UnwindRuleCache {
     UnwindRule Unpack() const;
 
    private:
+    static constexpr uint32_t kSignalWordMask = EhFrameRules::kMaxSignalWord - 1;
     uint64_t bits_;
   };
 

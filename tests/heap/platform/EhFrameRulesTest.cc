@@ -9,9 +9,11 @@
 #include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unwind.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -134,12 +136,27 @@ TEST(EhFrameRulesTest, RulesAgreeThroughLibstdcxxAndAThreadsOutermostFrameEnds) 
 }
 
 std::vector<Frame> signal_frames;
+// What the trampoline's rule names, read while the signal frame is still on the stack.
+UnwindRule trampoline_rule;
+uintptr_t named_words[3];  // rip, rsp, rbp of the interrupted frame, by trampoline_rule
 
 void Handler(int) {
   signal_frames = LibgccFrames();
+  auto interrupted = std::find_if(signal_frames.begin(), signal_frames.end(),
+                                  [](const Frame& f) { return f.signal_frame; });
+  if (interrupted == signal_frames.end() || interrupted == signal_frames.begin()) return;
+  const Frame& trampoline = *(interrupted - 1);  // its cfa: the trampoline frame's stack pointer
+  trampoline_rule = EhFrameRules::Find(trampoline.ip - 1);
+  for (int i = 0; i < 3; ++i) {
+    named_words[i] =
+        reinterpret_cast<const uintptr_t*>(trampoline.cfa)[trampoline_rule.signal_words[i]];
+  }
 }
 
-TEST(EhFrameRulesTest, ASignalFrameIsNotSimple) {
+// The kernel's return trampoline (glibc's __restore_rt, 'S' FDE) is not simple; its rule names
+// the words above its stack pointer that hold the interrupted frame's rip, rsp and rbp: the
+// kernel's ucontext, and they hold what libgcc's complete step gives.
+TEST(EhFrameRulesTest, ASignalFrameIsNotSimpleAndNamesItsRegistersWords) {
   struct sigaction action {};
   action.sa_handler = Handler;
   ASSERT_EQ(sigaction(SIGUSR1, &action, nullptr), 0);
@@ -152,7 +169,18 @@ TEST(EhFrameRulesTest, ASignalFrameIsNotSimple) {
   ASSERT_NE(interrupted, signal_frames.begin());
   auto trampoline = interrupted - 1;
   EXPECT_EQ(EhFrameRules::Find(trampoline->ip).kind, UnwindRule::kNotSimple);
-  EXPECT_EQ(EhFrameRules::Find(trampoline->ip - 1).kind, UnwindRule::kNotSimple);
+  EXPECT_EQ(trampoline_rule.kind, UnwindRule::kNotSimple);
+  ASSERT_TRUE(trampoline_rule.signal_frame);
+  EXPECT_FALSE(trampoline_rule.no_fde);
+  constexpr size_t kGregs = offsetof(ucontext_t, uc_mcontext.gregs);
+  EXPECT_EQ(trampoline_rule.signal_words[0] * 8u, kGregs + REG_RIP * 8u);
+  EXPECT_EQ(trampoline_rule.signal_words[1] * 8u, kGregs + REG_RSP * 8u);
+  EXPECT_EQ(trampoline_rule.signal_words[2] * 8u, kGregs + REG_RBP * 8u);
+  EXPECT_EQ(named_words[0], interrupted->ip);
+  EXPECT_EQ(named_words[1], interrupted->cfa);
+  EXPECT_EQ(named_words[2], interrupted->rbp);
+  // An ordinary frame's rule is no signal frame.
+  EXPECT_FALSE(EhFrameRules::Find(reinterpret_cast<uintptr_t>(&LibgccFrames)).signal_frame);
 }
 
 TEST(EhFrameRulesTest, CodeWithoutAnObjectOrFdeIsNotSimple) {

@@ -19,13 +19,20 @@
 namespace heapgraph {
 namespace {
 
-// A rule that depends on its argument only, so that any reader can check what it found.
+// A rule that depends on its argument only, so that any reader can check what it found. A
+// kNotSimple rule holds only no_fde, or signal_frame and its three words.
 UnwindRule RuleFor(uintptr_t address) {
   UnwindRule rule;
   rule.kind = static_cast<UnwindRule::Kind>(address % 3);
-  // Bit 2 of a packed rule: cfa_from_rbp, or no_fde for a kNotSimple rule.
-  rule.cfa_from_rbp = rule.kind != UnwindRule::kNotSimple && (address & 8) != 0;
-  rule.no_fde = rule.kind == UnwindRule::kNotSimple && (address & 8) != 0;
+  if (rule.kind == UnwindRule::kNotSimple) {
+    rule.no_fde = (address & 8) != 0;
+    rule.signal_frame = !rule.no_fde && (address & 16) != 0;
+    for (int i = 0; rule.signal_frame && i < 3; ++i) {
+      rule.signal_words[i] = static_cast<uint8_t>((address >> (3 + 2 * i)) % 128);
+    }
+    return rule;
+  }
+  rule.cfa_from_rbp = (address & 8) != 0;
   rule.rbp_saved = (address & 16) != 0;
   rule.cfa_offset = static_cast<uint32_t>(address % EhFrameRules::kMaxCfaOffset);
   rule.rbp_offset = -static_cast<int32_t>((address >> 3) % EhFrameRules::kMaxRbpDepth);
@@ -34,7 +41,10 @@ UnwindRule RuleFor(uintptr_t address) {
 
 bool Same(const UnwindRule& a, const UnwindRule& b) {
   return a.kind == b.kind && a.cfa_from_rbp == b.cfa_from_rbp && a.no_fde == b.no_fde &&
-         a.rbp_saved == b.rbp_saved && a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset;
+         a.rbp_saved == b.rbp_saved && a.cfa_offset == b.cfa_offset &&
+         a.rbp_offset == b.rbp_offset && a.signal_frame == b.signal_frame &&
+         a.signal_words[0] == b.signal_words[0] && a.signal_words[1] == b.signal_words[1] &&
+         a.signal_words[2] == b.signal_words[2];
 }
 
 void ExpectSame(const UnwindRule& a, const UnwindRule& b) {
@@ -64,6 +74,15 @@ TEST(UnwindRuleCacheTest, FindsWhatWasStored) {
   cache.Store(0x7fff12345678, generation, extreme);
   ASSERT_TRUE(cache.Find(0x7fff12345678, generation, &rule));
   ExpectSame(rule.Unpack(), extreme);
+  UnwindRule signal;  // glibc's restorer on x86-64, and the largest words
+  signal.signal_frame = true;
+  signal.signal_words[0] = 21, signal.signal_words[1] = 20, signal.signal_words[2] = 127;
+  cache.Store(0x7fff12345690, generation, signal);
+  ASSERT_TRUE(cache.Find(0x7fff12345690, generation, &rule));
+  EXPECT_TRUE(rule.signal_frame() && !rule.no_fde() && !rule.simple() && !rule.end());
+  EXPECT_EQ(rule.signal_word(0), 21u);
+  EXPECT_EQ(rule.signal_word(2), 127u);
+  ExpectSame(rule.Unpack(), signal);
 }
 
 // Pages of the table mapped now (mincore counts a page mapped to the zero page too).
