@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 
 #include "heap/store/LiveAllocationTree.h"
@@ -36,7 +37,7 @@ void BlockCopy::Unmap() {
   if (header_ != nullptr) syscall(SYS_munmap, header_, bytes_);
   header_ = nullptr;
   slots_ = nullptr;
-  capacity_ = count_ = bytes_ = 0;
+  capacity_ = count_ = bytes_ = written_ = 0;
   copied_ = false;
 }
 
@@ -47,10 +48,18 @@ bool BlockCopy::Reserve(uint64_t live_blocks, bool shared) {
   const bool roomy = capacity_ >= live_blocks + live_blocks / 8 + 1024 && capacity_ <= 4 * wanted;
   if (slots_ != nullptr && roomy && shared == shared_) {  // kept: its pages are written already
     header_->state.store(kCopying, std::memory_order_relaxed);
-    return true;
+  } else {
+    Unmap();
+    if (!Map(wanted, shared)) return false;
   }
-  Unmap();
-  return Map(wanted, shared);
+  WritePages(live_blocks + live_blocks / 4 + kWrittenSlack);
+  return true;
+}
+
+void BlockCopy::WritePages(uint64_t blocks) {
+  const uint64_t end = std::min(bytes_, kHeaderBytes + blocks * sizeof(LeakedBlock));
+  auto* bytes = reinterpret_cast<volatile char*>(header_);
+  for (; written_ < end; written_ += format::kPageSize) bytes[written_] = 0;
 }
 
 bool BlockCopy::ReuseIfItFit() {
@@ -71,9 +80,7 @@ bool BlockCopy::Map(uint64_t capacity, bool shared) {
   shared_ = shared;
   capacity_ = capacity;
   bytes_ = bytes;
-  // The page faults happen here, before the locks (MAP_POPULATE left the first writes slow).
-  auto* page = reinterpret_cast<volatile char*>(header_);
-  for (uint64_t at = format::kPageSize; at < bytes_; at += format::kPageSize) page[at] = 0;
+  written_ = format::kPageSize;  // the header's page
   return true;
 }
 

@@ -39,10 +39,13 @@ class BlockCopy {
   BlockCopy(const BlockCopy&) = delete;
   BlockCopy& operator=(const BlockCopy&) = delete;
 
-  // Before the recorder is locked: room for `live_blocks` and a quarter more (blocks allocated
-  // meanwhile), every page written once. The memory already held is kept when it has that room
-  // (an eighth more at least) and is not four times too large. False (no room) if the memory
-  // cannot be mapped.
+  // Before the recorder is locked: room for `live_blocks`, a quarter more and 1,024 (blocks
+  // allocated meanwhile); the pages of `live_blocks`, a quarter more and kWrittenSlack written
+  // once (MAP_POPULATE left the first writes slow), so that the copy under the locks takes no
+  // page fault unless the heap grew past that; the rest of the room is written only if used (a
+  // small program's check spared 7 page faults: docs/performance.md, session 33). The memory
+  // already held is kept when it has that room (an eighth more at least) and is not four times
+  // too large. False (no room) if the memory cannot be mapped.
   // `shared`: MAP_SHARED memory (see above); memory of the other kind is not kept.
   bool Reserve(uint64_t live_blocks, bool shared = false);
   // Before the recorder is locked, instead of Reserve: keeps the memory of the previous copy if
@@ -83,6 +86,7 @@ class BlockCopy {
   };
   static constexpr uint32_t kCopying = 0, kCopied = 1, kNotCopied = 2;
   static constexpr uint64_t kHeaderBytes = 64;
+  static constexpr uint64_t kWrittenSlack = 128;  // blocks beyond a quarter more: 4 KiB
 
   Header* header_ = nullptr;
   bool shared_ = false;
@@ -90,9 +94,13 @@ class BlockCopy {
   uint64_t capacity_ = 0;
   uint64_t count_ = 0;
   uint64_t bytes_ = 0;
+  uint64_t written_ = 0;  // the pages below this offset were written (a multiple of the page size)
   bool copied_ = false;
 
   bool Map(uint64_t capacity, bool shared);
+  // Writes once each page not written yet up to the slot after `blocks` blocks (within the
+  // mapping).
+  void WritePages(uint64_t blocks);
 };
 
 }  // namespace heapgraph::scanner

@@ -4,12 +4,15 @@
 // every block, or learns that they did not fit. A private copy is kept from one Reserve to the
 // next, and a copy of the other kind is not.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <vector>
 
 #include "heap/store/LiveAllocationTree.h"
 #include "scanner/BlockCopy.h"
@@ -99,6 +102,39 @@ TEST(BlockCopyTest, MemoryIsKeptOnlyForACopyOfTheSameKind) {
   ASSERT_TRUE(copy.CopyFrom(*tree));
   copy.Publish();
   EXPECT_EQ(ExitCodeOf(reader), 0);
+}
+
+// Pages of [begin, end) in memory (mincore).
+size_t ResidentPages(uint64_t begin, uint64_t end) {
+  std::vector<unsigned char> in((end - begin + 4095) / 4096);
+  EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, in.data()), 0);
+  return static_cast<size_t>(
+      std::count_if(in.begin(), in.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+// The pages a copy of `blocks` blocks spans (the header's first).
+size_t PagesFor(uint64_t blocks) {
+  return (64 + blocks * sizeof(LeakedBlock) + 4095) / 4096;
+}
+
+// A small heap's copy writes the pages its blocks need before the locks (a quarter more and 128),
+// not the whole room for blocks allocated meanwhile (1,024 more); blocks beyond those pages still
+// fit the room. A kept copy writes what a larger heap needs before its next copy.
+TEST(BlockCopyTest, OnlyThePagesTheBlocksNeedAreWrittenBeforeTheCopy) {
+  TempDir dir;
+  BlockCopy copy;
+  ASSERT_TRUE(copy.Reserve(200));
+  const auto [begin, end] = copy.Range();
+  EXPECT_EQ((end - begin) / 4096, PagesFor(200 + 50 + 1024));
+  EXPECT_EQ(ResidentPages(begin, end), PagesFor(200 + 50 + 128));
+  EXPECT_LT(PagesFor(200 + 50 + 128), PagesFor(200 + 50 + 1024));
+  ASSERT_TRUE(copy.Reserve(220));  // kept (room enough), written further
+  EXPECT_EQ(copy.Range().first, begin);
+  EXPECT_EQ(ResidentPages(begin, end), PagesFor(220 + 55 + 128));
+  auto tree = TreeOf(dir, 1200);  // past the written pages, within the room
+  ASSERT_TRUE(copy.CopyFrom(*tree));
+  EXPECT_EQ(copy.blocks().size(), 1200u);
+  EXPECT_EQ(ResidentPages(begin, end), PagesFor(1200));
 }
 
 }  // namespace
