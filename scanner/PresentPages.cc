@@ -83,11 +83,7 @@ std::pair<uint64_t, uint64_t> PresentPages::NextGapInMapping(uint64_t begin, uin
   while (at < limit) {
     Region next;
     if (!NextRegion(at, limit, &next)) break;  // unknown from here on: read
-    // A gap at either edge only shortens the run; one inside splits it in two.
-    const bool edge = at <= begin || next.begin >= end;
-    if (next.begin > at && (edge || next.begin - at >= kMinGapPages * page_size_)) {
-      return {std::max(begin, at), std::min(end, next.begin)};
-    }
+    if (next.begin > at) return {std::max(begin, at), std::min(end, next.begin)};
     at = next.end;
   }
   return {end, end};

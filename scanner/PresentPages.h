@@ -9,9 +9,9 @@
 // instead cost a zero-page fault and a scan per page (≈ 20 s per 4 GiB). In a snapshot process the
 // page tables are the program's, copied by the clone. Everything else is always read: file
 // mappings (an absent page there holds the file's bytes), shared mappings, and all memory when
-// pagemap cannot be opened or read. Gaps shorter than kMinGapPages inside a range are read too (a
-// few zero-page faults cost less than cutting a range in two); a gap at either end of a range (of
-// the part of it in one mapping) is skipped whatever its length: skipping it only shortens the run.
+// pagemap cannot be opened or read. Every absent page is skipped, a gap of one page inside a range
+// too: reading it costs a zero-page fault (≈ 1.5 µs on the Intel guests of earlier sessions, 14 µs
+// on a Firecracker guest: docs/performance.md, session 33), cutting the range in two one more run.
 // Allocates through MmapAllocator only, after construction only the entries' window (on first use:
 // kernels without PAGEMAP_SCAN); one thread at a time.
 #pragma once
@@ -27,8 +27,6 @@ namespace heapgraph::scanner {
 
 class PresentPages {
  public:
-  static constexpr uint64_t kMinGapPages = 16;
-
   // `mappings`: this process's map (it must outlive this object). Opens /proc/self/pagemap.
   // `use_scan_ioctl` false: read pagemap entries even where PAGEMAP_SCAN works (for tests).
   explicit PresentPages(const roots::ProcessMappings& mappings, bool use_scan_ioctl = true);
@@ -37,8 +35,7 @@ class PresentPages {
   PresentPages& operator=(const PresentPages&) = delete;
 
   // Calls visit(run_begin, run_end) for each part of [begin, end) to read, in address order, and
-  // returns the number of pages skipped: the absent runs at either end of [begin, end) (or of its
-  // part in one mapping) and those of at least kMinGapPages pages inside it.
+  // returns the number of pages skipped: every absent run of [begin, end).
   template <typename Visit>
   uint64_t ForEachRun(uint64_t begin, uint64_t end, Visit&& visit) {
     uint64_t skipped = 0;
