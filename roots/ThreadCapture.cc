@@ -665,6 +665,7 @@ bool ThreadCapture::StopWithSignals() {
   if (!suspender_) {
     SignalSuspender::Options options;
     options.signal = options_.suspend_signal;
+    if (options_.suspend_timeout_ms > 0) options.timeout_ms = options_.suspend_timeout_ms;
     options.first_slots_for_testing = options_.first_slots_for_testing;
     suspender_ = std::make_unique<SignalSuspender>(options);
   }

@@ -94,6 +94,8 @@ class ThreadCapture {
     // (after setuid, or PR_SET_DUMPABLE 0) cannot be ptraced without CAP_SYS_PTRACE.
     bool make_dumpable = true;
     int suspend_signal = 0;  // for the signal fallback; 0: SignalSuspender's default
+    // The signal fallback's wait without any new acknowledgement; 0: SignalSuspender's default.
+    int suspend_timeout_ms = 0;
     // Ptrace helper tasks: 0 picks two from kParallelThreads threads on (two CPUs or more, Yama
     // not restricting ptrace), else one; 1 or 2 forces that many.
     int helpers = 0;
