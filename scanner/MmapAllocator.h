@@ -1,4 +1,4 @@
-// scanner/: a standard allocator whose memory comes straight from anonymous mmap (raw syscalls),
+// scanner/: a standard allocator whose memory comes straight from anonymous mmap (ArrayMapping),
 // never from the host's malloc: the scanning side runs while other threads of the process are
 // stopped, possibly inside malloc with its locks held. Meant for a few large containers. In a
 // process that activated a PagePool (the snapshot child), memory comes from and goes back to it.
@@ -12,6 +12,7 @@
 #include <new>
 #include <vector>
 
+#include "scanner/ArrayMapping.h"
 #include "scanner/PagePool.h"
 
 namespace heapgraph::scanner {
@@ -32,10 +33,9 @@ class MmapAllocator {
       if (p == nullptr) throw std::bad_alloc();
       return static_cast<T*>(p);
     }
-    long r = syscall(SYS_mmap, nullptr, n * sizeof(T), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r < 0 && r > -4096) throw std::bad_alloc();
-    return reinterpret_cast<T*>(r);
+    void* p = ArrayMapping::Map(n * sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) {
     if (PagePool* pool = PagePool::active()) return pool->Give(p, n * sizeof(T));

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "scanner/ArrayMapping.h"
+
 namespace heapgraph::scanner {
 namespace {
 
@@ -69,8 +71,7 @@ void* PagePool::Grow(size_t bytes) {
       return p;
     }
   }
-  return Mapped(syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  return ArrayMapping::Map(bytes);
 }
 
 void PagePool::Give(void* p, size_t bytes) {
