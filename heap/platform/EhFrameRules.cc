@@ -519,8 +519,9 @@ EhFrameRules::Stepped Apply(const OpenFde& fde, const FrameState& state, FrameRe
 // applied once to a frame whose rsp points at kMaxSignalWord marked words (word i holds kMark +
 // i * kSpacing); the interrupted frame's rip, rsp and rbp must come out as marks exactly (read from
 // those words: a value computed from one, e.g. a mark + 8, is no mark). Else the rule stays
-// kNotSimple without it (the complete step).
-UnwindRule SignalRule(const OpenFde& fde, const FrameState& state) {
+// kNotSimple without it (the complete step). Not inlined: its 1 KiB of marked words stays off the
+// stack of every other rule lookup (they run in the allocation hooks, on the program's stacks).
+__attribute__((noinline)) UnwindRule SignalRule(const OpenFde& fde, const FrameState& state) {
   constexpr uintptr_t kMark = 0x5349000000000000, kSpacing = uintptr_t{1} << 20;
   uintptr_t words[EhFrameRules::kMaxSignalWord];
   for (uint32_t i = 0; i < EhFrameRules::kMaxSignalWord; ++i) words[i] = kMark + i * kSpacing;
