@@ -4,14 +4,12 @@
 
 #include <string>
 
+#include "report/AddressHex.h"
+
 namespace heapgraph::report {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::string Hex(uint64_t value) {
-  return fmt::format("{:#x}", value);
-}
 
 uint64_t FromHex(const json& value) {
   return std::stoull(value.get<std::string>(), nullptr, 16);
@@ -28,18 +26,18 @@ std::string StringOrEmpty(const json& value) {
 json RootToJson(const ExplainRoot& r) {
   bool threaded = r.kind == "stack" || r.kind == "registers" || r.kind == "tls";
   bool region = r.region_end != 0;
-  return {
-      {"kind", r.kind},
-      {"description", DescribeRoot(r)},
-      {"thread", threaded ? json(r.thread) : json(nullptr)},
-      {"address", r.kind == "registers" ? json(nullptr) : json(Hex(r.address))},
-      {"register", NullIfEmpty(r.register_name)},
-      {"stack_offset", r.kind == "stack" ? json(Hex(r.stack_offset)) : json(nullptr)},
-      {"function", NullIfEmpty(r.function)},
-      {"module", NullIfEmpty(r.module)},
-      {"symbol", NullIfEmpty(r.symbol)},
-      {"symbol_offset", r.symbol.empty() ? json(nullptr) : json(Hex(r.symbol_offset))},
-      {"region", region ? json::array({Hex(r.region_begin), Hex(r.region_end)}) : json(nullptr)}};
+  return {{"kind", r.kind},
+          {"description", DescribeRoot(r)},
+          {"thread", threaded ? json(r.thread) : json(nullptr)},
+          {"address", r.kind == "registers" ? json(nullptr) : json(AddressHex(r.address))},
+          {"register", NullIfEmpty(r.register_name)},
+          {"stack_offset", r.kind == "stack" ? json(AddressHex(r.stack_offset)) : json(nullptr)},
+          {"function", NullIfEmpty(r.function)},
+          {"module", NullIfEmpty(r.module)},
+          {"symbol", NullIfEmpty(r.symbol)},
+          {"symbol_offset", r.symbol.empty() ? json(nullptr) : json(AddressHex(r.symbol_offset))},
+          {"region", region ? json::array({AddressHex(r.region_begin), AddressHex(r.region_end)})
+                            : json(nullptr)}};
 }
 
 ExplainRoot RootFromJson(const json& j) {
@@ -61,11 +59,11 @@ ExplainRoot RootFromJson(const json& j) {
 }
 
 json HopToJson(const ExplainHop& h, bool last) {
-  return {{"address", Hex(h.address)},
+  return {{"address", AddressHex(h.address)},
           {"size", h.size},
           {"type", h.type},
           {"stack", h.stack},
-          {"next_offset", last ? json(nullptr) : json(Hex(h.offset))}};
+          {"next_offset", last ? json(nullptr) : json(AddressHex(h.offset))}};
 }
 
 ExplainHop HopFromJson(const json& j) {
@@ -84,7 +82,7 @@ json BlockToJson(const ExplainedBlock& b) {
   for (size_t i = 0; i < b.chain.size(); ++i) {
     chain.push_back(HopToJson(b.chain[i], i + 1 == b.chain.size()));
   }
-  return {{"address", Hex(b.address)},
+  return {{"address", AddressHex(b.address)},
           {"status", b.status},
           {"leak_kind", NullIfEmpty(b.leak_kind)},
           {"root", b.root ? RootToJson(*b.root) : json(nullptr)},

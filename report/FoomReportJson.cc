@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <string.h>
 
+#include "report/AddressHex.h"
 #include "report/BuildIdHex.h"
 #include "report/FrameJson.h"
 
@@ -10,10 +11,6 @@ namespace heapgraph::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Hex(uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 Json Counter(uint64_t v) {
   return v == format::kUnknownCounter ? Json(nullptr) : Json(v);
@@ -43,7 +40,7 @@ Json ExitJson(const ExitRecord& e) {
           {"signal", e.signal},
           {"signal_name", SignalName(e.signal)},
           {"signal_code", e.signal_code},
-          {"signal_address", Hex(e.signal_address)},
+          {"signal_address", AddressHex(e.signal_address)},
           {"exit_status", e.exit_status_known ? Json(e.exit_status) : Json(nullptr)},
           {"oom_kills_before", Counter(e.oom_kills_before)},
           {"oom_kills_now", Counter(e.oom_kills_now)},

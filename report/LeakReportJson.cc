@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "report/AddressHex.h"
 #include "report/ExplanationJson.h"
 #include "report/LeakSignature.h"
 #include "report/Utf8Sequence.h"
@@ -16,16 +17,12 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string Hex(uint64_t value) {
-  return fmt::format("{:#x}", value);
-}
-
 json StringOrNull(const std::string& s) {
   return s.empty() ? json(nullptr) : json(s);
 }
 
 json MemberJson(const CycleMember& m) {
-  return {{"address", Hex(m.address)},
+  return {{"address", AddressHex(m.address)},
           {"size", m.size},
           {"type", m.type},
           {"stack_id", m.stack_id},
@@ -37,7 +34,7 @@ json RootJson(const std::optional<CycleRoot>& root) {
   if (!root) return nullptr;
   json path = json::array();
   for (const RetentionStep& s : root->path) {
-    path.push_back({{"address", Hex(s.address)},
+    path.push_back({{"address", AddressHex(s.address)},
                     {"size", s.size},
                     {"type", s.type},
                     {"field", StringOrNull(s.field)}});
@@ -46,7 +43,7 @@ json RootJson(const std::optional<CycleRoot>& root) {
   return {{"kind", root->kind},
           {"thread", threaded ? json(root->thread) : json(nullptr)},
           {"module", StringOrNull(root->module)},
-          {"address", root->address != 0 ? json(Hex(root->address)) : json(nullptr)},
+          {"address", root->address != 0 ? json(AddressHex(root->address)) : json(nullptr)},
           {"path", std::move(path)}};
 }
 
@@ -55,10 +52,10 @@ json RepresentativeJson(const LeakCycle& c) {
     return {{"member", nullptr},
             {"address", nullptr},
             {"reason", c.representative_reason},
-            {"retained_by", c.retained_by ? json(Hex(*c.retained_by)) : json(nullptr)}};
+            {"retained_by", c.retained_by ? json(AddressHex(*c.retained_by)) : json(nullptr)}};
   }
   return {{"member", *c.representative},
-          {"address", Hex(c.members[*c.representative].address)},
+          {"address", AddressHex(c.members[*c.representative].address)},
           {"reason", c.representative_reason},
           {"retained_by", nullptr}};
 }
@@ -230,11 +227,11 @@ void AppendFrame(std::string& out, const ReportFrame& f, int indent) {
   out.append(static_cast<size_t>(indent), ' ');
   out += "{\n";
   ObjectWriter o(out, indent + 2);
-  o.String("address", Hex(f.address));
+  o.String("address", AddressHex(f.address));
   o.StringOrNull("module", located, f.module);
   o.StringOrNull("module_path", located, f.module_path);
   o.StringOrNull("build_id", !f.build_id.empty(), f.build_id);
-  o.StringOrNull("offset", located, located ? Hex(f.offset) : std::string());
+  o.StringOrNull("offset", located, located ? AddressHex(f.offset) : std::string());
   o.StringOrNull("function", !f.function.empty(), f.function);
   o.StringOrNull("file", positioned, f.file);
   positioned ? o.Number("line", f.line) : void(o.Key("line") += "null");
@@ -303,7 +300,7 @@ void AppendRecord(std::string& out, const LeakRecord& r, FrameTexts& frames) {
     for (size_t i = 0; i < r.examples.size(); ++i) {
       if (i > 0) examples += ",\n";
       examples += "        ";
-      AppendString(examples, Hex(r.examples[i]));
+      AppendString(examples, AddressHex(r.examples[i]));
     }
     examples += "\n      ]";
   }

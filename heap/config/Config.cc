@@ -7,10 +7,6 @@
 namespace heapgraph {
 namespace {
 
-bool Equals(const char* a, size_t a_len, const char* b) {
-  return a_len == strlen(b) && memcmp(a, b, a_len) == 0;
-}
-
 // "heapgraph: <what> '<key>[=<value>]' in <source>[ (expected <expected>)]; ignored".
 void Complain(const char* what, const char* key, size_t key_len, const char* value,
               size_t value_len, const char* expected, const char* source) {
@@ -67,7 +63,7 @@ bool Config::ApplyEntry(const char* key, size_t key_len, const char* value, size
                         const char* source) {
   using namespace option;
 #define HEAPGRAPH_OPTION(Type, field, name, syntax, expected, description, ...)         \
-  if (Equals(key, key_len, name)) {                                                     \
+  if (option::Equals(key, key_len, name)) {                                             \
     if (syntax.Parse(value, value_len, &field)) return true;                            \
     Complain("bad value for option", key, key_len, value, value_len, expected, source); \
     return false;                                                                       \

@@ -44,13 +44,9 @@ bool IsSeparator(char c) {
   return c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-bool Equals(const char* a, size_t a_len, const char* b) {
-  return a_len == strlen(b) && memcmp(a, b, a_len) == 0;
-}
-
 const Flag* Find(const char* key, size_t key_len) {
   for (const Flag& f : kFlags) {
-    if (Equals(key, key_len, f.name)) return &f;
+    if (option::Equals(key, key_len, f.name)) return &f;
   }
   return nullptr;
 }
@@ -106,10 +102,10 @@ bool SeenBefore(const char* text, const char* before, const Entry& e) {
 // LeakSanitizer writes to "<log_path>.<pid>"; "stderr" is heapgraph's "-". Too long a path is
 // left to Config's own length check (LineBuffer cuts at its capacity, beyond kMaxPath).
 bool ApplyLogPath(const Entry& e, const char* source, Config* config) {
-  if (Equals(e.value, e.value_len, "stderr")) {
+  if (option::Equals(e.value, e.value_len, "stderr")) {
     return config->ApplyEntry("leak_text", 9, "-", 1, source);
   }
-  if (Equals(e.value, e.value_len, "stdout") || e.value_len == 0) {
+  if (option::Equals(e.value, e.value_len, "stdout") || e.value_len == 0) {
     Complain(source, e.key, e.key_len, "value 'stdout' or empty is not supported (use a path)");
     return false;
   }

@@ -7,10 +7,6 @@
 namespace heapgraph {
 namespace {
 
-bool Equals(const char* text, size_t length, const char* word) {
-  return length == strlen(word) && memcmp(text, word, length) == 0;
-}
-
 bool ParseUnsigned(const char* text, size_t length, uint64_t* out) {
   if (length == 0) return false;
   uint64_t v = 0;
@@ -49,6 +45,10 @@ bool ParseByteSize(const char* text, size_t length, uint64_t* out) {
 }
 
 namespace option {
+
+bool Equals(const char* text, size_t length, const char* word) {
+  return length == strlen(word) && memcmp(text, word, length) == 0;
+}
 
 bool Flag::Parse(const char* text, size_t length, bool* out) const {
   if (Equals(text, length, "1") || Equals(text, length, "true") || Equals(text, length, "yes")) {

@@ -16,6 +16,9 @@ bool ParseByteSize(const char* text, size_t length, uint64_t* out);
 
 namespace option {
 
+// True when [text, text + length) is exactly `word` (a key or a value of an options string).
+bool Equals(const char* text, size_t length, const char* word);
+
 // "1", "true", "yes" or "0", "false", "no".
 struct Flag {
   bool Parse(const char* text, size_t length, bool* out) const;
