@@ -6,7 +6,7 @@
 # process, its snapshot processes included (/usr/bin/time).
 #
 # Usage: bench/run_repeated_checks.sh --bin build/bench/repeated_checks
-#          [--lsan build/bench/repeated_checks_lsan] --preload build/heap/libheapgraph.so
+#          [--lsan build/bench/lsan/repeated_checks_lsan] --preload build/heap/libheapgraph.so
 #          [--baseline OTHER/libheapgraph.so] [--rounds 3] [--raw FILE] [-- PROGRAM ARGS...]
 # PROGRAM ARGS go to every build (default: --threads 10 --checks 100). --baseline: an A/B of two
 # heapgraph builds (each library with its libheapgraph_scan.so beside it), the baseline run in

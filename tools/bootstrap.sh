@@ -9,7 +9,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(build-essential cmake pkg-config clang lld libclang-rt-14-dev libunwind-dev libcapstone-dev
+packages=(build-essential cmake ninja-build pkg-config clang lld libclang-rt-14-dev libunwind-dev libcapstone-dev
   libboost-graph-dev libdw-dev libelf-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev valgrind heaptrack gobjc libgnustep-base-dev
   libblocksruntime-dev libuv1-dev libglib2.0-dev
@@ -43,9 +43,23 @@ fi
 # `sanitizable`) are built and run in the second pass only; this pass builds the rest.
 # The libFuzzer targets and their smoke runs are not part of it (a separate step, as the long
 # fuzz campaigns are: `ctest -R fuzz_smoke` in a default build, docs/reliability.md).
-sanitizable_here=ON fuzzers_here=ON
-if [ "$mode" = test ]; then sanitizable_here=OFF fuzzers_here=OFF; fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGRAPH_WERROR=ON \
+# Ninja schedules by file rather than by target (a test batch compiles while the libraries it
+# links to are still linking) and costs less than recursive make: a build directory that an
+# earlier run configured with make keeps it (CMake refuses to change a directory's generator).
+# The test pass's objects carry no location lists of local variables (-fno-var-tracking: about
+# a quarter of an optimized file's compilation; code, lines and types are the same) as tests/
+# and bench/ never do; the demo's build keeps them.
+generator_for() {  # DIR: the -G arguments for a build directory
+  if [ -f "$1/CMakeCache.txt" ]; then return; fi
+  if command -v ninja >/dev/null; then echo "-G Ninja"; fi
+}
+sanitizable_here=ON fuzzers_here=ON flags=()
+if [ "$mode" = test ]; then
+  sanitizable_here=OFF fuzzers_here=OFF flags=(-DCMAKE_CXX_FLAGS=-fno-var-tracking)
+fi
+# shellcheck disable=SC2046  # the -G arguments are two words or none
+cmake $(generator_for "$build") -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHEAPGRAPH_WERROR=ON "${flags[@]}" \
   -DHEAPGRAPH_SANITIZABLE_TESTS="$sanitizable_here" -DHEAPGRAPH_FUZZERS="$fuzzers_here" >/dev/null
 cmake --build "$build" -j "$jobs"
 
@@ -64,8 +78,9 @@ fi
 
 # Second pass: everything that does not interpose malloc, under ASan + UBSan.
 asan="${build}-asan"
-cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DHEAPGRAPH_WERROR=ON -DHEAPGRAPH_SANITIZE=ON \
-  -DHEAPGRAPH_BUILD_BENCH=OFF >/dev/null
+# shellcheck disable=SC2046
+cmake $(generator_for "$asan") -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DHEAPGRAPH_WERROR=ON \
+  -DHEAPGRAPH_SANITIZE=ON -DHEAPGRAPH_BUILD_BENCH=OFF >/dev/null
 cmake --build "$asan" -j "$jobs" --target sanitizable_tests heapgraph
 cd "$asan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
