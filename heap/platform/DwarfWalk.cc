@@ -40,8 +40,7 @@ Next StepFrame(FrameRegisters* registers, Position* position) {
       return registers->sp() < sp + kWord || registers->sp() > position->high ? Next::kEnd
                                                                               : Next::kStepped;
     case EhFrameRules::Stepped::kSignalFrame:
-      position->interrupted = true;
-      position->high = WindowEnd(registers->sp());
+      position->EnterInterrupted(registers->sp());
       return Next::kStepped;
     case EhFrameRules::Stepped::kNoFde:
       position->interrupted = false;

@@ -42,6 +42,13 @@ bool FramePointerStep(FrameRegisters* registers, uintptr_t high);
 // Where a walk stands besides the frame's registers: whether a signal interrupted the frame (its
 // rip is then exact, and its red zone readable) and the end of the window the walk may read.
 struct Position {
+  // After a signal frame: the walk goes on with the frame the signal interrupted, whose stack
+  // pointer is `sp` (maybe on another stack than the handler's).
+  void EnterInterrupted(uintptr_t sp) {
+    interrupted = true;
+    high = WindowEnd(sp);
+  }
+
   bool interrupted = false;
   uintptr_t high = 0;
 };

@@ -20,8 +20,6 @@ __thread char t_anchor __attribute__((tls_model("initial-exec"))) = 0;
 UnwindRuleCache rule_cache;
 bool rules_enabled = false;
 bool memo_enabled = false;  // option unwind_memo (WalkMemo)
-// No walk reads further than this above the stack pointer it started from.
-constexpr uintptr_t kMaxStackSpan = DwarfWalk::kMaxStackSpan;
 
 // A miss: the rule from .eh_frame, kept for the next walk.
 __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
@@ -83,22 +81,21 @@ bool StepSignalFrame(UnwindRuleCache::Packed rule, FrameRegisters* registers,
   registers->Set(FrameRegisters::kRip, words[0]);
   registers->Set(FrameRegisters::kRsp, words[1]);
   registers->Set(FrameRegisters::kRbp, words[2]);
-  position->interrupted = true;
-  position->high = DwarfWalk::WindowEnd(words[1]);
+  position->EnterInterrupted(words[1]);
   return true;
 }
 
 // The return addresses from the frame that returns to `ip` with stack pointer `sp` and frame
 // pointer `fp` on, by cached rules of `generation`; -1 when a frame's rule is not simple (then
 // *handoff says where: MixedWalk goes on from there) or the frames do not climb the stack (CFA
-// above the previous one, within kMaxStackSpan of the first; DwarfWalk then takes the whole
-// capture). Code without an FDE and rbp == 0 ends the stack, as it ends the complete walk.
+// above the previous one, within DwarfWalk::kMaxStackSpan of the first; DwarfWalk then takes the
+// whole capture). Code without an FDE and rbp == 0 ends the stack, as it ends the complete walk.
 // *ended: the walk stopped at the outermost frame. `memo` records each frame and may supply the
 // frames above one the last walk also passed (WalkMemo).
 template <typename Memo>
 int WalkByRules(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp,
                 uint32_t generation, Memo& memo, bool* ended, Handoff* handoff) {
-  uintptr_t limit = sp + kMaxStackSpan;
+  const uintptr_t limit = DwarfWalk::WindowEnd(sp);
   int n = 0;
   for (;;) {
     n += memo.Reuse(n, size - n, limit, &ip, &sp, &fp, out);
@@ -206,7 +203,7 @@ int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, Wal
       const WalkMemo::Frame& last = pass.Last(n);
       uintptr_t end_sp = ended ? last.sp : 0;
       if (!ended && !pass.Covered(sp, last.sp) && memo->MayClimb()) {
-        end_sp = ClimbToEnd(last, generation, sp + kMaxStackSpan);
+        end_sp = ClimbToEnd(last, generation, DwarfWalk::WindowEnd(sp));
       }
       pass.Commit(n, sp, end_sp, &t_anchor);
     }
@@ -223,7 +220,7 @@ int Walk(uintptr_t* out, int size, uintptr_t ip, uintptr_t sp, uintptr_t fp, Wal
 // the start instead.
 bool StepOwnFrames(uintptr_t* ip, uintptr_t* sp, uintptr_t* fp) {
   constexpr int kMaxOwnSteps = 16;
-  const uintptr_t limit = *sp + kMaxStackSpan;
+  const uintptr_t limit = DwarfWalk::WindowEnd(*sp);
   uintptr_t i = *ip, s = *sp, f = *fp;
   for (int steps = 0; i >= own_begin && i < own_end; ++steps) {
     if (steps == kMaxOwnSteps || f < s || f >= limit || (f & 7) != 0) return false;
