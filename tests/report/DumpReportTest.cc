@@ -3,7 +3,6 @@
 // its address, a recursive call's repeated address does not merge), symbolized through this test
 // binary or not at all, the estimates of a sampled recording, and an unreadable stack that stops
 // the report.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "heap/platform/LoadedObject.h"
 #include "report/DumpReport.h"
 #include "tests/TempDir.h"
 #include "tests/reader/SyntheticRecording.h"
@@ -51,11 +51,12 @@ class DumpReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     site::DumpSites(&inlined_, &plain_);
-    // This binary as one module wide enough to hold both sites (PIE: the load bias is the base).
-    Dl_info info{};
-    ASSERT_NE(dladdr(reinterpret_cast<void*>(&site::DumpSites), &info), 0);
-    base_ = reinterpret_cast<uint64_t>(info.dli_fbase);
-    rec_.AddModule(std::filesystem::read_symlink("/proc/self/exe").string(), base_, base_,
+    // This binary as one module wide enough to hold both sites, at its load bias (0 when it is
+    // not position independent, as sanitized test executables are not).
+    LoadedObject self;
+    ASSERT_TRUE(LoadedObject::Find(reinterpret_cast<uintptr_t>(&site::DumpSites), &self));
+    bias_ = self.bias;
+    rec_.AddModule(std::filesystem::read_symlink("/proc/self/exe").string(), bias_, self.map_start,
                    std::max(inlined_, plain_) + 1, {0x01, 0x02});
   }
   DumpReport Build(Symbolizer* symbolizer, size_t top = 20) {
@@ -77,7 +78,7 @@ class DumpReportTest : public ::testing::Test {
 
   SyntheticRecording rec_;
   TempDir dir_;
-  uint64_t base_ = 0, inlined_ = 0, plain_ = 0;
+  uint64_t bias_ = 0, inlined_ = 0, plain_ = 0;
   uint32_t sample_mean_ = 0;
   uint32_t broken_stack_ = 0;
 };
@@ -177,7 +178,7 @@ TEST_F(DumpReportTest, WithoutSymbolizerEachAddressIsOneFrameWithoutSource) {
     EXPECT_FALSE(address.symbolized());
     EXPECT_EQ(address.frames.size(), 1u);
   }
-  EXPECT_EQ(a[0].where().offset, inlined_ - base_);
+  EXPECT_EQ(a[0].where().offset, inlined_ - bias_);
   EXPECT_EQ(a[0].where().function, "");
 }
 

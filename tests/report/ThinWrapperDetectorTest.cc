@@ -1,6 +1,5 @@
 // ThinWrapperDetector: Capstone's view of hand-assembled x86-64 functions, and real functions of
 // this test binary found through its symbol table.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "heap/platform/LoadedObject.h"
 #include "report/ThinWrapperDetector.h"
 
 extern "C" __attribute__((noinline, used)) void* ThinWrapperTestForward(size_t n) {
@@ -62,12 +62,12 @@ std::string SelfPath() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
 }
 
-// The test binary is position independent: the ELF vaddr is the runtime address minus the bias
-// (dladdr's base of this executable).
+// The ELF vaddr of a function of this executable: its run-time address minus the load bias (0
+// when the executable is not position independent, as sanitized test executables are not).
 uint64_t ElfAddress(const void* function) {
-  Dl_info info;
-  if (dladdr(function, &info) == 0) return 0;
-  return reinterpret_cast<uintptr_t>(function) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+  const auto address = reinterpret_cast<uintptr_t>(function);
+  LoadedObject object;
+  return LoadedObject::Find(address, &object) ? address - object.bias : 0;
 }
 
 TEST(ThinWrapperDetectorTest, FindsFunctionsInAnElfFile) {
