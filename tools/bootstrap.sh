@@ -49,9 +49,8 @@ fi
 # The test pass's objects carry no location lists of local variables (-fno-var-tracking: about
 # a quarter of an optimized file's compilation; code, lines and types are the same) as tests/
 # and bench/ never do; the demo's build keeps them.
-generator_for() {  # DIR: the -G arguments for a build directory
-  if [ -f "$1/CMakeCache.txt" ]; then return; fi
-  if command -v ninja >/dev/null; then echo "-G Ninja"; fi
+generator_for() {  # DIR: the -G arguments for a build directory (none for a configured one)
+  [ -f "$1/CMakeCache.txt" ] || echo "-G Ninja"
 }
 sanitizable_here=ON fuzzers_here=ON flags=()
 if [ "$mode" = test ]; then
