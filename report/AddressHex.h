@@ -1,5 +1,5 @@
 // report/: how the JSON documents write an address, an offset or a sequence number: "0x" and
-// lower-case hex digits, no padding ("0x7f3a12c0"; docs/leak-report.md, docs/foom-report.md).
+// lower-case hex digits, no padding ("0x7f3a12c0"; docs/report-format.md, docs/foom-report.md).
 // Header only: the JSON writers of every report library use it.
 #pragma once
 

@@ -1,7 +1,5 @@
 #include "report/ExplanationJson.h"
 
-#include <fmt/format.h>
-
 #include <string>
 
 #include "report/AddressHex.h"
