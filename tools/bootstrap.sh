@@ -48,7 +48,8 @@ fi
 # earlier run configured with make keeps it (CMake refuses to change a directory's generator).
 # The test pass's objects carry no location lists of local variables (-fno-var-tracking: about
 # a quarter of an optimized file's compilation; code, lines and types are the same) as tests/
-# and bench/ never do; the demo's build keeps them.
+# and bench/ never do. The flag stays in that directory's cache: a demo run in a directory of
+# its own keeps the location lists, one in a directory the test command configured does not.
 generator_for() {  # DIR: the -G arguments for a build directory (none for a configured one)
   [ -f "$1/CMakeCache.txt" ] || echo "-G Ninja"
 }
