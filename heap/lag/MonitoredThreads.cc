@@ -110,10 +110,11 @@ void MonitoredThreads::Push(MonitoredThread& slot, uint32_t ring_size, uint32_t 
   slot.written.store(n + 1, std::memory_order_release);
 }
 
+// Only what differs is written (a write copies the page the child shares with its parent).
 void MonitoredThreads::AfterForkChild() {
-  t_slot = -1;
-  t_tid = 0;
-  t_refused = false;
+  if (t_slot != -1) t_slot = -1;
+  if (t_tid != 0) t_tid = 0;
+  if (t_refused) t_refused = false;
 }
 
 void MonitoredThreads::Release(MonitoredThread& slot) {

@@ -56,10 +56,14 @@ const HeapgraphCheckEntrant* Slots() {
   return g_slots;
 }
 
+// Only what differs is written: every page of the parent's is shared copy-on-write with a forked
+// child until one of them writes it, and a write of the value already there still copies it.
 void AfterForkChild() {
-  for (HeapgraphCheckEntrant& slot : g_slots) slot.tid = 0;
-  t_tid = 0;
-  t_listed = false;
+  for (HeapgraphCheckEntrant& slot : g_slots) {
+    if (slot.tid != 0) slot.tid = 0;
+  }
+  if (t_tid != 0) t_tid = 0;
+  if (t_listed) t_listed = false;
 }
 
 }  // namespace heapgraph::CheckEntrants

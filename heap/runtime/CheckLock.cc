@@ -78,7 +78,7 @@ void AfterForkChild() {
   // The child has only the forking thread: the tickets other threads drew died with them, and
   // so did their listings.
   CheckEntrants::AfterForkChild();
-  t_listed_here = false;
+  if (t_listed_here) t_listed_here = false;  // a write would copy a page shared with the parent
   if (g_taken_for_fork) {
     g_owner.store(0, std::memory_order_relaxed);  // the lock starts free
     g_next.store(g_serving.load(std::memory_order_relaxed), std::memory_order_relaxed);

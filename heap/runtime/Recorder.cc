@@ -244,8 +244,10 @@ void ForkChild() {
   CheckLock::AfterForkChild();
   ScanPlugin::AfterFork();
   MonitoredThreads::AfterForkChild();  // this thread's tid changed
-  // The parent's other threads, some maybe inside a timed lock wait, do not exist here.
-  LockWait::Window().waiting.store(0, std::memory_order_relaxed);
+  // The parent's other threads, some maybe inside a timed lock wait, do not exist here. (Stores
+  // here write only what differs: a write copies a page the child shares with its parent.)
+  std::atomic<uint32_t>& waiting = LockWait::Window().waiting;
+  if (waiting.load(std::memory_order_relaxed) != 0) waiting.store(0, std::memory_order_relaxed);
   // And owned tree shards; only this thread's keeps its owner. A child whose barrier cannot be
   // registered has no owner at all.
   if (g_shard_key_made && !ProcessBarrier::Register()) {

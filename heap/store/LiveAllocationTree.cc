@@ -51,12 +51,16 @@ void LiveAllocationTree::Release(uint32_t i) {
 }
 
 void LiveAllocationTree::DisownAllBut(uint32_t kept) {
+  // Only owned shards are written, and the count when it changed: in a forked child every write
+  // copies a page it shared with its parent, and most shards were never owned.
   uint32_t owned = 0;
   for (uint32_t i = 0; i < shard_count(); ++i) {
-    if (i != kept) shard(i).Disown();
+    if (i != kept && shard(i).owned()) shard(i).Disown();
     if (shard(i).owned()) ++owned;
   }
-  owned_count_.store(owned, std::memory_order_relaxed);
+  if (owned_count_.load(std::memory_order_relaxed) != owned) {
+    owned_count_.store(owned, std::memory_order_relaxed);
+  }
 }
 
 bool LiveAllocationTree::Insert(const BlockRecord& block, uint32_t first, Slot* slot, bool owned) {

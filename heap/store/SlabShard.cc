@@ -43,7 +43,9 @@ void SlabShard::Lock() {
 }
 
 void SlabShard::Unlock() {
-  frozen_.store(0, std::memory_order_relaxed);
+  // Cleared only when set (only a holder of the word sets it): a forked child releasing its copied
+  // locks then writes no page it still shares with its parent for an unowned shard.
+  if (frozen_.load(std::memory_order_relaxed) != 0) frozen_.store(0, std::memory_order_relaxed);
   UnlockShard(header_->lock);
 }
 
