@@ -29,6 +29,7 @@
 #include "heap/runtime/CheckLock.h"
 #include "heap/runtime/Checkpoints.h"
 #include "heap/runtime/DeferredFrees.h"
+#include "heap/runtime/ForkChildHints.h"
 #include "heap/runtime/ForkSnapshot.h"
 #include "heap/runtime/FreshBytes.h"
 #include "heap/runtime/LargeAllocationMonitor.h"
@@ -99,6 +100,8 @@ constinit State g;
 // Read by leak scans through HeapgraphRecorderView::unwinder; never reset (a forked child keeps
 // the parent's mappings, and with them the entries).
 constinit UnwinderMappings g_unwinder;
+// What forked children had to look up (unwind rules, stacks), for the next fork to hand down.
+constinit ForkChildHints g_fork_hints;
 // heapgraph_checkpoint()'s names.
 constinit Checkpoints g_checkpoints;
 // Its destructor applies a thread's deferred frees and gives its own tree shard back when the
@@ -205,8 +208,31 @@ uint32_t EffectiveMode(uint32_t mode) {
 }
 
 uint32_t OwnShard();
+uint64_t HashFrames(const uintptr_t* frames, uint32_t depth);
 void ThreadExit(void*);
 void ApplyOtherThreadsQueues(LiveAllocationTree* tree);
+
+// The rules and stacks that earlier children had to look up (ForkChildHints), looked up here from
+// this process's own modules and stack table: rules into the unwinder's cache, stacks into this
+// thread's stack cache (the child's one thread is a copy of this one), for the next child to
+// inherit.
+void LearnFromForkedChildren() {
+  uintptr_t frames[format::kMaxStackDepth];
+  g_fork_hints.Drain([&frames](ForkChildHints::Kind kind, uint64_t value) {
+    if (kind == ForkChildHints::kRule) {
+      (void)StackCapture::LearnRule(value);
+      return;
+    }
+    if (value > UINT32_MAX) return;
+    const uint32_t id = static_cast<uint32_t>(value);
+    const uint32_t depth = g.stacks.Frames(id, frames, format::kMaxStackDepth);
+    if (depth == 0) return;
+    const uint64_t hash = HashFrames(frames, depth);
+    StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
+    entry.hash = hash;
+    entry.id = id;
+  });
+}
 
 // Fork, parent side, before the fork: with every recorder lock held (no thread is inside a tree
 // or module update), copy the trees and the module map into memory files for the child
@@ -218,6 +244,7 @@ void ForkPrepare() {
   g.fork_locked = Recording(EffectiveMode(g.mode.load(std::memory_order_acquire)));
   if (!g.fork_locked) return;
   t_state.guard = true;
+  LearnFromForkedChildren();  // before any lock
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
@@ -273,6 +300,9 @@ void ForkChild() {
   g.heap.ReleaseCopiedLocks();
   g.vm.ReleaseCopiedLocks();
   ApplyOtherThreadsQueues(&g.heap);
+  // Until it writes its directory (a shell's child calls exec first), what it looks up is reported.
+  g_fork_hints.StartReporting();
+  if (g_fork_hints.reporting()) StackCapture::ReportMissesTo(&g_fork_hints);
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
   g.deferred_pid = static_cast<int32_t>(syscall(SYS_getpid));
@@ -295,6 +325,8 @@ void WriteChildDirectory() {
             g.session.Create(own.fd(), g.config.depth, sequence);
   g.directory.CloseDirectory();  // the parent's
   g.directory = own;
+  g_fork_hints.StopReporting();  // it lives: its paths are its own
+  StackCapture::ReportMissesTo(nullptr);
   if (!ok) {
     g.mode.store(kDisabled, std::memory_order_release);
     Complain("cannot write the recording of a forked child",
@@ -341,6 +373,7 @@ void Initialize() {
   StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
+  (void)g_fork_hints.Initialize();  // shared memory: never a leak-scan root, so not registered
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);
@@ -426,6 +459,7 @@ uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   if (entry.hash == hash && entry.id != 0) return entry.id;
   uint32_t new_nodes = 0;
   uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);
+  if (g_fork_hints.reporting() && id != 0) g_fork_hints.Report(ForkChildHints::kStack, id);
   // A frame we have never seen may come from a module the map does not have yet.
   if (new_nodes != 0) g.modules.Learn(frames, depth);
   entry.hash = hash;

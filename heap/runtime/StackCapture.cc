@@ -6,6 +6,7 @@
 #include "heap/platform/EhFrameRules.h"
 #include "heap/platform/FrameRegisters.h"
 #include "heap/platform/StackWindow.h"
+#include "heap/runtime/ForkChildHints.h"
 #include "heap/runtime/UnwindRuleCache.h"
 #include "heap/runtime/WalkMemo.h"
 
@@ -19,12 +20,15 @@ __thread char t_anchor __attribute__((tls_model("initial-exec"))) = 0;
 // The rule walk (WalkByRules): rules of return addresses, filled from .eh_frame on a miss.
 UnwindRuleCache rule_cache;
 bool rules_enabled = false;
+// A forked child's page for the rules it reads (ReportMissesTo), null otherwise.
+ForkChildHints* miss_hints = nullptr;
 bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 
 // A miss: the rule from .eh_frame, kept for the next walk.
 __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
                                                            uint32_t generation) {
   UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
+  if (miss_hints != nullptr) miss_hints->Report(ForkChildHints::kRule, return_address);
   return rule_cache.Store(return_address, generation, rule);
 }
 
@@ -262,6 +266,24 @@ bool StackCapture::RuleTable(uintptr_t* begin, uintptr_t* end) {
   *begin = rule_cache.begin();
   *end = rule_cache.end();
   return rules_enabled;
+}
+
+void StackCapture::ReportMissesTo(ForkChildHints* hints) {
+  miss_hints = hints;
+}
+
+// Read and kept as a miss of this process's own walk would be, except where no FDE covers the
+// address (no loaded object there: a child's JIT code, a library only the child loaded): no rule
+// is ever stored for an address where this process has no code of its own.
+bool StackCapture::LearnRule(uintptr_t return_address) {
+  if (!rules_enabled) return false;
+  const uint32_t generation = rule_cache.Generation();
+  UnwindRuleCache::Packed cached;
+  if (rule_cache.Find(return_address, generation, &cached)) return false;
+  const UnwindRule rule = EhFrameRules::Find(return_address - 1);
+  if (rule.no_fde) return false;
+  rule_cache.Store(return_address, generation, rule);
+  return true;
 }
 
 void StackCapture::ForgetRuleWalkRules() {

@@ -22,6 +22,7 @@
 
 namespace heapgraph {
 
+class ForkChildHints;
 class WalkMemo;
 
 namespace StackCapture {
@@ -40,6 +41,15 @@ void Initialize(bool unwind_by_rules = true, bool memo = true);
 // The rule walk's table mapping (UnwindRuleCache), for the registry of the unwinder's own
 // mappings (UnwinderMappings: no leak-scan root); false when the walk is off.
 bool RuleTable(uintptr_t* begin, uintptr_t* end);
+
+// A forked child (until it writes a recording of its own): every rule it reads from .eh_frame is
+// reported in `hints` (ForkChildHints::kRule) for the process that forked it; null stops.
+void ReportMissesTo(ForkChildHints* hints);
+// The parent's side, before a fork: reads the rule of a reported return address from this
+// process's own loaded objects and keeps it, as a miss of its own walk would, unless no FDE covers
+// the address; so the next child inherits it. True when it stored one (false: cached already,
+// no FDE there, or the rule walk is off).
+bool LearnRule(uintptr_t return_address);
 
 // After every dlclose, recording or not: the rule walk's cache starts a new generation
 // (UnwindRuleCache::Forget), so no rule read before the call is used after it, not even for a

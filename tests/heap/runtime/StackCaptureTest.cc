@@ -3,8 +3,11 @@
 // through a frame kept by rbp, after ForgetRuleWalkRules, and with many threads filling the rule
 // cache at once: the frames below the caller are the same return addresses. The same for the
 // complete walk (DwarfWalk), which takes a capture from a signal handler (the rule walk stops at
-// the signal frame) and every capture with the rule walk off.
+// the signal frame) and every capture with the rule walk off. A forked child reports the rules it
+// read (ForkChildHints); its parent learns them (LearnRule) and the next child misses none.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <gtest/gtest.h>
@@ -14,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "heap/runtime/ForkChildHints.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/WalkMemo.h"
 #include "tests/CallChain.h"
@@ -141,6 +145,57 @@ TEST_F(StackCaptureTest, TheCompleteWalkForEveryStackGivesLibunwindsFrames) {
   });
   thread.join();
   StackCapture::Initialize(true);
+}
+
+// Only the forked children below call it: no walk of the parent's passed its frames.
+__attribute__((noinline)) uint32_t CaptureInAChild() {
+  uintptr_t frames[kDepth + StackCapture::kMaxOwnFrames];
+  uint32_t n = StackCapture::Capture(frames, kDepth);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+// Captures in a forked child that reports its misses to `hints`; true when it reported any.
+bool ChildMissed(ForkChildHints& hints) {
+  pid_t child = fork();
+  if (child == 0) {
+    hints.StartReporting();
+    StackCapture::ReportMissesTo(&hints);
+    const uint64_t before = hints.reported();
+    const uint32_t n = CaptureInAChild();
+    _exit(n < 3 ? 2 : hints.reported() != before ? 1 : 0);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 2) << "the child's capture failed";
+  return WEXITSTATUS(status) == 1;
+}
+
+// Both children fork from one call site, so that their stacks are the same return addresses.
+TEST_F(StackCaptureTest, AForkedChildsMissesAreLearnedSoTheNextChildMissesNone) {
+  ForkChildHints hints;
+  ASSERT_TRUE(hints.Initialize());
+  std::vector<uintptr_t> reported;
+  bool missed[2] = {};
+  for (int child = 0; child < 2; ++child) {
+    missed[child] = ChildMissed(hints);
+    hints.Drain([&](ForkChildHints::Kind kind, uint64_t value) {
+      EXPECT_EQ(kind, ForkChildHints::kRule);
+      reported.push_back(value);
+      EXPECT_TRUE(StackCapture::LearnRule(value)) << "no rule learned for " << std::hex << value;
+    });
+  }
+  EXPECT_TRUE(missed[0]);
+  EXPECT_GE(reported.size(), 2u);  // at least CaptureInAChild's call of Capture and its caller's
+  EXPECT_FALSE(missed[1]);
+  for (uintptr_t value : reported) EXPECT_FALSE(StackCapture::LearnRule(value));  // cached now
+}
+
+// A hint outside every loaded object (a child's JIT code) is never kept.
+TEST_F(StackCaptureTest, NoRuleIsLearnedWhereNoObjectIsLoaded) {
+  EXPECT_FALSE(StackCapture::LearnRule(0x1000));
+  EXPECT_FALSE(StackCapture::LearnRule(0x1000));
 }
 
 TEST_F(StackCaptureTest, DepthLimitTruncates) {
