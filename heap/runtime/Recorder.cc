@@ -243,8 +243,11 @@ void ForkPrepare() {
   CheckLock::BeforeFork();   // then a check running now finishes before the fork
   g.fork_locked = Recording(EffectiveMode(g.mode.load(std::memory_order_acquire)));
   if (!g.fork_locked) return;
+  const bool in_hook = t_state.guard;
   t_state.guard = true;
-  LearnFromForkedChildren();  // before any lock
+  // Before any lock; not from a signal handler that interrupted a hook of this thread (a stack
+  // cache entry may be half written there).
+  if (!in_hook) LearnFromForkedChildren();
   g.modules.Lock();
   g.heap.LockAll();
   g.vm.LockAll();
