@@ -209,6 +209,7 @@ uint32_t EffectiveMode(uint32_t mode) {
 
 uint32_t OwnShard();
 uint64_t HashFrames(const uintptr_t* frames, uint32_t depth);
+StackCacheEntry& CachedStack(uint64_t hash);
 void ThreadExit(void*);
 void ApplyOtherThreadsQueues(LiveAllocationTree* tree);
 
@@ -228,7 +229,7 @@ void LearnFromForkedChildren() {
     const uint32_t depth = g.stacks.Frames(id, frames, format::kMaxStackDepth);
     if (depth == 0) return;
     const uint64_t hash = HashFrames(frames, depth);
-    StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
+    StackCacheEntry& entry = CachedStack(hash);
     entry.hash = hash;
     entry.id = id;
   });
@@ -305,7 +306,6 @@ void ForkChild() {
   ApplyOtherThreadsQueues(&g.heap);
   // Until it writes its directory (a shell's child calls exec first), what it looks up is reported.
   g_fork_hints.StartReporting();
-  if (g_fork_hints.reporting()) StackCapture::ReportMissesTo(&g_fork_hints);
   t_state.seq_next = t_state.seq_end = 0;
   g.mode_before_fork = mode;
   g.deferred_pid = static_cast<int32_t>(syscall(SYS_getpid));
@@ -329,7 +329,6 @@ void WriteChildDirectory() {
   g.directory.CloseDirectory();  // the parent's
   g.directory = own;
   g_fork_hints.StopReporting();  // it lives: its paths are its own
-  StackCapture::ReportMissesTo(nullptr);
   if (!ok) {
     g.mode.store(kDisabled, std::memory_order_release);
     Complain("cannot write the recording of a forked child",
@@ -376,7 +375,8 @@ void Initialize() {
   StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
-  (void)g_fork_hints.Initialize();  // shared memory: never a leak-scan root, so not registered
+  // Shared memory: never a leak-scan root, so not registered. Reports only in a forked child.
+  if (g_fork_hints.Initialize()) StackCapture::ReportMissesTo(&g_fork_hints);
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);
@@ -454,11 +454,16 @@ uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
   return h ^ (h >> 29);
 }
 
+// The calling thread's stack cache entry for a hash of frames (direct-mapped).
+StackCacheEntry& CachedStack(uint64_t hash) {
+  return t_state.stack_cache[hash % kStackCacheEntries];
+}
+
 // Stack id for the captured frames. A per-thread cache keyed by a 64-bit hash of the frames
 // skips the table walk for stacks this thread saw recently (a false hit needs a 64-bit collision).
 uint32_t InternStack(const uintptr_t* frames, uint32_t depth) {
   uint64_t hash = HashFrames(frames, depth);
-  StackCacheEntry& entry = t_state.stack_cache[hash % kStackCacheEntries];
+  StackCacheEntry& entry = CachedStack(hash);
   if (entry.hash == hash && entry.id != 0) return entry.id;
   uint32_t new_nodes = 0;
   uint32_t id = g.stacks.Intern(frames, depth, &new_nodes);

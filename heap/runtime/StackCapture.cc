@@ -20,7 +20,7 @@ __thread char t_anchor __attribute__((tls_model("initial-exec"))) = 0;
 // The rule walk (WalkByRules): rules of return addresses, filled from .eh_frame on a miss.
 UnwindRuleCache rule_cache;
 bool rules_enabled = false;
-// A forked child's page for the rules it reads (ReportMissesTo), null otherwise.
+// Where a forked child reports the rules it reads, while it reports (ReportMissesTo); or null.
 ForkChildHints* miss_hints = nullptr;
 bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 
@@ -28,7 +28,9 @@ bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
                                                            uint32_t generation) {
   UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
-  if (miss_hints != nullptr) miss_hints->Report(ForkChildHints::kRule, return_address);
+  if (miss_hints != nullptr && miss_hints->reporting()) {
+    miss_hints->Report(ForkChildHints::kRule, return_address);
+  }
   return rule_cache.Store(return_address, generation, rule);
 }
 

@@ -42,8 +42,9 @@ void Initialize(bool unwind_by_rules = true, bool memo = true);
 // mappings (UnwinderMappings: no leak-scan root); false when the walk is off.
 bool RuleTable(uintptr_t* begin, uintptr_t* end);
 
-// A forked child (until it writes a recording of its own): every rule it reads from .eh_frame is
-// reported in `hints` (ForkChildHints::kRule) for the process that forked it; null stops.
+// Every rule read from .eh_frame while `hints` is reporting (a forked child, until it writes a
+// recording of its own) is reported there (ForkChildHints::kRule) for the process that forked
+// it. Once at start; null: none.
 void ReportMissesTo(ForkChildHints* hints);
 // The parent's side, before a fork: reads the rule of a reported return address from this
 // process's own loaded objects and keeps it, as a miss of its own walk would, unless no FDE covers
