@@ -5,6 +5,7 @@
 namespace heapgraph {
 
 bool ForkChildHints::Initialize() {
+  if (page_ != nullptr) return true;
   // Shared, so that a forked child's reports reach its parent; zero-filled: no place claimed.
   void* page =
       mmap(nullptr, sizeof(Page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -13,11 +13,11 @@
 // a child's module at an address, or a torn or stale hint is never trusted; a wrong hint costs one
 // lookup.
 // One page shared by the process and every child it forks (MAP_SHARED | MAP_ANONYMOUS, mapped
-// before the first fork): a ring of kRing words behind a counter. A child claims a place with one
-// atomic add and stores the word; a reader takes what was stored since its own last read (the
-// newest kRing at most; a place claimed but not stored yet reads as whatever it held: a hint
-// lost). Wait-free, no locks, no allocation: usable in the hooks, in signal handlers and in a
-// child between fork and exec. Libc only.
+// by the first fork's prepare handler: a process that never forks maps nothing): a ring of kRing
+// words behind a counter. A child claims a place with one atomic add and stores the word; a reader
+// takes what was stored since its own last read (the newest kRing at most; a place claimed but not
+// stored yet reads as whatever it held: a hint lost). Wait-free, no locks, no allocation: usable in
+// the hooks, in signal handlers and in a child between fork and exec. Libc only.
 #pragma once
 
 #include <atomic>
@@ -30,9 +30,9 @@ class ForkChildHints {
   static constexpr uint32_t kRing = 511;  // with the counter, one page
   enum Kind : uint64_t { kRule = 1, kStack = 2 };
 
-  // Maps the shared page; false (nothing is reported or drained) when mmap fails. A leak scan
-  // never takes shared memory for roots, so the page (code addresses and stack ids) needs no
-  // UnwinderMappings entry.
+  // Maps the shared page unless it is mapped already; false (nothing is reported or drained) when
+  // mmap fails. A leak scan never takes shared memory for roots, so the page (code addresses and
+  // stack ids) needs no UnwinderMappings entry.
   bool Initialize();
 
   // A forked child reports from StartReporting() until StopReporting() (it wrote a recording of
@@ -51,22 +51,18 @@ class ForkChildHints {
   }
 
   // Calls learn(kind, value) for every hint reported since this process's last Drain (the newest
-  // kRing of them); returns how many it passed.
+  // kRing of them).
   template <typename Learn>
-  uint32_t Drain(Learn learn) {
-    if (page_ == nullptr) return 0;
+  void Drain(Learn learn) {
+    if (page_ == nullptr) return;
     const uint64_t end = page_->next.load(std::memory_order_acquire);
     uint64_t place = end - read_ > kRing ? end - kRing : read_;
     read_ = end;
-    uint32_t passed = 0;
     for (; place < end; ++place) {
       const uint64_t word = page_->ring[place % kRing].load(std::memory_order_acquire);
       const uint64_t kind = word >> kKindShift, value = word & kValueMask;
-      if ((kind != kRule && kind != kStack) || value == 0) continue;
-      learn(static_cast<Kind>(kind), value);
-      ++passed;
+      if ((kind == kRule || kind == kStack) && value != 0) learn(static_cast<Kind>(kind), value);
     }
-    return passed;
   }
 
  private:

@@ -216,8 +216,9 @@ void ApplyOtherThreadsQueues(LiveAllocationTree* tree);
 // The rules and stacks that earlier children had to look up (ForkChildHints), looked up here from
 // this process's own modules and stack table: rules into the unwinder's cache, stacks into this
 // thread's stack cache (the child's one thread is a copy of this one), for the next child to
-// inherit.
+// inherit. The first fork maps the page its children report to.
 void LearnFromForkedChildren() {
+  if (!g_fork_hints.Initialize()) return;
   uintptr_t frames[format::kMaxStackDepth];
   g_fork_hints.Drain([&frames](ForkChildHints::Kind kind, uint64_t value) {
     if (kind == ForkChildHints::kRule) {
@@ -375,8 +376,8 @@ void Initialize() {
   StackCapture::Initialize(g.config.unwind_rules, g.config.unwind_memo);
   uintptr_t table_begin, table_end;
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
-  // Shared memory: never a leak-scan root, so not registered. Reports only in a forked child.
-  if (g_fork_hints.Initialize()) StackCapture::ReportMissesTo(&g_fork_hints);
+  // Its page is mapped by the first fork (LearnFromForkedChildren); it reports in forked children.
+  StackCapture::ReportMissesTo(&g_fork_hints);
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);

@@ -24,10 +24,15 @@ bool rules_enabled = false;
 ForkChildHints* miss_hints = nullptr;
 bool memo_enabled = false;  // option unwind_memo (WalkMemo)
 
+// The rule of a return address's frame: the one at its call instruction.
+UnwindRule RuleOfReturnAddress(uintptr_t return_address) {
+  return EhFrameRules::Find(return_address - 1);
+}
+
 // A miss: the rule from .eh_frame, kept for the next walk.
 __attribute__((noinline)) UnwindRuleCache::Packed ReadRule(uintptr_t return_address,
                                                            uint32_t generation) {
-  UnwindRule rule = EhFrameRules::Find(return_address - 1);  // the call instruction
+  UnwindRule rule = RuleOfReturnAddress(return_address);
   if (miss_hints != nullptr && miss_hints->reporting()) {
     miss_hints->Report(ForkChildHints::kRule, return_address);
   }
@@ -282,7 +287,7 @@ bool StackCapture::LearnRule(uintptr_t return_address) {
   const uint32_t generation = rule_cache.Generation();
   UnwindRuleCache::Packed cached;
   if (rule_cache.Find(return_address, generation, &cached)) return false;
-  const UnwindRule rule = EhFrameRules::Find(return_address - 1);
+  const UnwindRule rule = RuleOfReturnAddress(return_address);
   if (rule.no_fde) return false;
   rule_cache.Store(return_address, generation, rule);
   return true;

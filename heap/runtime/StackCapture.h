@@ -44,7 +44,7 @@ bool RuleTable(uintptr_t* begin, uintptr_t* end);
 
 // Every rule read from .eh_frame while `hints` is reporting (a forked child, until it writes a
 // recording of its own) is reported there (ForkChildHints::kRule) for the process that forked
-// it. Once at start; null: none.
+// it (its page may be mapped later: ForkChildHints::Initialize). Once at start; null: none.
 void ReportMissesTo(ForkChildHints* hints);
 // The parent's side, before a fork: reads the rule of a reported return address from this
 // process's own loaded objects and keeps it, as a miss of its own walk would, unless no FDE covers

@@ -1,5 +1,6 @@
 // tests/heap: ForkChildHints. Hints come back once each, in the order reported, with their kind;
-// a drain takes only the newest ring-full; zero values are skipped; nothing is reported before
+// a drain takes only the newest ring-full; a second Initialize keeps the page; zero values are
+// skipped; nothing is reported before
 // StartReporting or without the page; and a real forked child's reports reach its parent, whose
 // read position is its own.
 #include <gtest/gtest.h>
@@ -53,6 +54,17 @@ TEST(ForkChildHintsTest, ADrainTakesOnlyTheNewestRingFull) {
   ASSERT_EQ(got.size(), ForkChildHints::kRing);
   EXPECT_EQ(got.front().second, kExtra + 1);
   EXPECT_EQ(got.back().second, ForkChildHints::kRing + kExtra);
+}
+
+// The first fork maps the page; every later fork calls Initialize again and keeps it.
+TEST(ForkChildHintsTest, InitializeMapsThePageOnce) {
+  ForkChildHints hints;
+  ASSERT_TRUE(hints.Initialize());
+  hints.StartReporting();
+  hints.Report(ForkChildHints::kStack, 5);
+  ASSERT_TRUE(hints.Initialize());
+  EXPECT_EQ(hints.reported(), 1u);
+  EXPECT_EQ(DrainAll(hints), (std::vector<Hint>{{ForkChildHints::kStack, 5}}));
 }
 
 TEST(ForkChildHintsTest, ZeroValuesAreSkipped) {
