@@ -75,7 +75,8 @@ struct HeapgraphRecorderView {
   const char* recording_dir;
   int recording;         // 1 while allocations are being recorded (not paused, disabled or sampled)
   uint64_t sample_mean;  // != 0: heap.tree holds only a sample of the blocks (leak scans refuse)
-  // The memory heapgraph's unwinder mapped for itself (the rule walk's table): never a root.
+  // The memory heapgraph's stack capture mapped for itself (the rule walk's table, the threads'
+  // stack caches): never a root.
 #ifdef __cplusplus
   const heapgraph::UnwinderMappings* unwinder;
 #else

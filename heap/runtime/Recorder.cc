@@ -36,6 +36,7 @@
 #include "heap/runtime/LeakCheckTrigger.h"
 #include "heap/runtime/LsanHooks.h"
 #include "heap/runtime/RootRegions.h"
+#include "heap/runtime/StackCachePool.h"
 #include "heap/runtime/StackCapture.h"
 #include "heap/runtime/UnwinderMappings.h"
 #include "heap/runtime/WalkMemo.h"
@@ -68,13 +69,9 @@ enum Mode : uint32_t {
 
 constexpr uint32_t kVmShards = 1;  // one shard: Floor() must see every region
 constexpr uint32_t kVmCapacityLog2 = 18;
-constexpr uint32_t kStackCacheEntries = 1024;  // per thread, direct-mapped (16 KiB of TLS)
-constexpr uint32_t kNoQueue = UINT32_MAX;      // ThreadState::deferred_slot
+constexpr uint32_t kNoQueue = UINT32_MAX;  // ThreadState::deferred_slot
 
-struct StackCacheEntry {
-  uint64_t hash;
-  uint32_t id;
-};
+using StackCacheEntry = StackCachePool::Entry;
 
 struct State {
   std::atomic<uint32_t> mode{kUninitialized};
@@ -102,6 +99,8 @@ constinit State g;
 constinit UnwinderMappings g_unwinder;
 // What forked children had to look up (unwind rules, stacks), for the next fork to hand down.
 constinit ForkChildHints g_fork_hints;
+// The threads' stack caches (ThreadState::stack_cache), published to g_unwinder.
+constinit StackCachePool g_stack_caches;
 // heapgraph_checkpoint()'s names.
 constinit Checkpoints g_checkpoints;
 // Its destructor applies a thread's deferred frees and gives its own tree shard back when the
@@ -112,8 +111,9 @@ bool g_shard_key_made = false;
 // Everything the recorder keeps per thread, in one static-TLS object so that a leak scan can
 // leave it out of every thread's roots (HeapgraphRecorderView::thread_state: it holds stack
 // hashes, sequence numbers and the sampler's state, never a pointer of the program's).
-// Zero-initialized in every thread. The stack cache is last: tests/programs/recorder_tls_roots
-// plants a word in its final entry.
+// Zero-initialized in every thread, which touches every page of it: the stack cache lies outside
+// (StackCachePool). The fallback entry is last: tests/programs/recorder_tls_roots plants a word
+// there.
 struct ThreadState {
   bool guard;
   // A tool thread, or a thread inside a leak check: its allocations are not the program's and
@@ -137,7 +137,12 @@ struct ThreadState {
   // The last stack walk (StackCapture, option unwind_memo): stack addresses and return
   // addresses, kept out of the leak scan's roots with the rest of this state.
   WalkMemo walk_memo;
-  StackCacheEntry stack_cache[kStackCacheEntries];
+  // This thread's stack cache (StackCachePool::kEntries entries), taken when it first interns a
+  // stack and given back at its exit; after that, or when the pool had none, the one fallback
+  // entry serves as its cache.
+  StackCacheEntry* stack_cache;
+  bool stack_cache_closed;
+  StackCacheEntry fallback_entry;
 };
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
@@ -378,6 +383,7 @@ void Initialize() {
   if (StackCapture::RuleTable(&table_begin, &table_end)) g_unwinder.Add(table_begin, table_end);
   // Its page is mapped by the first fork (LearnFromForkedChildren); it reports in forked children.
   StackCapture::ReportMissesTo(&g_fork_hints);
+  g_stack_caches.PublishTo(&g_unwinder);
   FindOwnCode();
   if (!CreateFiles()) {
     g.mode.store(kDisabled, std::memory_order_release);
@@ -455,9 +461,26 @@ uint64_t HashFrames(const uintptr_t* frames, uint32_t depth) {
   return h ^ (h >> 29);
 }
 
+// Takes the calling thread's stack cache from the pool; the key's destructor (ThreadExit) gives
+// it back. Without a key the cache is never given back (the pool has thousands).
+StackCacheEntry* TakeStackCache() {
+  if (t_state.stack_cache_closed) return nullptr;
+  t_state.stack_cache = g_stack_caches.Take();
+  if (t_state.stack_cache == nullptr) {
+    t_state.stack_cache_closed = true;  // the pool is full: not asked again by this thread
+  } else if (g_shard_key_made) {
+    pthread_setspecific(g_shard_key, &t_state);  // any non-null value: the destructor runs
+  }
+  return t_state.stack_cache;
+}
+
 // The calling thread's stack cache entry for a hash of frames (direct-mapped).
 StackCacheEntry& CachedStack(uint64_t hash) {
-  return t_state.stack_cache[hash % kStackCacheEntries];
+  StackCacheEntry* cache = t_state.stack_cache;
+  if (__builtin_expect(cache == nullptr, 0) && (cache = TakeStackCache()) == nullptr) {
+    return t_state.fallback_entry;
+  }
+  return cache[hash % StackCachePool::kEntries];
 }
 
 // Stack id for the captured frames. A per-thread cache keyed by a 64-bit hash of the frames
@@ -538,8 +561,9 @@ void ApplyOtherThreadsQueues(LiveAllocationTree* tree) {
 }
 
 // pthread key destructor at the thread's exit: its deferred frees are applied and its queue leaves
-// the registry (later frees are applied at once), then its own shard is given back (the thread
-// keeps inserting into the shard, under its lock, if it allocates after this). Guarded like a
+// the registry (later frees are applied at once), then its stack cache goes back to the pool and
+// its own shard is given back (the thread keeps inserting into the shard, under its lock, if it
+// allocates after this). Guarded like a
 // hook: a signal handler allocating on this thread while Release holds the shard's lock word is
 // not recorded (it would wait for itself); inside a hook the queue is freed without the tree.
 void ThreadExit(void*) {
@@ -550,7 +574,12 @@ void ThreadExit(void*) {
     DeferredFrees::Unregister(t_state.deferred_slot - 1);
   }
   t_state.deferred_slot = kNoQueue;
-  if (!t_state.owns_shard || !entered) return;
+  if (!entered) return;  // a hook of this thread may be using its cache: it keeps it
+  // Later allocations of this thread (other destructors) use the fallback entry.
+  t_state.stack_cache_closed = true;
+  g_stack_caches.Give(t_state.stack_cache);
+  t_state.stack_cache = nullptr;
+  if (!t_state.owns_shard) return;
   t_state.owns_shard = false;
   g.heap.Release(t_state.shard_plus_one - 1);
 }

@@ -1,7 +1,9 @@
-// heap/runtime/: the anonymous mappings that heapgraph's stack unwinder made for itself: the rule
+// heap/runtime/: the anonymous mappings that heapgraph's stack capture made for itself: the rule
 // walk's table (UnwindRuleCache, registered at the recorder's start; until session 31 also
-// libunwind's per-thread caches, ≈ 1 GB on 4,000 threads). They hold unwind data, never a pointer
-// of the program's, so a leak scan leaves them out of its roots.
+// libunwind's per-thread caches, ≈ 1 GB on 4,000 threads) and the threads' stack caches
+// (StackCachePool, registered when the first thread takes one). They hold unwind data, stack
+// hashes and stack ids, never a pointer of the program's, so a leak scan leaves them out of its
+// roots.
 // A fixed-capacity, lock-free registry: no malloc, no lock, so it is safe in the mmap hooks, in a
 // forked child (no lock can be left held) and when read by a snapshot of the stopped process.
 // Invariant: a published range is still mapped by the unwinder. Every munmap, MAP_FIXED mmap or

@@ -1,18 +1,22 @@
-// tests/programs: the recorder's per-thread state (its stack-id cache and guards, one static-TLS
-// object published as HeapgraphRecorderView::thread_state_*) is left out of a leak scan's roots,
-// and the program's own thread-locals are not. For tests/scanner/RecorderTlsRootsTest. Linked
-// with libheapgraph.so and the scanner. Mode:
+// tests/programs: the recorder's per-thread state (its guards and fallback stack-cache entry, one
+// static-TLS object published as HeapgraphRecorderView::thread_state_*) and its threads' stack
+// caches (a region of their own, published with the unwinder's mappings) are left out of a leak
+// scan's roots, and the program's own thread-locals are not. For
+// tests/scanner/RecorderTlsRootsTest. Linked with libheapgraph.so and the scanner. Mode:
 //   threads N   N threads allocate and free heavily from varied stacks (filling the recorder's
 //               stack cache), then each keeps one 4,545-byte block referenced only from its own
-//               __thread variable, and plants the address of one 4,646-byte block in its own
-//               recorder state (the hash of the stack cache's last entry, which a scan must
-//               treat as heapgraph's: the block is leaked), then scrubs the copies of that address
-//               left in dead frames and vector registers. The main thread does the same and
-//               leaks 25 blocks of 4,242 bytes. Then all block and the program scans.
+//               __thread variable, plants the address of one 4,646-byte block in its own
+//               recorder state (the hash of its fallback stack-cache entry, the state's last
+//               word pair) and of one 4,747-byte block in an entry of the stack caches' region
+//               (a scan must treat both as heapgraph's: the blocks are leaked), then scrubs the
+//               copies of those addresses left in dead frames and vector registers. The main
+//               thread does the same and leaks 25 blocks of 4,242 bytes. Then all block and the
+//               program scans.
 // Prints one line:
 //   ok=1 leaked=<4,242-byte leaks> kept_leaked=<4,545-byte blocks reported>
 //   planted_leaked=<4,646-byte blocks reported> planted=<threads planted> state_bytes=<size>
-//   root_bytes=<b>   (all on one line)
+//   root_bytes=<b> cache_planted_leaked=<4,747-byte blocks reported> cache_planted=<threads>
+//   (all on one line)
 // (exits 1 with ok=0 error=<...> when the scan failed, 64 on a bad argument).
 #include <pthread.h>
 
@@ -26,6 +30,8 @@
 #include "ProgramSupport.h"
 #include "heap/platform/StaticTlsArea.h"
 #include "heap/plugin/RecorderEntries.h"
+#include "heap/runtime/StackCachePool.h"
+#include "heap/runtime/UnwinderMappings.h"
 #include "scanner/LeakScan.h"
 
 namespace {
@@ -33,12 +39,17 @@ namespace {
 constexpr size_t kLeakSize = 4242;
 constexpr size_t kKeptSize = 4545;
 constexpr size_t kPlantedSize = 4646;
+constexpr size_t kCachePlantedSize = 4747;
 constexpr int kLeaks = 25;
-constexpr uint64_t kStackCacheBytes = 16 << 10;  // the recorder's, at the end of its state
+constexpr uint64_t kEntryBytes = sizeof(heapgraph::StackCachePool::Entry);
+constexpr uint64_t kCacheRegionBytes =
+    heapgraph::StackCachePool::kSlots * heapgraph::StackCachePool::kEntries * kEntryBytes;
 
 __thread void* volatile t_kept __attribute__((tls_model("initial-exec")));
 void* volatile g_sink;
 std::atomic<int> g_planted{0};
+std::atomic<int> g_cache_planted{0};
+uint64_t g_cache_region_end = 0;  // the stack caches' region, as the recorder published it
 
 // The recorder's per-thread state, read under its snapshot (as a scan reads it).
 heapgraph::StaticTlsArea RecorderState() {
@@ -46,6 +57,9 @@ heapgraph::StaticTlsArea RecorderState() {
   auto end = heapgraph::RecorderEntries::Get().end_snapshot;
   HeapgraphRecorderView view = {};
   if (begin == nullptr || end == nullptr || begin(&view) != 0) return {};
+  view.unwinder->ForEach([](uint64_t b, uint64_t e) {
+    if (e - b == kCacheRegionBytes) g_cache_region_end = e;
+  });
   end();
   return {view.thread_state_offset, view.thread_state_size};
 }
@@ -71,14 +85,26 @@ extern "C" __attribute__((noinline, used)) void KeepInTls() {
   memset(t_kept, 0x33, kKeptSize);
 }
 
-// The block's address goes into the hash word of the stack cache's last entry, and nowhere else.
+// The block's address goes into the hash word of the fallback stack-cache entry, and nowhere else.
 extern "C" __attribute__((noinline, used)) void PlantInRecorderState() {
-  if (g_state.size() < kStackCacheBytes) return;
+  if (g_state.size() < kEntryBytes) return;
   void* p = malloc(kPlantedSize);
   memset(p, 0x44, kPlantedSize);
-  uint64_t slot = g_state.BeginIn(heapgraph::StaticTlsArea::ThreadPointer()) + g_state.size() - 16;
+  uint64_t slot =
+      g_state.BeginIn(heapgraph::StaticTlsArea::ThreadPointer()) + g_state.size() - kEntryBytes;
   *reinterpret_cast<void* volatile*>(slot) = p;
   g_planted.fetch_add(1);
+}
+
+// Another block's address goes into an entry near the end of the stack caches' region (a cache no
+// thread of this program takes: 33 threads take the first ones), one entry per thread.
+extern "C" __attribute__((noinline, used)) void PlantInStackCaches() {
+  if (g_cache_region_end == 0) return;
+  void* p = malloc(kCachePlantedSize);
+  memset(p, 0x55, kCachePlantedSize);
+  const int n = g_cache_planted.fetch_add(1);
+  uint64_t entry = g_cache_region_end - static_cast<uint64_t>(n + 1) * kEntryBytes;
+  *reinterpret_cast<void* volatile*>(entry) = p;
 }
 
 // Where the planted address may linger after its functions returned, and a conservative scan
@@ -121,6 +147,7 @@ void Prepare() {
   g_sink = nullptr;
   KeepInTls();
   PlantInRecorderState();
+  PlantInStackCaches();
   Scrub();
 }
 
@@ -166,10 +193,11 @@ int Threads(int count) {
   }
   std::printf(
       "ok=1 leaked=%zu kept_leaked=%zu planted_leaked=%zu planted=%d state_bytes=%llu "
-      "root_bytes=%llu\n",
+      "root_bytes=%llu cache_planted_leaked=%zu cache_planted=%d\n",
       CountSize(r, kLeakSize), CountSize(r, kKeptSize), CountSize(r, kPlantedSize),
       g_planted.load(), static_cast<unsigned long long>(g_state.size()),
-      static_cast<unsigned long long>(r.stats.root_bytes));
+      static_cast<unsigned long long>(r.stats.root_bytes), CountSize(r, kCachePlantedSize),
+      g_cache_planted.load());
   return 0;
 }
 
