@@ -41,6 +41,18 @@ bool HighDescriptor::Adopt(int fd) {
   return true;
 }
 
+bool HighDescriptor::TakeOver(int fd, const struct stat& st) {
+  if (fd_ < 0) return Adopt(fd);
+  if (dup3(fd, fd_, O_CLOEXEC) < 0) {
+    close(fd);
+    return false;
+  }
+  close(fd);
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+  return true;
+}
+
 bool HighDescriptor::StillOurs() const {
   struct stat st;
   return fd_ >= 0 && fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;

@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+struct stat;
+
 namespace heapgraph {
 
 class HighDescriptor {
@@ -16,6 +18,11 @@ class HighDescriptor {
   // Takes ownership of `fd` (closed here): moves it to a high number (close-on-exec) when it
   // can, else keeps it; remembers its file. False (fd closed) when `fd` is not open.
   bool Adopt(int fd);
+  // A forked child, before the host's code runs again: `fd` (closed here) takes over this number
+  // (dup3, close-on-exec) and `st`, its file, is the one remembered. The number is not checked:
+  // the host cannot have closed it since the fork. Without a number yet, as Adopt. False (fd
+  // closed, nothing changed) when dup3 fails.
+  bool TakeOver(int fd, const struct stat& st);
   // True while the number still refers to the file adopted.
   bool StillOurs() const;
   int fd() const { return fd_; }

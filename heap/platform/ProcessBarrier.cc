@@ -35,7 +35,11 @@ bool ProcessBarrier::Available() {
 }
 
 void ProcessBarrier::Issue() {
-  Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+  // Refused: a forked child whose kernel did not copy the registration.
+  if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
+    Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  }
 }
 
 }  // namespace heapgraph

@@ -5,7 +5,9 @@
 // shard). Contract: a thread stores a flag, then (compiler barrier) loads another; a thread that
 // stores the other, calls Issue(), then loads the flag sees the first thread's store, or the first
 // thread's load sees its store. Register() once per process before Available() is true; a forked
-// child registers again. Raw system calls only, never allocates: usable inside malloc hooks.
+// child inherits the registration with its copy of the address space (Linux copies it; should a
+// kernel not, Issue() registers the child when its barrier is refused). Raw system calls only,
+// never allocates: usable inside malloc hooks.
 #pragma once
 
 namespace heapgraph {
@@ -17,7 +19,8 @@ class ProcessBarrier {
   static bool Register();
   static bool Available();
   // A full memory barrier on every thread of the process that is running now (threads that are
-  // not running pass through one when they are scheduled). Only after Register() succeeded.
+  // not running pass through one when they are scheduled). Only after Register() succeeded (in
+  // this process or the one it was forked from).
   static void Issue();
 };
 

@@ -38,11 +38,11 @@ void ForkSnapshot::Release() {
 bool ForkSnapshot::AdoptInChild(const Stores& stores) {
   bool ok = heap_fd_ >= 0 && vm_fd_ >= 0 && modules_fd_ >= 0;
   // Each adoption takes its descriptor over (closed on failure); a failed one leaves the rest.
-  ok = ok && stores.heap->AdoptDescriptor(heap_fd_);
+  ok = ok && stores.heap->AdoptMemoryCopy(heap_fd_);
   heap_fd_ = -1;
-  ok = ok && stores.vm->AdoptDescriptor(vm_fd_);
+  ok = ok && stores.vm->AdoptMemoryCopy(vm_fd_);
   vm_fd_ = -1;
-  ok = ok && stores.modules->AdoptDescriptor(modules_fd_);
+  ok = ok && stores.modules->AdoptMemoryCopy(modules_fd_);
   modules_fd_ = -1;
   Release();
   forked_ns_ = MonotonicNs();

@@ -41,8 +41,8 @@ class ForkSnapshot {
   // Parent, after fork: closes its descriptors of the copies (the child holds its own).
   void Release();
   // Child, after fork, single-threaded: maps the copies (their locks are held: the copy was
-  // taken under them) and starts the clock of DueToWrite. False: the child still maps some of its
-  // parent's files and must never write them.
+  // taken under them; MappedFile::AdoptMemoryCopy) and starts the clock of DueToWrite. False: the
+  // child still maps some of its parent's files and must never write them.
   bool AdoptInChild(const Stores& stores);
   // Child, on each hook before its directory exists: true once it has lived long enough.
   bool DueToWrite();

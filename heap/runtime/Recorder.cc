@@ -285,12 +285,8 @@ void ForkChild() {
   // here write only what differs: a write copies a page the child shares with its parent.)
   std::atomic<uint32_t>& waiting = LockWait::Window().waiting;
   if (waiting.load(std::memory_order_relaxed) != 0) waiting.store(0, std::memory_order_relaxed);
-  // And owned tree shards; only this thread's keeps its owner. A child whose barrier cannot be
-  // registered has no owner at all.
-  if (g_shard_key_made && !ProcessBarrier::Register()) {
-    g_shard_key_made = false;
-    t_state.owns_shard = false;
-  }
+  // And owned tree shards; only this thread's keeps its owner (the child inherits the process
+  // barrier's registration: ProcessBarrier).
   g.heap.DisownAllBut(OwnShard());
   if (!g.fork_locked) {
     ApplyOtherThreadsQueues(nullptr);

@@ -19,7 +19,10 @@ namespace heapgraph {
 
 class UnwinderMappings {
  public:
-  static constexpr uint32_t kCapacity = 1u << 15;
+  // Two ranges are registered now (the rule table, the stack caches' region); until session 36
+  // the registry had room for 32,768 (libunwind's per-thread caches, gone since session 31), 532 KB
+  // of which a process's first Add wrote three pages (a slot, its group, the counters).
+  static constexpr uint32_t kCapacity = 128;
 
   // Publishes [begin, end). False if the range is empty or the registry is full.
   bool Add(uint64_t begin, uint64_t end);
@@ -65,8 +68,7 @@ class UnwinderMappings {
   bool Claim(uint32_t i);
   void Widen(uint32_t slot, uint64_t begin, uint64_t end);
 
-  Slot slots_[kCapacity];
-  Group groups_[kCapacity / kGroup];
+  // The counters, the groups, then the slots: what an Add writes lies together.
   std::atomic<uint32_t> used_{0};  // slots [0, used_) have ever been claimed
   std::atomic<uint32_t> hint_{0};  // where Add starts looking for a free slot
   // Slots below used_ that Forget freed and no Add has claimed again (a hint: it may lag a racing
@@ -74,6 +76,8 @@ class UnwinderMappings {
   // slot without scanning the used ones (filling the registry is linear, not quadratic).
   std::atomic<int32_t> freed_{0};
   std::atomic<uint64_t> refused_{0};
+  Group groups_[kCapacity / kGroup];
+  Slot slots_[kCapacity];
 };
 
 }  // namespace heapgraph

@@ -155,6 +155,20 @@ bool MappedFile::AdoptDescriptor(int fd) {
   return true;
 }
 
+bool MappedFile::AdoptMemoryCopy(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size_) {
+    close(fd);
+    return false;
+  }
+  void* p = RawMmap(data_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return false;
+  }
+  return fd_.TakeOver(fd, st);
+}
+
 // Records land at scattered offsets of large sparse files: without this, every first touch makes
 // the kernel read ahead (zero-fill) up to read_ahead_kb around it, hundreds of MiB of page cache.
 void MappedFile::AdviseRandom() const {

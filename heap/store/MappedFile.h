@@ -50,6 +50,11 @@ class MappedFile {
   bool Adopt(int dir_fd, const char* name);
   // The same for an open descriptor of a file of this size (taken over: closed on failure).
   bool AdoptDescriptor(int fd);
+  // Fork support, child side: the same for a memory copy (CopyToMemory's), which takes over this
+  // file's descriptor number (HighDescriptor::TakeOver) in four system calls: no host code ran
+  // since the fork, so nothing but the size is checked, and a memory file needs no read-ahead
+  // advice. Taken over: closed on failure.
+  bool AdoptMemoryCopy(int fd);
 
   // Flushes dirty pages to the file system (not needed for kill survival; for power loss).
   void Sync() const;

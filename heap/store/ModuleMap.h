@@ -29,7 +29,7 @@ class ModuleMap {
   bool CopyTo(int dir_fd, const char* name) const;
   int CopyToMemory(const char* name) const;
   bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
-  bool AdoptDescriptor(int fd) { return file_.AdoptDescriptor(fd); }
+  bool AdoptMemoryCopy(int fd) { return file_.AdoptMemoryCopy(fd); }
   void Lock();
   void Unlock();
 

@@ -59,7 +59,7 @@ class ShardedTree {
   bool CopyTo(int dir_fd, const char* name) const;
   int CopyToMemory(const char* name) const;
   bool Adopt(int dir_fd, const char* name) { return file_.Adopt(dir_fd, name); }
-  bool AdoptDescriptor(int fd) { return file_.AdoptDescriptor(fd); }
+  bool AdoptMemoryCopy(int fd) { return file_.AdoptMemoryCopy(fd); }
   // After Adopt in a forked child: the copy was taken with every lock held; release them all.
   void ReleaseCopiedLocks() { UnlockAll(); }
 

@@ -1,8 +1,10 @@
 // HighDescriptor: a descriptor moved out of the host's low numbers, and told apart from the file
-// a host opens on the same number after closing ours.
+// a host opens on the same number after closing ours; another file taking over the number (a
+// forked child's memory copy).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heap/platform/HighDescriptor.h"
@@ -47,6 +49,33 @@ TEST(HighDescriptorTest, ClosedOrReusedNumberIsNotOurs) {
   EXPECT_FALSE(file.StillOurs());
   close(other);
   close(number);
+}
+
+TEST(HighDescriptorTest, TakeOverPutsAnotherFileOnTheSameNumber) {
+  TempDir dir;
+  HighDescriptor file;
+  ASSERT_TRUE(file.Adopt(OpenIn(dir, "parent")));
+  const int number = file.fd();
+  int other = OpenIn(dir, "child");
+  ASSERT_GE(other, 0);
+  struct stat st;
+  ASSERT_EQ(0, fstat(other, &st));
+  ASSERT_TRUE(file.TakeOver(other, st));
+  EXPECT_EQ(number, file.fd());
+  EXPECT_EQ(-1, fcntl(other, F_GETFD)) << "the other number is closed";
+  EXPECT_EQ(FD_CLOEXEC, fcntl(number, F_GETFD) & FD_CLOEXEC);
+  struct stat now;
+  ASSERT_EQ(0, fstat(number, &now));
+  EXPECT_EQ(st.st_ino, now.st_ino) << "the number refers to the other file";
+  EXPECT_TRUE(file.StillOurs());
+  close(number);
+  // Without a number yet, as Adopt.
+  HighDescriptor fresh;
+  int third = OpenIn(dir, "third");
+  ASSERT_EQ(0, fstat(third, &st));
+  ASSERT_TRUE(fresh.TakeOver(third, st));
+  EXPECT_TRUE(fresh.StillOurs());
+  close(fresh.fd());
 }
 
 TEST(HighDescriptorTest, AdoptRefusesANumberThatIsNotOpen) {

@@ -1,8 +1,12 @@
 // tests/heap: ProcessBarrier (membarrier(2)) on this kernel, and the contract it exists for: one
 // thread stores x and loads y behind a compiler barrier only, another stores y, issues the
 // barrier and loads x; on real threads at once they never both miss the other's store (without the
-// barrier, x86's store buffers let both loads see 0).
+// barrier, x86's store buffers let both loads see 0). A forked child inherits the registration.
 #include <gtest/gtest.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -16,6 +20,19 @@ TEST(ProcessBarrierTest, RegistersAndIssues) {
   ASSERT_TRUE(ProcessBarrier::Register()) << "membarrier(2) expedited is refused here";
   EXPECT_TRUE(ProcessBarrier::Available());
   ProcessBarrier::Issue();
+}
+
+// The recorder's fork handler does not register its child again (two system calls and a page
+// written in every child of a shell): the kernel copies the registration with the address space.
+TEST(ProcessBarrierTest, AForkedChildInheritsTheRegistration) {
+  ASSERT_TRUE(ProcessBarrier::Register());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's barrier was refused: not inherited";
 }
 
 TEST(ProcessBarrierTest, TheAsymmetricStoreBufferingPatternNeverLosesBothStores) {

@@ -1,5 +1,5 @@
 // tests/heap: MappedFile: exclusive, non-following creation with mode 0600, disk reservation,
-// MAP_SHARED persistence, and the fork pairs CopyTo / Adopt and CopyToMemory / AdoptDescriptor.
+// MAP_SHARED persistence, and the fork pairs CopyTo / Adopt and CopyToMemory / AdoptMemoryCopy.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -283,8 +283,9 @@ TEST(MappedFileTest, CopyToRefusesAnExistingNameOrSymlink) {
 }
 
 // The fork's memory copy: same size, only the ranges, no directory entry anywhere; mapped over
-// the original, stores reach the copy and no longer the file; the file can then be written from it.
-TEST(MappedFileTest, CopyToMemoryThenAdoptDescriptorLeavesTheFileAlone) {
+// the original under the original's descriptor number, stores reach the copy and no longer the
+// file; the file can then be written from it.
+TEST(MappedFileTest, CopyToMemoryThenAdoptMemoryCopyLeavesTheFileAlone) {
   TempDir dir, later;
   MappedFile file;
   ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
@@ -301,9 +302,17 @@ TEST(MappedFileTest, CopyToMemoryThenAdoptDescriptorLeavesTheFileAlone) {
     entries += entry.exists();
   EXPECT_EQ(1u, entries) << "nothing new in the directory";
   uint8_t* data = file.data();
+  const int number = file.fd();
 
-  ASSERT_TRUE(file.AdoptDescriptor(fd));
+  ASSERT_TRUE(file.AdoptMemoryCopy(fd));
   EXPECT_EQ(data, file.data());
+  EXPECT_EQ(number, file.fd()) << "the copy took the file's number";
+  EXPECT_EQ(number, file.OwnFd()) << "and is the file remembered";
+  EXPECT_EQ(-1, fcntl(fd, F_GETFD)) << "its own number is closed";
+  EXPECT_EQ(FD_CLOEXEC, fcntl(number, F_GETFD) & FD_CLOEXEC);
+  struct stat now;
+  ASSERT_EQ(0, fstat(number, &now));
+  EXPECT_EQ(st.st_ino, now.st_ino);
   EXPECT_TRUE(IsZero(std::string(reinterpret_cast<char*>(data), 4096), 0, 4096));
   EXPECT_EQ(0, memcmp(data + 4096, ReadFile(dir.Path("f")).data() + 4096, 4096));
   data[70000] = 0x77;
@@ -320,7 +329,7 @@ TEST(MappedFileTest, CopyToMemoryThenAdoptDescriptorLeavesTheFileAlone) {
   file.Unmap();
 }
 
-TEST(MappedFileTest, AdoptDescriptorRefusesAFileOfAnotherSizeAndClosesIt) {
+TEST(MappedFileTest, AdoptMemoryCopyRefusesAFileOfAnotherSizeAndClosesIt) {
   TempDir dir;
   MappedFile file;
   ASSERT_TRUE(file.Create(dir.fd(), "f", kSize));
@@ -330,8 +339,9 @@ TEST(MappedFileTest, AdoptDescriptorRefusesAFileOfAnotherSizeAndClosesIt) {
   ASSERT_TRUE(other.Create(dir.fd(), "g", kSize / 2));
   int fd = other.CopyToMemory("other", &all, 1);
   ASSERT_GE(fd, 0);
-  EXPECT_FALSE(file.AdoptDescriptor(fd));
+  EXPECT_FALSE(file.AdoptMemoryCopy(fd));
   EXPECT_EQ(-1, fcntl(fd, F_GETFD)) << "closed";
+  EXPECT_EQ(file.fd(), file.OwnFd()) << "the file's number still its own";
   EXPECT_EQ(9, file.data()[0]) << "still the original mapping";
   EXPECT_EQ(9, ReadFile(dir.Path("f"))[0]);
   other.Unmap();
