@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "heap/session/SessionFile.h"
 
@@ -33,6 +34,13 @@ bool Managed(int signal) {
 bool IsDefault(const struct sigaction& action) {
   return action.sa_handler == SIG_DFL;
 }
+// The same action (a shell sets its handlers again around every fork): a store of what is there
+// already would still copy a page that the last fork left shared with the child.
+bool SameAction(const struct sigaction& a, const struct sigaction& b) {
+  return a.sa_sigaction == b.sa_sigaction && a.sa_flags == b.sa_flags &&
+         a.sa_restorer == b.sa_restorer && memcmp(&a.sa_mask, &b.sa_mask, sizeof(a.sa_mask)) == 0;
+}
+
 bool IsIgnored(const struct sigaction& action) {
   return action.sa_handler == SIG_IGN;
 }
@@ -132,7 +140,7 @@ bool FatalSignalHandler::Intercept(int signal, const struct sigaction* action,
     *result = __sigaction(signal, &requested, nullptr);
     return true;
   }
-  g_chained[signal] = requested;
+  if (!SameAction(g_chained[signal], requested)) g_chained[signal] = requested;
   return true;
 }
 
