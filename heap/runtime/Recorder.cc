@@ -559,9 +559,9 @@ void ApplyOtherThreadsQueues(LiveAllocationTree* tree) {
 // pthread key destructor at the thread's exit: its deferred frees are applied and its queue leaves
 // the registry (later frees are applied at once), then its stack cache goes back to the pool and
 // its own shard is given back (the thread keeps inserting into the shard, under its lock, if it
-// allocates after this). Guarded like a
-// hook: a signal handler allocating on this thread while Release holds the shard's lock word is
-// not recorded (it would wait for itself); inside a hook the queue is freed without the tree.
+// allocates after this). Guarded like a hook: a signal handler allocating on this thread while
+// Release holds the shard's lock word is not recorded (it would wait for itself); inside a hook
+// the queue is freed without the tree, and the cache and the shard stay the thread's.
 void ThreadExit(void*) {
   const bool entered = !t_state.guard;
   GuardScope guard;
