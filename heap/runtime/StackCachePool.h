@@ -27,7 +27,7 @@ class StackCachePool {
     uint32_t id;  // 0: empty
   };
   static constexpr uint32_t kEntries = 1024;  // per cache, 16 KiB
-  static constexpr uint32_t kSlots = 4096;    // caches in the region (64 MiB of address space)
+  static constexpr uint32_t kSlots = 16384;   // caches in the region (256 MiB of address space)
 
   // Where Take publishes the region when it reserves it (null: nowhere). Set before any Take.
   void PublishTo(UnwinderMappings* registry) { registry_ = registry; }
