@@ -138,9 +138,8 @@ bool MappedFile::Adopt(int dir_fd, const char* name) {
   return fd >= 0 && AdoptDescriptor(fd);
 }
 
-bool MappedFile::AdoptDescriptor(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size_) {
+bool MappedFile::MapOver(int fd, struct stat* st) {
+  if (fstat(fd, st) != 0 || static_cast<uint64_t>(st->st_size) != size_) {
     close(fd);  // a shorter file would raise SIGBUS later
     return false;
   }
@@ -149,6 +148,12 @@ bool MappedFile::AdoptDescriptor(int fd) {
     close(fd);
     return false;
   }
+  return true;
+}
+
+bool MappedFile::AdoptDescriptor(int fd) {
+  struct stat st;
+  if (!MapOver(fd, &st)) return false;
   if (fd_.StillOurs()) close(fd_.fd());
   fd_.Adopt(fd);
   AdviseRandom();
@@ -157,16 +162,7 @@ bool MappedFile::AdoptDescriptor(int fd) {
 
 bool MappedFile::AdoptMemoryCopy(int fd) {
   struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size_) {
-    close(fd);
-    return false;
-  }
-  void* p = RawMmap(data_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-  if (p == MAP_FAILED) {
-    close(fd);
-    return false;
-  }
-  return fd_.TakeOver(fd, st);
+  return MapOver(fd, &st) && fd_.TakeOver(fd, st);
 }
 
 // Records land at scattered offsets of large sparse files: without this, every first touch makes

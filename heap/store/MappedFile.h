@@ -8,6 +8,8 @@
 
 #include "heap/platform/HighDescriptor.h"
 
+struct stat;
+
 namespace heapgraph {
 
 class MappedFile {
@@ -72,6 +74,9 @@ class MappedFile {
   // The parked kReusePrefix + `name`, renamed to `name` and opened when it is empty, regular and
   // has one link; else -1 (and a bad parked file is removed).
   static int TakeParked(int dir_fd, const char* name);
+  // Maps `fd`, a file of this size (its stat in `st`), over the same addresses; false (fd closed)
+  // when it has another size or cannot be mapped.
+  bool MapOver(int fd, struct stat* st);
   // Writes `ranges` of the mapping into `fd` at the same offsets; `reserve`: fallocate them first.
   bool CopyRanges(int fd, const Range* ranges, size_t range_count, bool reserve) const;
   void AdviseRandom() const;
