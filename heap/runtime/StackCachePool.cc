@@ -56,12 +56,4 @@ void StackCachePool::Give(Entry* cache) {
                                             std::memory_order_release, std::memory_order_relaxed));
 }
 
-bool StackCachePool::Region(uintptr_t* begin, uintptr_t* end) const {
-  Entry* region = region_.load(std::memory_order_acquire);
-  if (region == nullptr) return false;
-  *begin = reinterpret_cast<uintptr_t>(region);
-  *end = *begin + kRegionBytes;
-  return true;
-}
-
 }  // namespace heapgraph

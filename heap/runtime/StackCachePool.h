@@ -38,9 +38,6 @@ class StackCachePool {
   // Gives back a cache that Take returned (its thread is exiting).
   void Give(Entry* cache);
 
-  // The reserved region, [begin, end); false before the first successful Take.
-  bool Region(uintptr_t* begin, uintptr_t* end) const;
-
  private:
   static constexpr uint64_t kCacheBytes = kEntries * sizeof(Entry);
   static constexpr uint64_t kRegionBytes = kSlots * kCacheBytes;
